@@ -1,0 +1,41 @@
+# Two commands on a fresh machine: `make setup`, then `make test`.
+SHELL := /bin/bash
+PY := .venv/bin/python
+VENV_STAMP := .venv/.installed
+
+.PHONY: setup venv docker images test test-unit test-integration lint typecheck cleanup bench
+
+setup: venv docker images ## everything: virtualenv, package, Docker engine, broker images (jars from Maven)
+
+venv: $(VENV_STAMP)
+$(VENV_STAMP): pyproject.toml
+	python3 -m venv .venv
+	.venv/bin/pip install -q --upgrade pip
+	.venv/bin/pip install -q -e '.[dev]'
+	touch $@
+
+docker:
+	scripts/ensure-docker.sh
+
+images: docker
+	scripts/ensure-build-tools.sh
+	docker/build-images.sh
+
+test: venv ## unit tests, lint, types, then integration tests against real clusters
+	$(PY) -m ruff check harness tests benchmarks
+	$(PY) -m ruff format --check harness tests benchmarks
+	$(PY) -m mypy
+	$(PY) -m pytest -m "not integration" -q
+	$(PY) -m pytest -m integration -q
+
+test-unit: venv
+	$(PY) -m pytest -m "not integration" -q
+
+test-integration: venv
+	$(PY) -m pytest -m integration -q
+
+cleanup: venv ## remove every container and network this harness ever started
+	$(PY) -m harness cleanup --all
+
+bench: venv
+	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md

@@ -1,0 +1,34 @@
+#!/bin/bash
+# Container entry point for every node of a kafka-chaos cluster.
+# KAFKA_CHAOS_ROLE: kafka | zookeeper; KAFKA_CHAOS_CONFIG: the properties file
+# body; KAFKA_CHAOS_CLUSTER_ID: set for KRaft (storage is formatted once, so a
+# restarted container keeps its data); KAFKA_CHAOS_HEAP: JVM heap size.
+set -euo pipefail
+
+role="${KAFKA_CHAOS_ROLE:?KAFKA_CHAOS_ROLE must be kafka or zookeeper}"
+conf="/etc/kafka-chaos/${role}.properties"
+mkdir -p /etc/kafka-chaos
+printf '%s\n' "${KAFKA_CHAOS_CONFIG:?KAFKA_CHAOS_CONFIG is empty}" > "$conf"
+
+heap="${KAFKA_CHAOS_HEAP:-512m}"
+server=(-Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:MaxGCPauseMillis=20)
+common=(-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true)
+if compgen -G "/opt/kafka/libs/log4j-core-*.jar" >/dev/null; then
+  common+=(-Dlog4j2.configurationFile=/opt/kafka/config/log4j2.properties)
+else
+  common+=(-Dlog4j.configuration=file:/opt/kafka/config/log4j.properties)
+fi
+cp='/opt/kafka/libs/*'
+
+case "$role" in
+  zookeeper)
+    exec java "${server[@]}" "${common[@]}" -cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain "$conf" ;;
+  kafka)
+    if [ -n "${KAFKA_CHAOS_CLUSTER_ID:-}" ]; then
+      java -Xmx256m "${common[@]}" -cp "$cp" kafka.tools.StorageTool format \
+        --ignore-formatted -t "$KAFKA_CHAOS_CLUSTER_ID" -c "$conf"
+    fi
+    exec java "${server[@]}" "${common[@]}" -cp "$cp" kafka.Kafka "$conf" ;;
+  *)
+    echo "unknown KAFKA_CHAOS_ROLE '$role'" >&2; exit 64 ;;
+esac

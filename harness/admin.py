@@ -1,0 +1,127 @@
+"""Read-only views of a running cluster through Kafka's own admin protocol."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient, NewTopic, PartitionMetadata, TopicMetadata
+from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
+
+from harness.errors import HarnessError
+
+OFFSETS_TOPIC = "__consumer_offsets"
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode (UTF-16 code units, 32-bit signed overflow)."""
+    h = 0
+    data = text.encode("utf-16-be")
+    for i in range(0, len(data), 2):
+        h = (31 * h + int.from_bytes(data[i : i + 2], "big")) & 0xFFFFFFFF
+    return h - (1 << 32) if h >= 1 << 31 else h
+
+
+def offsets_partition_for(group: str, partitions: int) -> int:
+    """The __consumer_offsets partition of a group: Utils.abs(hashCode) % partitions."""
+    return (java_string_hash(group) & 0x7FFFFFFF) % partitions
+
+
+class ClusterAdmin:
+    """Metadata as the brokers report it; during a partition a cut-off broker may be stale."""
+
+    def __init__(self, bootstrap_servers: str) -> None:
+        self._admin = AdminClient(
+            {"bootstrap.servers": bootstrap_servers, "socket.connection.setup.timeout.ms": 5000}
+        )
+
+    def topic(self, name: str, timeout_s: float = 10) -> TopicMetadata:
+        meta = self._admin.list_topics(topic=name, timeout=timeout_s)
+        topic = meta.topics.get(name)
+        if topic is None or topic.error is not None:
+            raise HarnessError(f"topic {name!r} is unknown to the cluster ({topic.error if topic else 'absent'})")
+        return topic
+
+    def partition(self, topic: str, partition: int) -> PartitionMetadata:
+        parts = self.topic(topic).partitions
+        if partition not in parts:
+            raise HarnessError(f"topic {topic!r} has no partition {partition} (it has {len(parts)})")
+        return parts[partition]
+
+    def registered_brokers(self, timeout_s: float = 10) -> set[int]:
+        return set(self._admin.list_topics(timeout=timeout_s).brokers)
+
+    def topics(self, timeout_s: float = 10) -> dict[str, TopicMetadata]:
+        topics: dict[str, TopicMetadata] = self._admin.list_topics(timeout=timeout_s).topics
+        return topics
+
+    def zk_controller(self, timeout_s: float = 10) -> int:
+        """Active controller as clients see it (exact in ZooKeeper mode only)."""
+        description: Any = self._admin.describe_cluster(request_timeout=timeout_s).result()
+        return int(description.controller.id)
+
+    def create_topic(
+        self,
+        name: str,
+        partitions: int,
+        replication_factor: int,
+        config: dict[str, str] | None = None,
+        timeout_s: float = 60,
+    ) -> None:
+        futures = self._admin.create_topics(
+            [NewTopic(name, partitions, replication_factor, config=config or {})],
+            operation_timeout=timeout_s,
+        )
+        try:
+            futures[name].result()
+        except KafkaException as exc:
+            raise HarnessError(f"creating topic {name!r} failed: {exc.args[0]}") from exc
+        self.wait_all_led(name, partitions, timeout_s)
+
+    def wait_all_led(self, name: str, partitions: int, timeout_s: float) -> None:
+        @retry(stop=stop_after_delay(timeout_s), wait=wait_fixed(0.25), reraise=True,
+               retry=retry_if_exception_type(HarnessError))
+        def check() -> None:
+            parts = self.topic(name).partitions
+            unled = [p for p in range(partitions) if p not in parts or parts[p].leader < 0]
+            if unled:
+                raise HarnessError(f"topic {name!r}: partitions {unled} have no leader")
+
+        check()
+
+    def delete_topic(self, name: str, timeout_s: float = 30) -> None:
+        self._admin.delete_topics([name], operation_timeout=timeout_s)[name].result()
+
+    def ensure_offsets_topic(self, timeout_s: float = 60) -> None:
+        """The offsets topic is created lazily on first group use; asking for a coordinator creates it."""
+        deadline = time.monotonic() + timeout_s
+        while OFFSETS_TOPIC not in self.topics():
+            if time.monotonic() > deadline:
+                raise HarnessError(f"{OFFSETS_TOPIC} was not created within {timeout_s} s")
+            try:
+                self._admin.describe_consumer_groups(["kafka-chaos-probe"], request_timeout=5)[
+                    "kafka-chaos-probe"
+                ].result()
+            except KafkaException:
+                time.sleep(0.5)
+        meta = self.topic(OFFSETS_TOPIC)
+        self.wait_all_led(OFFSETS_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic()))
+
+    def offsets_topic_placement(self) -> dict[int, list[int]]:
+        parts = self.topic(OFFSETS_TOPIC).partitions
+        return {p: list(parts[p].replicas) for p in sorted(parts)}
+
+    def coordinator(self, group: str) -> int | None:
+        """Leader of the group's __consumer_offsets partition; None when it has no leader."""
+        parts = self.topic(OFFSETS_TOPIC).partitions
+        leader = parts[offsets_partition_for(group, len(parts))].leader
+        return leader if leader >= 0 else None
+
+    def under_replicated(self) -> list[tuple[str, int]]:
+        return [
+            (name, p.id)
+            for name, topic in sorted(self.topics().items())
+            for p in topic.partitions.values()
+            if len(p.isrs) < len(p.replicas)
+        ]

@@ -1,0 +1,22 @@
+"""Faults with inject()/heal(), usable directly or through KafkaCluster's shortcuts."""
+
+from harness.faults.base import Fault, NodeFault
+from harness.faults.clients import ClientCutFault
+from harness.faults.kill import KillFault
+from harness.faults.partition import PartitionFault
+from harness.faults.pause import PauseFault
+from harness.faults.restart import RestartFault
+from harness.faults.stop import StopFault
+from harness.faults.targets import Target
+
+__all__ = [
+    "ClientCutFault",
+    "Fault",
+    "KillFault",
+    "NodeFault",
+    "PartitionFault",
+    "PauseFault",
+    "RestartFault",
+    "StopFault",
+    "Target",
+]

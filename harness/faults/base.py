@@ -1,0 +1,72 @@
+"""A fault: inject() then heal(), each recorded in the cluster's one history."""
+
+from __future__ import annotations
+
+import itertools
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from harness.cluster import KafkaCluster
+    from harness.node import ClusterNode, NodeRef
+
+_ids = itertools.count(1)
+
+
+class Fault(ABC):
+    """Subclasses say what inject and heal do; this class keeps the books."""
+
+    kind: ClassVar[str]
+
+    def __init__(self, cluster: KafkaCluster) -> None:
+        self.cluster = cluster
+        self.id = next(_ids)
+        self.active = False
+
+    @abstractmethod
+    def _inject(self) -> None: ...
+
+    @abstractmethod
+    def _heal(self) -> None: ...
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """What the history records about this fault (kind, targets)."""
+
+    def inject(self) -> Fault:
+        if self.active:
+            return self
+        self.cluster.history.append("fault.inject", fault_id=self.id, **self.describe())
+        self._inject()
+        self.active = True
+        self.cluster.register_fault(self)
+        return self
+
+    def heal(self) -> None:
+        if not self.active:
+            return
+        self._heal()
+        self.active = False
+        self.cluster.unregister_fault(self)
+        self.cluster.history.append("fault.heal", fault_id=self.id, **self.describe())
+
+    def __enter__(self) -> Fault:
+        return self.inject()
+
+    def __exit__(self, *exc: object) -> None:
+        self.heal()
+
+
+class NodeFault(Fault, ABC):
+    """A fault done to one node's process or container."""
+
+    def __init__(self, cluster: KafkaCluster, target: NodeRef) -> None:
+        super().__init__(cluster)
+        self.node: ClusterNode = cluster.node(target)
+
+    def describe(self) -> dict[str, Any]:
+        return {"fault": self.kind, "target": self.node.name}
+
+    def _bring_back(self) -> None:
+        self.node.start()
+        self.node.wait_started(self.cluster.start_timeout_s)

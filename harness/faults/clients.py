@@ -1,0 +1,34 @@
+"""Cut a broker off from clients only: its host-facing listener drops every packet."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import ConfigError
+from harness.faults import iptables
+from harness.faults.base import NodeFault
+
+if TYPE_CHECKING:
+    from harness.cluster import KafkaCluster
+    from harness.node import NodeRef
+
+
+class ClientCutFault(NodeFault):
+    """Replication and the controller quorum keep working; producers and consumers time out."""
+
+    kind = "cut-clients"
+
+    def __init__(self, cluster: KafkaCluster, target: NodeRef) -> None:
+        super().__init__(cluster, target)
+        if self.node.spec.host_port is None:
+            raise ConfigError(f"{self.node.name} has no client listener to cut")
+        self.port: int = self.node.spec.host_port
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "port": self.port}
+
+    def _inject(self) -> None:
+        iptables.install(self.node, iptables.chain_for(self.id), iptables.drop_port(self.port))
+
+    def _heal(self) -> None:
+        iptables.remove(self.node, iptables.chain_for(self.id))

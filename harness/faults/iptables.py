@@ -1,0 +1,65 @@
+"""iptables rules inside a node's own network namespace (the container has NET_ADMIN).
+
+Each fault owns one chain, KC_<fault id>, jumped to from INPUT and OUTPUT, so
+faults that overlap heal independently and heal_all can drop every chain.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+
+from harness.errors import FaultError
+from harness.node import ClusterNode
+
+CHAIN_PREFIX = "KC_"
+
+
+def chain_for(fault_id: int) -> str:
+    return f"{CHAIN_PREFIX}{fault_id}"
+
+
+def install(node: ClusterNode, chain: str, rules: Sequence[Sequence[str]]) -> None:
+    lines = [f"iptables -w -N {chain}"]
+    lines += [f"iptables -w -A {chain} {shlex.join(rule)}" for rule in rules]
+    lines += [f"iptables -w -I INPUT -j {chain}", f"iptables -w -I OUTPUT -j {chain}"]
+    code, output = node.exec("sh", "-ec", "\n".join(lines))
+    if code != 0:
+        raise FaultError(f"iptables on {node.name} failed (exit {code}): {output.strip()}")
+
+
+def _drop_chain_script(chain: str) -> str:
+    return (
+        f"iptables -w -D INPUT -j {chain} 2>/dev/null; iptables -w -D OUTPUT -j {chain} 2>/dev/null; "
+        f"iptables -w -F {chain} 2>/dev/null; iptables -w -X {chain} 2>/dev/null; true"
+    )
+
+
+def remove(node: ClusterNode, chain: str) -> None:
+    if node.is_up():
+        node.exec("sh", "-c", _drop_chain_script(chain))
+
+
+def remove_all(node: ClusterNode) -> None:
+    """Drop every chain any fault left in this node (heal_all's sweep)."""
+    if not node.is_up():
+        return
+    code, output = node.exec("iptables", "-w", "-S")
+    if code != 0:
+        return
+    chains = {w for line in output.splitlines() for w in line.split() if w.startswith(CHAIN_PREFIX)}
+    if chains:
+        node.exec("sh", "-c", "; ".join(_drop_chain_script(c) for c in sorted(chains)))
+
+
+def drop_peers(peer_ips: Sequence[str]) -> list[list[str]]:
+    """Drop everything to and from the given addresses."""
+    return [rule for ip in peer_ips for rule in (["-s", ip, "-j", "DROP"], ["-d", ip, "-j", "DROP"])]
+
+
+def drop_port(port: int) -> list[list[str]]:
+    """Drop TCP traffic to and from a local listening port."""
+    return [
+        ["-p", "tcp", "--dport", str(port), "-j", "DROP"],
+        ["-p", "tcp", "--sport", str(port), "-j", "DROP"],
+    ]

@@ -1,0 +1,101 @@
+"""Network partitions between nodes, with iptables inside the containers.
+
+Rules are installed on both sides with the addresses the nodes have at inject
+time. A node restarted during a partition gets a fresh network namespace (its
+own rules are gone) and possibly a new address: heal_all() clears everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from harness.errors import ConfigError, FaultError
+from harness.faults import iptables
+from harness.faults.base import Fault
+
+if TYPE_CHECKING:
+    from harness.cluster import KafkaCluster
+    from harness.node import ClusterNode, NodeRef
+
+
+class PartitionFault(Fault):
+    """Nodes on different sides cannot exchange packets; clients still reach every broker."""
+
+    kind = "partition"
+
+    def __init__(
+        self, cluster: KafkaCluster, sides: Sequence[Iterable[NodeRef]], label: str = "split"
+    ) -> None:
+        super().__init__(cluster)
+        self.label = label
+        self.sides: list[list[ClusterNode]] = [[cluster.node(r) for r in side] for side in sides]
+        names = [n.name for side in self.sides for n in side]
+        if len(self.sides) < 2 or any(not side for side in self.sides):
+            raise ConfigError(f"a partition needs at least two non-empty sides, got {self._names()}")
+        if len(names) != len(set(names)):
+            raise ConfigError(f"a node is on more than one side of the partition: {self._names()}")
+        self._touched: list[ClusterNode] = []
+
+    # --- the shapes experiments ask for -----------------------------------------------------
+    @classmethod
+    def isolate(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+        """Cut one node off from every other node (brokers, controllers, ZooKeeper)."""
+        node = cluster.node(target)
+        return cls(cluster, [[node.name], [n.name for n in cluster.nodes if n is not node]], "isolate")
+
+    @classmethod
+    def from_brokers(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+        """Cut one broker off from the other brokers only (replication stops)."""
+        node = cluster.node(target)
+        others = [n.name for n in cluster.broker_nodes if n is not node]
+        return cls(cluster, [[node.name], others], "from-brokers")
+
+    @classmethod
+    def from_controllers(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+        """Cut one node off from the KRaft controller quorum (the other voters)."""
+        node = cluster.node(target)
+        voters = [n.name for n in cluster.nodes if n.spec.is_controller and n is not node]
+        if not voters:
+            raise ConfigError("from_controllers needs a KRaft cluster with another controller")
+        return cls(cluster, [[node.name], voters], "from-controllers")
+
+    @classmethod
+    def from_zookeeper(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+        """Cut one broker off from ZooKeeper (its session expires after zookeeper.session.timeout.ms)."""
+        if cluster.mode != "zookeeper":
+            raise ConfigError("from_zookeeper needs mode='zookeeper'")
+        return cls(cluster, [[cluster.node(target).name], ["zookeeper"]], "from-zookeeper")
+
+    @classmethod
+    def split(cls, cluster: KafkaCluster, side: Iterable[NodeRef]) -> PartitionFault:
+        """Two halves: the given nodes against all the others."""
+        chosen = {cluster.node(r).name for r in side}
+        rest = [n.name for n in cluster.nodes if n.name not in chosen]
+        return cls(cluster, [sorted(chosen), rest], "split")
+
+    # --- Fault ------------------------------------------------------------------------------
+    def _names(self) -> list[list[str]]:
+        return [[n.name for n in side] for side in self.sides]
+
+    def describe(self) -> dict[str, Any]:
+        return {"fault": self.kind, "shape": self.label, "sides": self._names()}
+
+    def _inject(self) -> None:
+        ips = {n.name: n.ip() for side in self.sides for n in side}
+        chain = iptables.chain_for(self.id)
+        for i, side in enumerate(self.sides):
+            peers = [ips[n.name] for j, other in enumerate(self.sides) if j != i for n in other]
+            peer_ips = [ip for ip in peers if ip]
+            for node in side:
+                if node.is_up() and peer_ips:
+                    self._touched.append(node)
+                    iptables.install(node, chain, iptables.drop_peers(peer_ips))
+        if not self._touched:
+            raise FaultError(f"partition {self._names()}: no running node to install rules in")
+
+    def _heal(self) -> None:
+        chain = iptables.chain_for(self.id)
+        for node in self._touched:
+            iptables.remove(node, chain)
+        self._touched.clear()

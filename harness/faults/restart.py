@@ -1,0 +1,38 @@
+"""Restart: down and straight back up (graceful by default, SIGKILL with hard=True)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from harness.faults.base import Fault, NodeFault
+
+if TYPE_CHECKING:
+    from harness.cluster import KafkaCluster
+    from harness.node import NodeRef
+
+
+class RestartFault(NodeFault):
+    """inject() returns with the node back up; the history shows the down window."""
+
+    kind = "restart"
+
+    def __init__(self, cluster: KafkaCluster, target: NodeRef, hard: bool = False) -> None:
+        super().__init__(cluster, target)
+        self.hard = hard
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "hard": self.hard}
+
+    def inject(self) -> Fault:
+        super().inject()
+        self.heal()
+        return self
+
+    def _inject(self) -> None:
+        if self.hard:
+            self.node.kill()
+        else:
+            self.node.stop()
+
+    def _heal(self) -> None:
+        self._bring_back()

@@ -1,0 +1,51 @@
+"""One append-only history of everything that happened, faults included (Jepsen)."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@dataclass(frozen=True)
+class Event:
+    ts: int
+    kind: str
+    fields: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"ts": self.ts, "kind": self.kind, **self.fields}
+
+
+class History:
+    """Thread-safe event log shared by the cluster, the faults and the workload."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: list[Event] = []
+
+    def append(self, kind: str, **fields: Any) -> Event:
+        event = Event(now_ms(), kind, fields)
+        with self._lock:
+            self._events.append(event)
+        return event
+
+    @property
+    def events(self) -> list[Event]:
+        with self._lock:
+            return list(self._events)
+
+    def of_kind(self, prefix: str) -> list[Event]:
+        return [e for e in self.events if e.kind.startswith(prefix)]
+
+    def write_jsonl(self, path: Path) -> None:
+        with path.open("w", encoding="utf-8") as f:
+            for event in self.events:
+                f.write(json.dumps(event.as_dict(), default=str) + "\n")

@@ -1,0 +1,150 @@
+"""One container of a cluster (broker, controller or ZooKeeper) and what can be done to it."""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Any
+
+from docker.models.containers import Container
+from testcontainers.core.container import DockerContainer
+from testcontainers.core.network import Network
+from testcontainers.core.wait_strategies import WaitStrategy
+from testcontainers.core.waiting_utils import WaitStrategyTarget
+
+from harness.errors import ClusterStartError
+from harness.reaper import run_labels
+from harness.topology import NodeSpec
+
+_STARTED = {
+    "zookeeper": re.compile(r"binding to port"),
+    "kafka": re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServer\)"),
+}
+HEAPS = {"zookeeper": "256m", "controller": "256m", "broker": "512m", "combined": "512m"}
+
+
+class StartedCountWait(WaitStrategy):
+    """Ready when the start-up line has been logged once per start of the container.
+
+    Docker keeps a container's log across restarts, so a restarted node is ready
+    only when the line appears once more than before.
+    """
+
+    def __init__(self, pattern: re.Pattern[str], times: int) -> None:
+        super().__init__()
+        self._pattern = pattern
+        self._times = times
+
+    def wait_until_ready(self, container: WaitStrategyTarget) -> None:
+        deadline = time.monotonic() + self._startup_timeout
+        while True:
+            out, err = container.get_logs()
+            text = out.decode(errors="replace") + err.decode(errors="replace")
+            if len(self._pattern.findall(text)) >= self._times:
+                return
+            container.reload()
+            if container.status not in ("running", "created", "restarting"):
+                raise RuntimeError(f"container is {container.status} before it logged start-up")
+            if time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"no start-up line /{self._pattern.pattern}/ within {self._startup_timeout:.0f} s"
+                )
+            time.sleep(self._poll_interval)
+
+
+NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
+
+
+class ClusterNode:
+    """A started container plus the Kafka identity it runs with."""
+
+    def __init__(
+        self,
+        spec: NodeSpec,
+        image: str,
+        network: Network,
+        run_id: str,
+        properties: str,
+        cluster_id: str | None,
+    ) -> None:
+        self.spec = spec
+        self.network = network
+        self.starts = 0
+        role = "zookeeper" if spec.role == "zookeeper" else "kafka"
+        self._pattern = _STARTED[role]
+        env = {"KAFKA_CHAOS_ROLE": role, "KAFKA_CHAOS_CONFIG": properties, "KAFKA_CHAOS_HEAP": HEAPS[spec.role]}
+        if cluster_id:
+            env["KAFKA_CHAOS_CLUSTER_ID"] = cluster_id
+        self.container = (
+            DockerContainer(image)
+            .with_name(f"kc-{run_id}-{spec.name}")
+            .with_network(network)
+            .with_network_aliases(spec.name)
+            .with_envs(**env)
+            .with_kwargs(labels=run_labels(run_id), cap_add=["NET_ADMIN"], hostname=spec.name)
+        )
+        if spec.host_port is not None:
+            # Same port inside and out, on loopback only: the advertised address stays valid.
+            self.container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def docker(self) -> Container:
+        return self.container.get_wrapped_container()
+
+    def create(self) -> None:
+        """Create and start the container without waiting (nodes of a quorum start together)."""
+        self.container.start()
+        self.starts = 1
+
+    def status(self) -> str:
+        self.docker.reload()
+        return str(self.docker.status)
+
+    def is_up(self) -> bool:
+        return self.status() == "running"
+
+    def wait_started(self, timeout_s: float) -> None:
+        wait = StartedCountWait(self._pattern, self.starts).with_startup_timeout(int(timeout_s))
+        try:
+            wait.with_poll_interval(0.5).wait_until_ready(self.container)
+        except (TimeoutError, RuntimeError) as exc:
+            raise ClusterStartError(f"{self.name}: {exc}\n--- last log lines of {self.name} ---\n{self.logs(40)}") from exc
+
+    # --- what faults do to the container ---------------------------------------------------
+    def kill(self) -> None:
+        self.docker.kill(signal="SIGKILL")
+
+    def stop(self, timeout_s: int = 30) -> None:
+        self.docker.stop(timeout=timeout_s)
+
+    def start(self) -> None:
+        self.docker.start()
+        self.starts += 1
+
+    def pause(self) -> None:
+        self.docker.pause()
+
+    def unpause(self) -> None:
+        self.docker.unpause()
+
+    def ip(self) -> str | None:
+        """Address on the cluster network; None while the container is not running."""
+        self.docker.reload()
+        networks: dict[str, Any] = self.docker.attrs["NetworkSettings"]["Networks"]
+        address = networks.get(self.network.name, {}).get("IPAddress")
+        return str(address) if address else None
+
+    def exec(self, *argv: str) -> tuple[int, str]:
+        code, output = self.docker.exec_run(list(argv), demux=False)
+        return int(code), output.decode(errors="replace") if output else ""
+
+    def logs(self, tail: int | None = None) -> str:
+        raw: bytes = self.docker.logs(tail=tail if tail is not None else "all")
+        return raw.decode(errors="replace")
+
+    def remove(self) -> None:
+        self.container.stop(force=True, delete_volume=True)

@@ -1,0 +1,133 @@
+"""The reaper's job, done by us: Testcontainers' Ryuk image cannot be pulled here.
+
+Every container and network carries `kafka-chaos.run=<run id>` and an owner
+label naming the process that made it. Resources of a run are removed when it
+ends (context exit, atexit, SIGINT/SIGTERM); resources whose owner process is
+gone (e.g. killed with SIGKILL) are removed at the next start or by
+`python -m harness cleanup`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import os
+import signal
+import socket
+import threading
+from collections.abc import Callable
+from types import FrameType
+
+import docker
+from docker.errors import APIError, NotFound
+from testcontainers.core.config import testcontainers_config
+
+RUN_LABEL = "kafka-chaos.run"
+OWNER_LABEL = "kafka-chaos.owner"
+
+# Ryuk's image is not reachable: disable it for every container we start.
+testcontainers_config.ryuk_disabled = True
+
+
+def _process_start_time(pid: int) -> str | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def owner_label(pid: int | None = None) -> str:
+    """host:pid:start-time, so a reused pid is not mistaken for the owner."""
+    pid = os.getpid() if pid is None else pid
+    return f"{socket.gethostname()}:{pid}:{_process_start_time(pid)}"
+
+
+def owner_is_alive(label: str) -> bool:
+    try:
+        host, pid, started = label.rsplit(":", 2)
+    except ValueError:
+        return False
+    if host != socket.gethostname():
+        return True  # another machine's run on a shared engine: not ours to judge
+    return _process_start_time(int(pid)) == started
+
+
+def run_labels(run_id: str) -> dict[str, str]:
+    return {RUN_LABEL: run_id, OWNER_LABEL: owner_label()}
+
+
+def remove_run(client: docker.DockerClient, run_id: str | None = None) -> list[str]:
+    """Remove containers then networks of one run (or of every run); return their names."""
+    selector = f"{RUN_LABEL}={run_id}" if run_id else RUN_LABEL
+    return _remove(client, selector, lambda _labels: True)
+
+
+def remove_dead_runs(client: docker.DockerClient) -> list[str]:
+    """Remove resources whose owner process no longer exists."""
+    return _remove(client, RUN_LABEL, lambda labels: not owner_is_alive(labels.get(OWNER_LABEL, "")))
+
+
+def _remove(
+    client: docker.DockerClient, selector: str, doomed: Callable[[dict[str, str]], bool]
+) -> list[str]:
+    removed: list[str] = []
+    for container in client.containers.list(all=True, filters={"label": selector}):
+        if doomed(container.labels):
+            with contextlib.suppress(NotFound):
+                container.remove(force=True, v=True)
+                removed.append(container.name)
+    for network in client.networks.list(filters={"label": selector}):
+        if doomed(network.attrs.get("Labels") or {}):
+            with contextlib.suppress(NotFound, APIError):
+                network.remove()
+                removed.append(network.name)
+    return removed
+
+
+class RunGuard:
+    """Removes one run's resources at exit and turns SIGTERM into a clean exit."""
+
+    _lock = threading.Lock()
+    _active: dict[str, RunGuard] = {}  # noqa: RUF012 - process-wide registry
+    _sigterm_installed = False
+
+    def __init__(self, client: docker.DockerClient, run_id: str) -> None:
+        self.client = client
+        self.run_id = run_id
+
+    def __enter__(self) -> RunGuard:
+        with RunGuard._lock:
+            RunGuard._active[self.run_id] = self
+            RunGuard._install_handlers()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def release(self) -> None:
+        with RunGuard._lock:
+            RunGuard._active.pop(self.run_id, None)
+        remove_run(self.client, self.run_id)
+
+    @classmethod
+    def _install_handlers(cls) -> None:
+        if cls._sigterm_installed:
+            return
+        cls._sigterm_installed = True
+        atexit.register(cls._release_all)
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGTERM)
+            if previous in (signal.SIG_DFL, None):
+                signal.signal(signal.SIGTERM, _raise_system_exit)
+
+    @classmethod
+    def _release_all(cls) -> None:
+        for guard in list(cls._active.values()):
+            with contextlib.suppress(Exception):
+                guard.release()
+
+
+def _raise_system_exit(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM unwinds like Ctrl-C does, so every context manager cleans up."""
+    raise SystemExit(128 + signum)

@@ -1,0 +1,162 @@
+"""Which nodes a cluster has and the properties each one runs with (pure logic)."""
+
+from __future__ import annotations
+
+import base64
+import uuid
+from dataclasses import dataclass
+from typing import Literal
+
+from harness.errors import ConfigError
+
+Mode = Literal["kraft", "zookeeper"]
+Role = Literal["broker", "combined", "controller", "zookeeper"]
+
+INTERNAL_PORT = 9092
+CONTROLLER_PORT = 9093
+ZOOKEEPER_PORT = 2181
+DATA_DIR = "/var/lib/kafka/data"
+CONTROLLER_ID_BASE = 100  # dedicated controllers are 101, 102, ...
+MAX_BROKERS = 5
+
+# Settings that wire the containers together; an experiment cannot override them.
+MANAGED_KEYS = frozenset(
+    {
+        "advertised.listeners",
+        "broker.id",
+        "controller.listener.names",
+        "controller.quorum.bootstrap.servers",
+        "controller.quorum.voters",
+        "inter.broker.listener.name",
+        "listener.security.protocol.map",
+        "listeners",
+        "log.dir",
+        "log.dirs",
+        "node.id",
+        "process.roles",
+        "zookeeper.connect",
+    }
+)
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One container of the cluster."""
+
+    name: str  # also its DNS alias on the cluster network
+    role: Role
+    node_id: int | None  # Kafka node id; None for ZooKeeper
+    host_port: int | None  # client port published on 127.0.0.1 (brokers only)
+
+    @property
+    def is_broker(self) -> bool:
+        return self.role in ("broker", "combined")
+
+    @property
+    def is_controller(self) -> bool:
+        return self.role in ("controller", "combined")
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id in Kafka's Uuid text form (22 url-safe base64 chars)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def major_version(version: str) -> int:
+    try:
+        return int(version.split(".", 1)[0])
+    except ValueError:
+        raise ConfigError(f"Kafka version '{version}' is not of the form X.Y.Z") from None
+
+
+def validate(mode: str, brokers: int, version: str, controllers: int, config: dict[str, object]) -> None:
+    if mode not in ("kraft", "zookeeper"):
+        raise ConfigError(f"mode must be 'kraft' or 'zookeeper', not {mode!r}")
+    if isinstance(brokers, bool) or not isinstance(brokers, int) or not 1 <= brokers <= MAX_BROKERS:
+        raise ConfigError(f"brokers must be an integer from 1 to {MAX_BROKERS}, not {brokers!r}")
+    if mode == "zookeeper" and major_version(version) >= 4:
+        raise ConfigError(
+            f"Kafka {version} has no ZooKeeper mode (removed in 4.0); use mode='kraft' "
+            "or a 3.9.x version"
+        )
+    if controllers and mode != "kraft":
+        raise ConfigError("dedicated controllers exist only in mode='kraft'")
+    if controllers < 0 or controllers > MAX_BROKERS:
+        raise ConfigError(f"controllers must be 0 (combined nodes) to {MAX_BROKERS}, not {controllers}")
+    managed = sorted(MANAGED_KEYS & set(config))
+    if managed:
+        raise ConfigError(
+            f"broker_config sets {', '.join(managed)}: the harness manages these to wire the "
+            "containers together; remove them"
+        )
+
+
+def plan_nodes(mode: Mode, brokers: int, controllers: int, host_ports: list[int]) -> list[NodeSpec]:
+    """Brokers 1..N; dedicated KRaft controllers 101..; one ZooKeeper in zookeeper mode."""
+    nodes: list[NodeSpec] = []
+    if mode == "zookeeper":
+        nodes.append(NodeSpec("zookeeper", "zookeeper", None, None))
+    for i in range(1, controllers + 1):
+        nodes.append(NodeSpec(f"controller-{CONTROLLER_ID_BASE + i}", "controller", CONTROLLER_ID_BASE + i, None))
+    broker_role: Role = "combined" if mode == "kraft" and controllers == 0 else "broker"
+    for i in range(1, brokers + 1):
+        nodes.append(NodeSpec(f"broker-{i}", broker_role, i, host_ports[i - 1]))
+    return nodes
+
+
+def _props(items: dict[str, object]) -> str:
+    def text(value: object) -> str:
+        return str(value).lower() if isinstance(value, bool) else str(value)
+
+    return "\n".join(f"{k}={text(v)}" for k, v in items.items())
+
+
+def zookeeper_properties() -> str:
+    return _props(
+        {
+            "dataDir": "/var/lib/zookeeper",
+            "clientPort": ZOOKEEPER_PORT,
+            "tickTime": 2000,
+            "maxClientCnxns": 0,
+            "admin.enableServer": False,
+            "4lw.commands.whitelist": "*",
+        }
+    )
+
+
+def kafka_properties(mode: Mode, node: NodeSpec, nodes: list[NodeSpec], config: dict[str, object]) -> str:
+    """Wiring for one Kafka node, then the experiment's settings (Kafka defaults otherwise)."""
+    assert node.node_id is not None
+    wiring: dict[str, object] = {"log.dirs": DATA_DIR}
+    listeners: list[str] = []
+    advertised: list[str] = []
+    protocols = ["CONTROLLER:PLAINTEXT", "INTERNAL:PLAINTEXT", "EXTERNAL:PLAINTEXT"]
+    if node.is_broker:
+        listeners += [f"INTERNAL://:{INTERNAL_PORT}", f"EXTERNAL://:{node.host_port}"]
+        advertised += [
+            f"INTERNAL://{node.name}:{INTERNAL_PORT}",
+            f"EXTERNAL://127.0.0.1:{node.host_port}",
+        ]
+        wiring["inter.broker.listener.name"] = "INTERNAL"
+    if mode == "zookeeper":
+        wiring["broker.id"] = node.node_id
+        wiring["zookeeper.connect"] = f"zookeeper:{ZOOKEEPER_PORT}"
+        protocols = protocols[1:]
+    else:
+        roles = {"combined": "broker,controller", "broker": "broker", "controller": "controller"}
+        wiring["process.roles"] = roles[node.role]
+        wiring["node.id"] = node.node_id
+        voters = [n for n in nodes if n.is_controller]
+        wiring["controller.quorum.voters"] = ",".join(
+            f"{v.node_id}@{v.name}:{CONTROLLER_PORT}" for v in voters
+        )
+        wiring["controller.listener.names"] = "CONTROLLER"
+        if node.is_controller:
+            listeners.append(f"CONTROLLER://:{CONTROLLER_PORT}")
+    wiring["listeners"] = ",".join(listeners)
+    if advertised:
+        wiring["advertised.listeners"] = ",".join(advertised)
+    wiring["listener.security.protocol.map"] = ",".join(protocols)
+    # Controllers get the settings too: in KRaft they decide elections
+    # (unclean.leader.election.enable, min.insync.replicas for ELR).
+    return _props({**wiring, **config})
