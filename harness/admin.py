@@ -3,10 +3,17 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient, NewTopic, PartitionMetadata, TopicMetadata
+from confluent_kafka.admin import (
+    AdminClient,
+    ClusterMetadata,
+    NewTopic,
+    PartitionMetadata,
+    TopicMetadata,
+)
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from harness.errors import HarnessError
@@ -29,15 +36,34 @@ def offsets_partition_for(group: str, partitions: int) -> int:
 
 
 class ClusterAdmin:
-    """Metadata as the brokers report it; during a partition a cut-off broker may be stale."""
+    """Admin operations, and metadata views asked of one trusted broker at a time.
 
-    def __init__(self, bootstrap_servers: str) -> None:
+    A broker cut off by a fault still answers clients with its stale view (it
+    may call itself leader for ever), and librdkafka sends a metadata request to
+    any broker it has a connection to. So each view uses a fresh client
+    bootstrapped from a single broker that no fault touches: with sparse
+    connections (librdkafka's default) that broker is the one that answers.
+    """
+
+    def __init__(self, bootstrap_servers: str, trusted_ports: Callable[[], list[int]]) -> None:
         self._admin = AdminClient(
             {"bootstrap.servers": bootstrap_servers, "socket.connection.setup.timeout.ms": 5000}
         )
+        self._trusted_ports = trusted_ports
+
+    def metadata(self, topic: str | None = None, timeout_s: float = 10) -> ClusterMetadata:
+        errors: list[str] = []
+        for port in self._trusted_ports():
+            client = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}", "enable.sparse.connections": True})
+            try:
+                meta: ClusterMetadata = client.list_topics(topic=topic, timeout=timeout_s)
+                return meta
+            except KafkaException as exc:
+                errors.append(f"127.0.0.1:{port}: {exc.args[0]}")
+        raise HarnessError(f"no trusted broker answered a metadata request: {errors or 'none running'}")
 
     def topic(self, name: str, timeout_s: float = 10) -> TopicMetadata:
-        meta = self._admin.list_topics(topic=name, timeout=timeout_s)
+        meta = self.metadata(name, timeout_s)
         topic = meta.topics.get(name)
         if topic is None or topic.error is not None:
             raise HarnessError(f"topic {name!r} is unknown to the cluster ({topic.error if topic else 'absent'})")
@@ -50,10 +76,10 @@ class ClusterAdmin:
         return parts[partition]
 
     def registered_brokers(self, timeout_s: float = 10) -> set[int]:
-        return set(self._admin.list_topics(timeout=timeout_s).brokers)
+        return set(self.metadata(timeout_s=timeout_s).brokers)
 
     def topics(self, timeout_s: float = 10) -> dict[str, TopicMetadata]:
-        topics: dict[str, TopicMetadata] = self._admin.list_topics(timeout=timeout_s).topics
+        topics: dict[str, TopicMetadata] = self.metadata(timeout_s=timeout_s).topics
         return topics
 
     def zk_controller(self, timeout_s: float = 10) -> int:

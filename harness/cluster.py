@@ -140,7 +140,7 @@ class KafkaCluster:
         try:
             for node in self.nodes:
                 node.wait_started(max(1.0, deadline - time.monotonic()))
-            self._admin = ClusterAdmin(self.bootstrap_servers)
+            self._admin = ClusterAdmin(self.bootstrap_servers, self._trusted_ports)
             self.wait_registered(deadline)
             self._probe_write(deadline)
         except HarnessError as exc:
@@ -198,6 +198,13 @@ class KafkaCluster:
     def brokers(self) -> list[int]:
         """Ids of brokers whose container is running (not killed, stopped or paused)."""
         return [cast(int, n.spec.node_id) for n in self.broker_nodes if n.is_up()]
+
+    def _trusted_ports(self) -> list[int]:
+        """Client ports of running brokers that no active fault touches (untouched first)."""
+        touched = {node.name for fault in self._faults for node in fault.affected_nodes()}
+        running = [n for n in self.broker_nodes if n.is_up()]
+        ordered = [n for n in running if n.name not in touched] or running
+        return [cast(int, n.spec.host_port) for n in ordered]
 
     def node(self, ref: NodeRef) -> ClusterNode:
         for node in self.nodes:

@@ -33,6 +33,10 @@ class Fault(ABC):
     def describe(self) -> dict[str, Any]:
         """What the history records about this fault (kind, targets)."""
 
+    @abstractmethod
+    def affected_nodes(self) -> list[ClusterNode]:
+        """Nodes whose view of the cluster this fault may make stale or unreachable."""
+
     def inject(self) -> Fault:
         if self.active:
             return self
@@ -66,6 +70,9 @@ class NodeFault(Fault, ABC):
 
     def describe(self) -> dict[str, Any]:
         return {"fault": self.kind, "target": self.node.name}
+
+    def affected_nodes(self) -> list[ClusterNode]:
+        return [self.node]
 
     def _bring_back(self) -> None:
         self.node.start()

@@ -81,6 +81,11 @@ class PartitionFault(Fault):
     def describe(self) -> dict[str, Any]:
         return {"fault": self.kind, "shape": self.label, "sides": self._names()}
 
+    def affected_nodes(self) -> list[ClusterNode]:
+        """The smaller side(s): a majority keeps an up-to-date view of the cluster."""
+        largest = max(len(side) for side in self.sides)
+        return [n for side in self.sides if len(side) < largest for n in side] or self.sides[0]
+
     def _inject(self) -> None:
         ips = {n.name: n.ip() for side in self.sides for n in side}
         chain = iptables.chain_for(self.id)

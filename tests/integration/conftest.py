@@ -1,0 +1,40 @@
+"""Integration tests start real clusters (Docker + the locally built broker images)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness import DEFAULT_VERSION, KafkaCluster
+
+MODES = ["kraft", "zookeeper"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.integration)
+            item.add_marker(pytest.mark.timeout(600))
+
+
+ClusterFactory = Callable[..., KafkaCluster]
+
+
+@pytest.fixture
+def start_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ClusterFactory]:
+    """Start clusters that are always removed; broker logs land in the test's tmp dir."""
+    started: list[KafkaCluster] = []
+
+    def start(**kwargs: Any) -> KafkaCluster:
+        kwargs.setdefault("version", DEFAULT_VERSION)
+        cluster = KafkaCluster(logs_dir=tmp_path / f"logs-{len(started)}", **kwargs)
+        started.append(cluster)
+        return cluster.up()
+
+    yield start
+    for cluster in started:
+        cluster.close()
