@@ -1,7 +1,13 @@
 """kafka-chaos: chaos experiments on real Kafka clusters in Docker."""
 
 from harness.cluster import DEFAULT_VERSION, KafkaCluster
-from harness.errors import ClusterStartError, ConfigError, FaultError, HarnessError, ImageMissingError
+from harness.errors import (
+    ClusterStartError,
+    ConfigError,
+    FaultError,
+    HarnessError,
+    ImageMissingError,
+)
 from harness.faults import (
     ClientCutFault,
     Fault,

@@ -31,8 +31,12 @@ def java_string_hash(text: str) -> int:
 
 
 def offsets_partition_for(group: str, partitions: int) -> int:
-    """The __consumer_offsets partition of a group: Utils.abs(hashCode) % partitions."""
-    return (java_string_hash(group) & 0x7FFFFFFF) % partitions
+    """The __consumer_offsets partition of a group: Utils.abs(hashCode) % partitions.
+
+    Kafka's Utils.abs is Math.abs with Integer.MIN_VALUE mapped to 0.
+    """
+    h = java_string_hash(group)
+    return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
 class ClusterAdmin:
@@ -54,25 +58,33 @@ class ClusterAdmin:
     def metadata(self, topic: str | None = None, timeout_s: float = 10) -> ClusterMetadata:
         errors: list[str] = []
         for port in self._trusted_ports():
-            client = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}", "enable.sparse.connections": True})
+            client = AdminClient(
+                {"bootstrap.servers": f"127.0.0.1:{port}", "enable.sparse.connections": True}
+            )
             try:
                 meta: ClusterMetadata = client.list_topics(topic=topic, timeout=timeout_s)
                 return meta
             except KafkaException as exc:
                 errors.append(f"127.0.0.1:{port}: {exc.args[0]}")
-        raise HarnessError(f"no trusted broker answered a metadata request: {errors or 'none running'}")
+        raise HarnessError(
+            f"no trusted broker answered a metadata request: {errors or 'none running'}"
+        )
 
     def topic(self, name: str, timeout_s: float = 10) -> TopicMetadata:
         meta = self.metadata(name, timeout_s)
         topic = meta.topics.get(name)
         if topic is None or topic.error is not None:
-            raise HarnessError(f"topic {name!r} is unknown to the cluster ({topic.error if topic else 'absent'})")
+            raise HarnessError(
+                f"topic {name!r} is unknown to the cluster ({topic.error if topic else 'absent'})"
+            )
         return topic
 
     def partition(self, topic: str, partition: int) -> PartitionMetadata:
         parts = self.topic(topic).partitions
         if partition not in parts:
-            raise HarnessError(f"topic {topic!r} has no partition {partition} (it has {len(parts)})")
+            raise HarnessError(
+                f"topic {topic!r} has no partition {partition} (it has {len(parts)})"
+            )
         return parts[partition]
 
     def registered_brokers(self, timeout_s: float = 10) -> set[int]:
@@ -106,8 +118,12 @@ class ClusterAdmin:
         self.wait_all_led(name, partitions, timeout_s)
 
     def wait_all_led(self, name: str, partitions: int, timeout_s: float) -> None:
-        @retry(stop=stop_after_delay(timeout_s), wait=wait_fixed(0.25), reraise=True,
-               retry=retry_if_exception_type(HarnessError))
+        @retry(
+            stop=stop_after_delay(timeout_s),
+            wait=wait_fixed(0.25),
+            reraise=True,
+            retry=retry_if_exception_type(HarnessError),
+        )
         def check() -> None:
             parts = self.topic(name).partitions
             unled = [p for p in range(partitions) if p not in parts or parts[p].leader < 0]
@@ -132,7 +148,9 @@ class ClusterAdmin:
             except KafkaException:
                 time.sleep(0.5)
         meta = self.topic(OFFSETS_TOPIC)
-        self.wait_all_led(OFFSETS_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic()))
+        self.wait_all_led(
+            OFFSETS_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic())
+        )
 
     def offsets_topic_placement(self) -> dict[int, list[int]]:
         parts = self.topic(OFFSETS_TOPIC).partitions

@@ -9,7 +9,9 @@ from harness.cluster import docker_client
 from harness.errors import HarnessError
 from harness.reaper import RUN_LABEL, remove_dead_runs, remove_run
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters.")
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."
+)
 console = Console(stderr=True)
 
 EXIT_INFRA = 3
@@ -38,7 +40,7 @@ def cleanup(
         console.print(f"removed {name}")
     console.print(f"cleanup: removed {len(removed)} resource(s)")
     if live:
-        names = ", ".join(c.name for c in live)
+        names = ", ".join(str(c.name) for c in live)
         console.print(f"still running (their run is alive; --all removes them): {names}")
 
 

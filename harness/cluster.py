@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-import docker
 from confluent_kafka import KafkaError, Producer
 from docker.errors import DockerException
 from testcontainers.core.network import Network
 
+import docker
 from harness.admin import OFFSETS_TOPIC, ClusterAdmin
 from harness.errors import ClusterStartError, ConfigError, HarnessError
 from harness.faults import iptables
@@ -120,11 +120,17 @@ class KafkaCluster:
         network = Network(docker_network_kw={"labels": run_labels(self.run_id)})
         network.name = f"kc-{self.run_id}"
         network.create()
-        specs = plan_nodes(self.mode, self.broker_count, self.controller_count, free_ports(self.broker_count))
+        specs = plan_nodes(
+            self.mode, self.broker_count, self.controller_count, free_ports(self.broker_count)
+        )
         cluster_id = new_cluster_id() if self.mode == "kraft" else None
         self.history.append(
-            "cluster.start", run_id=self.run_id, mode=self.mode, version=self.version,
-            nodes=[s.name for s in specs], broker_config=self.broker_config,
+            "cluster.start",
+            run_id=self.run_id,
+            mode=self.mode,
+            version=self.version,
+            nodes=[s.name for s in specs],
+            broker_config=self.broker_config,
         )
         for spec in specs:
             if spec.role == "zookeeper":
@@ -144,10 +150,12 @@ class KafkaCluster:
             self.wait_registered(deadline)
             self._probe_write(deadline)
         except HarnessError as exc:
-            raise ClusterStartError(f"cluster {self.run_id} not ready: {exc}\n{self.log_tails()}") from exc
+            raise ClusterStartError(
+                f"cluster {self.run_id} not ready: {exc}\n{self.log_tails()}"
+            ) from exc
 
     def wait_registered(self, deadline: float) -> None:
-        expected = {n.spec.node_id for n in self.broker_nodes}
+        expected = {n.spec.kafka_id for n in self.broker_nodes}
         seen: set[int] = set()
         while time.monotonic() < deadline:
             with contextlib.suppress(Exception):
@@ -166,7 +174,9 @@ class KafkaCluster:
         producer.flush(max(1.0, deadline - time.monotonic()))
         del producer
         if outcome != [None]:
-            raise HarnessError(f"probe write to {READY_TOPIC} failed: {outcome or 'no delivery report'}")
+            raise HarnessError(
+                f"probe write to {READY_TOPIC} failed: {outcome or 'no delivery report'}"
+            )
         self.admin.delete_topic(READY_TOPIC)
 
     def close(self) -> None:
@@ -197,7 +207,7 @@ class KafkaCluster:
     @property
     def brokers(self) -> list[int]:
         """Ids of brokers whose container is running (not killed, stopped or paused)."""
-        return [cast(int, n.spec.node_id) for n in self.broker_nodes if n.is_up()]
+        return [n.spec.kafka_id for n in self.broker_nodes if n.is_up()]
 
     def _trusted_ports(self) -> list[int]:
         """Client ports of running brokers that no active fault touches (untouched first)."""
@@ -226,7 +236,9 @@ class KafkaCluster:
     def save_logs(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         for node in self.nodes:
-            (directory / f"{node.spec.node_id or node.name}.log").write_text(node.logs(), encoding="utf-8")
+            (directory / f"{node.spec.node_id or node.name}.log").write_text(
+                node.logs(), encoding="utf-8"
+            )
 
     # --- admin views -------------------------------------------------------------------------
     @property
@@ -236,13 +248,23 @@ class KafkaCluster:
         return self._admin
 
     def create_topic(
-        self, name: str, partitions: int = 1, replication_factor: int = 1,
+        self,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
         config: Mapping[str, object] | None = None,
     ) -> None:
-        settings = {k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()}
+        settings = {
+            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
+        }
         self.admin.create_topic(name, partitions, replication_factor, settings)
-        self.history.append("topic.create", topic=name, partitions=partitions,
-                            replication_factor=replication_factor, config=settings)
+        self.history.append(
+            "topic.create",
+            topic=name,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            config=settings,
+        )
 
     def leader(self, topic: str, partition: int) -> int | None:
         leader = self.admin.partition(topic, partition).leader
@@ -266,9 +288,15 @@ class KafkaCluster:
             if not node.is_up():
                 continue
             code, out = node.exec(
-                "java", "-Xmx128m", "-cp", "/opt/kafka/libs/*",
+                "java",
+                "-Xmx128m",
+                "-cp",
+                "/opt/kafka/libs/*",
                 "org.apache.kafka.tools.MetadataQuorumCommand",
-                "--bootstrap-server", f"{node.name}:{INTERNAL_PORT}", "describe", "--status",
+                "--bootstrap-server",
+                f"{node.name}:{INTERNAL_PORT}",
+                "describe",
+                "--status",
             )
             match = re.search(r"LeaderId:\s*(\d+)", out)
             if code == 0 and match:
@@ -323,21 +351,23 @@ class KafkaCluster:
         return ClientCutFault(self, ref).inject()
 
     def start(self, ref: NodeRef) -> None:
-        """Bring back a killed or stopped node (heals its fault) and wait until it has started."""
-        self._undo(ref, (KillFault, StopFault), lambda node: node.start(), "running")
+        """Bring back a killed or stopped node (healing its fault) and wait until it has started."""
+        node = self.node(ref)
+        self._heal_faults_of(node, (KillFault, StopFault))
+        if node.status() != "running":
+            node.start()
+            node.wait_started(self.start_timeout_s)
 
     def unpause(self, ref: NodeRef) -> None:
-        self._undo(ref, (PauseFault,), lambda node: node.unpause(), "running")
-
-    def _undo(self, ref: NodeRef, kinds: tuple[type[Fault], ...], action: object, state: str) -> None:
         node = self.node(ref)
+        self._heal_faults_of(node, (PauseFault,))
+        if node.status() == "paused":
+            node.unpause()
+
+    def _heal_faults_of(self, node: ClusterNode, kinds: tuple[type[Fault], ...]) -> None:
         for fault in reversed(self._faults):
-            if isinstance(fault, kinds) and getattr(fault, "node", None) is node:
+            if isinstance(fault, kinds) and node in fault.affected_nodes():
                 fault.heal()
-        if node.status() != state and callable(action):
-            action(node)
-            if state == "running" and kinds[0] is not PauseFault:
-                node.wait_started(self.start_timeout_s)
 
     def heal_all(self) -> None:
         """Undo every fault, then sweep: nothing paused, stopped or partitioned remains."""
@@ -362,4 +392,6 @@ class KafkaCluster:
         self.wait_registered(deadline)
         self.history.append("cluster.healed", errors=errors)
         if errors:
-            raise HarnessError("heal_all restored the cluster, but some heals failed: " + "; ".join(errors))
+            raise HarnessError(
+                "heal_all restored the cluster, but some heals failed: " + "; ".join(errors)
+            )

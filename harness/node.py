@@ -72,7 +72,11 @@ class ClusterNode:
         self.starts = 0
         role = "zookeeper" if spec.role == "zookeeper" else "kafka"
         self._pattern = _STARTED[role]
-        env = {"KAFKA_CHAOS_ROLE": role, "KAFKA_CHAOS_CONFIG": properties, "KAFKA_CHAOS_HEAP": HEAPS[spec.role]}
+        env = {
+            "KAFKA_CHAOS_ROLE": role,
+            "KAFKA_CHAOS_CONFIG": properties,
+            "KAFKA_CHAOS_HEAP": HEAPS[spec.role],
+        }
         if cluster_id:
             env["KAFKA_CHAOS_CLUSTER_ID"] = cluster_id
         self.container = (
@@ -112,7 +116,9 @@ class ClusterNode:
         try:
             wait.with_poll_interval(0.5).wait_until_ready(self.container)
         except (TimeoutError, RuntimeError) as exc:
-            raise ClusterStartError(f"{self.name}: {exc}\n--- last log lines of {self.name} ---\n{self.logs(40)}") from exc
+            raise ClusterStartError(
+                f"{self.name}: {exc}\n--- last log lines of {self.name} ---\n{self.logs(40)}"
+            ) from exc
 
     # --- what faults do to the container ---------------------------------------------------
     def kill(self) -> None:
@@ -140,7 +146,8 @@ class ClusterNode:
 
     def exec(self, *argv: str) -> tuple[int, str]:
         code, output = self.docker.exec_run(list(argv), demux=False)
-        return int(code), output.decode(errors="replace") if output else ""
+        text = output.decode(errors="replace") if isinstance(output, bytes) else ""
+        return (-1 if code is None else int(code)), text
 
     def logs(self, tail: int | None = None) -> str:
         raw: bytes = self.docker.logs(tail=tail if tail is not None else "all")

@@ -18,9 +18,10 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
-import docker
 from docker.errors import APIError, NotFound
 from testcontainers.core.config import testcontainers_config
+
+import docker
 
 RUN_LABEL = "kafka-chaos.run"
 OWNER_LABEL = "kafka-chaos.owner"
@@ -65,7 +66,9 @@ def remove_run(client: docker.DockerClient, run_id: str | None = None) -> list[s
 
 def remove_dead_runs(client: docker.DockerClient) -> list[str]:
     """Remove resources whose owner process no longer exists."""
-    return _remove(client, RUN_LABEL, lambda labels: not owner_is_alive(labels.get(OWNER_LABEL, "")))
+    return _remove(
+        client, RUN_LABEL, lambda labels: not owner_is_alive(labels.get(OWNER_LABEL, ""))
+    )
 
 
 def _remove(
@@ -76,12 +79,12 @@ def _remove(
         if doomed(container.labels):
             with contextlib.suppress(NotFound):
                 container.remove(force=True, v=True)
-                removed.append(container.name)
+                removed.append(str(container.name))
     for network in client.networks.list(filters={"label": selector}):
         if doomed(network.attrs.get("Labels") or {}):
             with contextlib.suppress(NotFound, APIError):
                 network.remove()
-                removed.append(network.name)
+                removed.append(str(network.name))
     return removed
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import re
 import uuid
 from dataclasses import dataclass
 from typing import Literal
@@ -49,6 +50,12 @@ class NodeSpec:
     host_port: int | None  # client port published on 127.0.0.1 (brokers only)
 
     @property
+    def kafka_id(self) -> int:
+        if self.node_id is None:
+            raise ValueError(f"{self.name} is not a Kafka node")
+        return self.node_id
+
+    @property
     def is_broker(self) -> bool:
         return self.role in ("broker", "combined")
 
@@ -63,15 +70,17 @@ def new_cluster_id() -> str:
 
 
 def major_version(version: str) -> int:
-    try:
-        return int(version.split(".", 1)[0])
-    except ValueError:
-        raise ConfigError(f"Kafka version '{version}' is not of the form X.Y.Z") from None
+    if not re.fullmatch(r"\d+\.\d+\.\d+", str(version)):
+        raise ConfigError(f"Kafka version {version!r} is not of the form X.Y.Z (e.g. 3.9.2)")
+    return int(version.split(".", 1)[0])
 
 
-def validate(mode: str, brokers: int, version: str, controllers: int, config: dict[str, object]) -> None:
+def validate(
+    mode: str, brokers: int, version: str, controllers: int, config: dict[str, object]
+) -> None:
     if mode not in ("kraft", "zookeeper"):
         raise ConfigError(f"mode must be 'kraft' or 'zookeeper', not {mode!r}")
+    major_version(version)
     if isinstance(brokers, bool) or not isinstance(brokers, int) or not 1 <= brokers <= MAX_BROKERS:
         raise ConfigError(f"brokers must be an integer from 1 to {MAX_BROKERS}, not {brokers!r}")
     if mode == "zookeeper" and major_version(version) >= 4:
@@ -82,7 +91,9 @@ def validate(mode: str, brokers: int, version: str, controllers: int, config: di
     if controllers and mode != "kraft":
         raise ConfigError("dedicated controllers exist only in mode='kraft'")
     if controllers < 0 or controllers > MAX_BROKERS:
-        raise ConfigError(f"controllers must be 0 (combined nodes) to {MAX_BROKERS}, not {controllers}")
+        raise ConfigError(
+            f"controllers must be 0 (combined nodes) to {MAX_BROKERS}, not {controllers}"
+        )
     managed = sorted(MANAGED_KEYS & set(config))
     if managed:
         raise ConfigError(
@@ -97,7 +108,11 @@ def plan_nodes(mode: Mode, brokers: int, controllers: int, host_ports: list[int]
     if mode == "zookeeper":
         nodes.append(NodeSpec("zookeeper", "zookeeper", None, None))
     for i in range(1, controllers + 1):
-        nodes.append(NodeSpec(f"controller-{CONTROLLER_ID_BASE + i}", "controller", CONTROLLER_ID_BASE + i, None))
+        nodes.append(
+            NodeSpec(
+                f"controller-{CONTROLLER_ID_BASE + i}", "controller", CONTROLLER_ID_BASE + i, None
+            )
+        )
     broker_role: Role = "combined" if mode == "kraft" and controllers == 0 else "broker"
     for i in range(1, brokers + 1):
         nodes.append(NodeSpec(f"broker-{i}", broker_role, i, host_ports[i - 1]))
@@ -124,7 +139,9 @@ def zookeeper_properties() -> str:
     )
 
 
-def kafka_properties(mode: Mode, node: NodeSpec, nodes: list[NodeSpec], config: dict[str, object]) -> str:
+def kafka_properties(
+    mode: Mode, node: NodeSpec, nodes: list[NodeSpec], config: dict[str, object]
+) -> str:
     """Wiring for one Kafka node, then the experiment's settings (Kafka defaults otherwise)."""
     assert node.node_id is not None
     wiring: dict[str, object] = {"log.dirs": DATA_DIR}

@@ -54,7 +54,9 @@ def remove_all(node: ClusterNode) -> None:
 
 def drop_peers(peer_ips: Sequence[str]) -> list[list[str]]:
     """Drop everything to and from the given addresses."""
-    return [rule for ip in peer_ips for rule in (["-s", ip, "-j", "DROP"], ["-d", ip, "-j", "DROP"])]
+    return [
+        rule for ip in peer_ips for rule in (["-s", ip, "-j", "DROP"], ["-d", ip, "-j", "DROP"])
+    ]
 
 
 def drop_port(port: int) -> list[list[str]]:

@@ -32,7 +32,9 @@ class PartitionFault(Fault):
         self.sides: list[list[ClusterNode]] = [[cluster.node(r) for r in side] for side in sides]
         names = [n.name for side in self.sides for n in side]
         if len(self.sides) < 2 or any(not side for side in self.sides):
-            raise ConfigError(f"a partition needs at least two non-empty sides, got {self._names()}")
+            raise ConfigError(
+                f"a partition needs at least two non-empty sides, got {self._names()}"
+            )
         if len(names) != len(set(names)):
             raise ConfigError(f"a node is on more than one side of the partition: {self._names()}")
         self._touched: list[ClusterNode] = []
@@ -42,7 +44,9 @@ class PartitionFault(Fault):
     def isolate(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
         """Cut one node off from every other node (brokers, controllers, ZooKeeper)."""
         node = cluster.node(target)
-        return cls(cluster, [[node.name], [n.name for n in cluster.nodes if n is not node]], "isolate")
+        return cls(
+            cluster, [[node.name], [n.name for n in cluster.nodes if n is not node]], "isolate"
+        )
 
     @classmethod
     def from_brokers(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:

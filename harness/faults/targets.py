@@ -70,7 +70,9 @@ class Target:
             assert self.group is not None
             coordinator = cluster.coordinator(self.group)
             if coordinator is None:
-                raise FaultError(f"group {self.group!r} has no coordinator (its offsets partition is leaderless)")
+                raise FaultError(
+                    f"group {self.group!r} has no coordinator (its offsets partition is leaderless)"
+                )
             return coordinator
         if self.kind == "random":
             return rng.choice(sorted(cluster.brokers))

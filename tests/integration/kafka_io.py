@@ -15,10 +15,16 @@ from tenacity import RetryError, retry, retry_if_result, stop_after_delay, wait_
 T = TypeVar("T")
 
 
-def wait_until(check: Callable[[], T | None], timeout_s: float, what: str, every_s: float = 0.5) -> T:
+def wait_until(
+    check: Callable[[], T | None], timeout_s: float, what: str, every_s: float = 0.5
+) -> T:
     """Poll `check` until it returns something truthy; fail naming `what` (bounded, never a timing assertion)."""
 
-    @retry(stop=stop_after_delay(timeout_s), wait=wait_fixed(every_s), retry=retry_if_result(lambda r: not r))
+    @retry(
+        stop=stop_after_delay(timeout_s),
+        wait=wait_fixed(every_s),
+        retry=retry_if_result(lambda r: not r),
+    )
     def attempt() -> T | None:
         try:
             return check()
@@ -69,7 +75,9 @@ def produce(
             break
         while True:
             try:
-                producer.produce(topic, str(seq).encode(), key=str(seq).encode(), on_delivery=on_delivery)
+                producer.produce(
+                    topic, str(seq).encode(), key=str(seq).encode(), on_delivery=on_delivery
+                )
                 break
             except BufferError:
                 producer.poll(0.1)
@@ -80,7 +88,9 @@ def produce(
     return result
 
 
-def read_all(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60) -> dict[int, list[int]]:
+def read_all(
+    bootstrap: str, topic: str, partitions: int, timeout_s: float = 60
+) -> dict[int, list[int]]:
     """Every record of the topic, read from the beginning without a group: seq -> offsets."""
     consumer = Consumer(
         {
@@ -91,7 +101,10 @@ def read_all(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60)
         }
     )
     try:
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=20)[1] for p in range(partitions)}
+        ends = {
+            p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=20)[1]
+            for p in range(partitions)
+        }
         consumer.assign([TopicPartition(topic, p, 0) for p in range(partitions)])
         seen: dict[int, list[int]] = {}
         done = {p for p, end in ends.items() if end == 0}
@@ -103,7 +116,9 @@ def read_all(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60)
             seen.setdefault(int(msg.value() or b"-1"), []).append(msg.offset() or 0)
             if (msg.offset() or 0) + 1 >= ends[msg.partition() or 0]:
                 done.add(msg.partition() or 0)
-        assert len(done) == partitions, f"read_all did not reach the end offsets {ends} within {timeout_s} s"
+        assert len(done) == partitions, (
+            f"read_all did not reach the end offsets {ends} within {timeout_s} s"
+        )
         return seen
     finally:
         consumer.close()

@@ -30,7 +30,9 @@ def test_kill_leader_while_producing(start_cluster: ClusterFactory, mode: str) -
     fault = cluster.kill(old_leader)
 
     new_leader = wait_until(
-        lambda: (lambda leader: leader if leader not in (None, old_leader) else None)(cluster.leader("t", 0)),
+        lambda: (lambda leader: leader if leader not in (None, old_leader) else None)(
+            cluster.leader("t", 0)
+        ),
         90,
         f"a new leader for t/0 other than {old_leader}",
     )
@@ -44,6 +46,10 @@ def test_kill_leader_while_producing(start_cluster: ClusterFactory, mode: str) -
     assert missing == [], f"{len(missing)} acknowledged records are not in the log: {missing[:10]}"
 
     fault.heal()  # restart the killed broker with its data
-    wait_until(lambda: old_leader in cluster.isr("t", 0), 120, f"broker {old_leader} back in the ISR of t/0")
+    wait_until(
+        lambda: old_leader in cluster.isr("t", 0),
+        120,
+        f"broker {old_leader} back in the ISR of t/0",
+    )
     kinds = [e.kind for e in cluster.history.events]
     assert "fault.inject" in kinds and "fault.heal" in kinds

@@ -22,7 +22,9 @@ def test_pause_drops_follower_from_isr(start_cluster: ClusterFactory, mode: str)
     fault = cluster.pause(follower)
     assert follower not in cluster.brokers  # paused is not live
     produce(cluster.bootstrap_servers, "t", 50, acks="1")  # give the leader something to replicate
-    wait_until(lambda: follower not in cluster.isr("t", 0), 90, f"paused broker {follower} out of the ISR")
+    wait_until(
+        lambda: follower not in cluster.isr("t", 0), 90, f"paused broker {follower} out of the ISR"
+    )
 
     fault.heal()
     assert follower in cluster.brokers

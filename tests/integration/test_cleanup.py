@@ -1,0 +1,90 @@
+"""Test 6: nothing of ours is left running: after a run, after SIGTERM / Ctrl-C, and after
+SIGKILL (then the next start removes the leftovers)."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+import docker
+from harness import KafkaCluster
+from harness.reaper import RUN_LABEL
+from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_io import wait_until
+
+HOLDER = Path(__file__).with_name("hold_cluster.py")
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _resources(run_id: str) -> tuple[list[str], list[str]]:
+    client = docker.from_env()
+    selector = {"label": f"{RUN_LABEL}={run_id}"}
+    containers = [c.name for c in client.containers.list(all=True, filters=selector)]
+    networks = [n.name for n in client.networks.list(filters=selector)]
+    return containers, networks
+
+
+def _start_holder(run_id: str) -> subprocess.Popen[str]:
+    proc = subprocess.Popen(
+        [sys.executable, str(HOLDER), "kraft", run_id], stdout=subprocess.PIPE, text=True, cwd=REPO
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.startswith("READY"), f"holder did not start a cluster: {line!r}"
+    return proc
+
+
+def test_run_leaves_nothing(start_cluster: ClusterFactory) -> None:
+    cluster = start_cluster(mode="kraft", brokers=1)
+    run_id = cluster.run_id
+    containers, networks = _resources(run_id)
+    assert len(containers) == 1 and networks == [f"kc-{run_id}"]
+    cluster.close()
+    assert _resources(run_id) == ([], [])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_cleans_up(sig: signal.Signals) -> None:
+    run_id = f"sig{uuid.uuid4().hex[:6]}"
+    proc = _start_holder(run_id)
+    assert _resources(run_id)[0] != []
+    proc.send_signal(sig)
+    proc.wait(timeout=60)
+    assert _resources(run_id) == ([], [])
+
+
+def test_sigkill_leftovers_removed_at_next_start() -> None:
+    run_id = f"kill{uuid.uuid4().hex[:6]}"
+    proc = _start_holder(run_id)
+    proc.kill()
+    proc.wait(timeout=30)
+    containers, networks = _resources(run_id)
+    assert containers and networks, (
+        "SIGKILL cannot be caught: its containers should still exist here"
+    )
+
+    with KafkaCluster(mode="kraft", brokers=1) as other:
+        assert other.brokers == [1]
+        assert _resources(run_id) == ([], [])
+
+
+def test_cleanup_command_removes_dead_runs() -> None:
+    run_id = f"cli{uuid.uuid4().hex[:6]}"
+    proc = _start_holder(run_id)
+    proc.kill()
+    proc.wait(timeout=30)
+    assert _resources(run_id)[0]
+    out = subprocess.run(
+        [sys.executable, "-m", "harness", "cleanup"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        check=True,
+    )
+    assert f"kc-{run_id}-broker-1" in out.stderr
+    wait_until(lambda: _resources(run_id) == ([], []), 30, "cleanup to remove the dead run")

@@ -1,0 +1,72 @@
+"""Test 5, the seed incident at cluster level: __consumer_offsets with replication factor 1.
+
+Kill the broker holding the group's coordinator partition: the group can no
+longer commit while the topic's own partitions still have leaders. With the
+factor 3 the same kill leaves commits working.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from confluent_kafka.admin import AdminClient
+
+from tests.integration.conftest import MODES, ClusterFactory
+from tests.integration.kafka_io import try_commit, wait_until
+
+
+def _described_coordinator(bootstrap: str, group: str) -> int:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    description = admin.describe_consumer_groups([group], request_timeout=20)[group].result()
+    return int(description.coordinator.id)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("offsets_rf", [1, 3])
+def test_coordinator_loss(start_cluster: ClusterFactory, mode: str, offsets_rf: int) -> None:
+    cluster = start_cluster(
+        mode=mode, brokers=3, broker_config={"offsets.topic.replication.factor": offsets_rf}
+    )
+    cluster.create_topic("t", partitions=6, replication_factor=3)
+    group = f"group-{uuid.uuid4().hex[:6]}"
+
+    assert try_commit(cluster.bootstrap_servers, group, "t", 1, timeout_s=60) == "ok"
+    placement = cluster.offsets_topic_placement()
+    assert len(placement) == 50  # Kafka's default offsets.topic.num.partitions
+    assert all(len(replicas) == offsets_rf for replicas in placement.values())
+    coordinator = cluster.coordinator(group)
+    assert coordinator is not None
+    # Our placement arithmetic agrees with what the brokers say.
+    assert coordinator == _described_coordinator(cluster.bootstrap_servers, group)
+
+    cluster.kill(coordinator)
+    # The topic itself survives: every partition gets a leader other than the dead broker.
+    wait_until(
+        lambda: all(cluster.leader("t", p) not in (None, coordinator) for p in range(6)),
+        90,
+        "a live leader for every partition of t",
+    )
+
+    if offsets_rf == 1:
+        assert cluster.coordinator(group) is None  # its only replica is dead: no leader
+        outcomes = [
+            try_commit(cluster.bootstrap_servers, group, "t", 2 + i, timeout_s=10) for i in range(3)
+        ]
+        assert "ok" not in outcomes, f"commits succeeded without a coordinator: {outcomes}"
+    else:
+        wait_until(
+            lambda: cluster.coordinator(group) not in (None, coordinator), 90, "a new coordinator"
+        )
+        wait_until(
+            lambda: try_commit(cluster.bootstrap_servers, group, "t", 7, timeout_s=10) == "ok",
+            90,
+            "a commit through the new coordinator",
+        )
+
+    cluster.heal_all()
+    wait_until(
+        lambda: try_commit(cluster.bootstrap_servers, group, "t", 9) == "ok",
+        120,
+        "commits after heal",
+    )
