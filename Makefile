@@ -9,6 +9,7 @@ setup: venv docker images ## everything: virtualenv, package, Docker engine, bro
 
 venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml
+	scripts/ensure-python.sh
 	python3 -m venv .venv
 	.venv/bin/pip install -q --upgrade pip
 	.venv/bin/pip install -q -e '.[dev]'
