@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import (
@@ -19,6 +19,8 @@ from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixe
 from harness.errors import HarnessError
 
 OFFSETS_TOPIC = "__consumer_offsets"
+PROBE_GROUP = "kafka-chaos-probe"
+T = TypeVar("T")
 
 
 def java_string_hash(text: str) -> int:
@@ -40,34 +42,41 @@ def offsets_partition_for(group: str, partitions: int) -> int:
 
 
 class ClusterAdmin:
-    """Admin operations, and metadata views asked of one trusted broker at a time.
+    """Admin requests, each asked of one trusted broker through a fresh client.
 
     A broker cut off by a fault still answers clients with its stale view (it
-    may call itself leader for ever), and librdkafka sends a metadata request to
-    any broker it has a connection to. So each view uses a fresh client
-    bootstrapped from a single broker that no fault touches: with sparse
-    connections (librdkafka's default) that broker is the one that answers.
+    may call itself leader for ever), and a long-lived librdkafka client keeps
+    sending requests to brokers and to a controller it learnt about earlier,
+    dead or not. So every request uses a fresh client bootstrapped from a single
+    broker that no fault touches; with sparse connections (librdkafka's
+    default) that broker is the one that answers.
     """
 
-    def __init__(self, bootstrap_servers: str, trusted_ports: Callable[[], list[int]]) -> None:
-        self._admin = AdminClient(
-            {"bootstrap.servers": bootstrap_servers, "socket.connection.setup.timeout.ms": 5000}
-        )
+    def __init__(self, trusted_ports: Callable[[], list[int]]) -> None:
         self._trusted_ports = trusted_ports
 
-    def metadata(self, topic: str | None = None, timeout_s: float = 10) -> ClusterMetadata:
+    @staticmethod
+    def _ask_port(port: int, request: Callable[[AdminClient], T]) -> T:
+        client = AdminClient(
+            {"bootstrap.servers": f"127.0.0.1:{port}", "socket.connection.setup.timeout.ms": 5000}
+        )
+        try:
+            return request(client)
+        except KafkaException as exc:
+            raise HarnessError(f"127.0.0.1:{port}: {exc.args[0]}") from exc
+
+    def _ask(self, what: str, request: Callable[[AdminClient], T]) -> T:
         errors: list[str] = []
         for port in self._trusted_ports():
-            client = AdminClient(
-                {"bootstrap.servers": f"127.0.0.1:{port}", "enable.sparse.connections": True}
-            )
             try:
-                meta: ClusterMetadata = client.list_topics(topic=topic, timeout=timeout_s)
-                return meta
-            except KafkaException as exc:
-                errors.append(f"127.0.0.1:{port}: {exc.args[0]}")
-        raise HarnessError(
-            f"no trusted broker answered a metadata request: {errors or 'none running'}"
+                return self._ask_port(port, request)
+            except HarnessError as exc:
+                errors.append(str(exc))
+        raise HarnessError(f"no trusted broker answered {what}: {errors or 'none running'}")
+
+    def metadata(self, topic: str | None = None, timeout_s: float = 10) -> ClusterMetadata:
+        return self._ask(
+            "a metadata request", lambda c: c.list_topics(topic=topic, timeout=timeout_s)
         )
 
     def topic(self, name: str, timeout_s: float = 10) -> TopicMetadata:
@@ -96,7 +105,9 @@ class ClusterAdmin:
 
     def zk_controller(self, timeout_s: float = 10) -> int:
         """Active controller as clients see it (exact in ZooKeeper mode only)."""
-        description: Any = self._admin.describe_cluster(request_timeout=timeout_s).result()
+        description: Any = self._ask(
+            "DescribeCluster", lambda c: c.describe_cluster(request_timeout=timeout_s).result()
+        )
         return int(description.controller.id)
 
     def create_topic(
@@ -107,17 +118,23 @@ class ClusterAdmin:
         config: dict[str, str] | None = None,
         timeout_s: float = 60,
     ) -> None:
-        futures = self._admin.create_topics(
-            [NewTopic(name, partitions, replication_factor, config=config or {})],
-            operation_timeout=timeout_s,
-        )
+        topic = NewTopic(name, partitions, replication_factor, config=config or {})
         try:
-            futures[name].result()
-        except KafkaException as exc:
-            raise HarnessError(f"creating topic {name!r} failed: {exc.args[0]}") from exc
+            self._ask(
+                "CreateTopics",
+                lambda c: c.create_topics([topic], operation_timeout=timeout_s)[name].result(),
+            )
+        except HarnessError as exc:
+            raise HarnessError(f"creating topic {name!r} failed: {exc}") from exc
         self.wait_all_led(name, partitions, timeout_s)
 
     def wait_all_led(self, name: str, partitions: int, timeout_s: float) -> None:
+        """Until every trusted broker's metadata has the topic with a leader for each partition.
+
+        Brokers apply metadata at their own pace: one seeing a new topic does not
+        mean the next one asked will.
+        """
+
         @retry(
             stop=stop_after_delay(timeout_s),
             wait=wait_fixed(0.25),
@@ -125,15 +142,21 @@ class ClusterAdmin:
             retry=retry_if_exception_type(HarnessError),
         )
         def check() -> None:
-            parts = self.topic(name).partitions
-            unled = [p for p in range(partitions) if p not in parts or parts[p].leader < 0]
-            if unled:
-                raise HarnessError(f"topic {name!r}: partitions {unled} have no leader")
+            for port in self._trusted_ports():
+                meta = self._ask_port(port, lambda c: c.list_topics(topic=name, timeout=10))
+                topic = meta.topics.get(name)
+                parts = topic.partitions if topic is not None and topic.error is None else {}
+                unled = [p for p in range(partitions) if p not in parts or parts[p].leader < 0]
+                if unled:
+                    raise HarnessError(f"broker at :{port} sees no leader for {name}{unled}")
 
         check()
 
     def delete_topic(self, name: str, timeout_s: float = 30) -> None:
-        self._admin.delete_topics([name], operation_timeout=timeout_s)[name].result()
+        self._ask(
+            "DeleteTopics",
+            lambda c: c.delete_topics([name], operation_timeout=timeout_s)[name].result(),
+        )
 
     def ensure_offsets_topic(self, timeout_s: float = 60) -> None:
         """The offsets topic is created lazily on first group use; asking for a coordinator creates it."""
@@ -142,10 +165,13 @@ class ClusterAdmin:
             if time.monotonic() > deadline:
                 raise HarnessError(f"{OFFSETS_TOPIC} was not created within {timeout_s} s")
             try:
-                self._admin.describe_consumer_groups(["kafka-chaos-probe"], request_timeout=5)[
-                    "kafka-chaos-probe"
-                ].result()
-            except KafkaException:
+                self._ask(
+                    "DescribeConsumerGroups",
+                    lambda c: c.describe_consumer_groups([PROBE_GROUP], request_timeout=5)[
+                        PROBE_GROUP
+                    ].result(),
+                )
+            except HarnessError:
                 time.sleep(0.5)
         meta = self.topic(OFFSETS_TOPIC)
         self.wait_all_led(

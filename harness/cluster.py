@@ -146,7 +146,7 @@ class KafkaCluster:
         try:
             for node in self.nodes:
                 node.wait_started(max(1.0, deadline - time.monotonic()))
-            self._admin = ClusterAdmin(self.bootstrap_servers, self._trusted_ports)
+            self._admin = ClusterAdmin(self._trusted_ports)
             self.wait_registered(deadline)
             self._probe_write(deadline)
         except HarnessError as exc:

@@ -65,8 +65,15 @@ class NodeSpec:
 
 
 def new_cluster_id() -> str:
-    """A KRaft cluster id in Kafka's Uuid text form (22 url-safe base64 chars)."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    """A KRaft cluster id in Kafka's Uuid text form (22 url-safe base64 chars).
+
+    Like Kafka's Uuid.randomUuid, never one starting with '-': kafka-storage's
+    argument parser would take it for an option and the broker would not start.
+    """
+    while True:
+        text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not text.startswith("-"):
+            return text
 
 
 def major_version(version: str) -> int:

@@ -73,8 +73,9 @@ def test_zookeeper_mode_keeps_kafka_defaults() -> None:
 
 
 def test_cluster_id_is_kafka_uuid_text() -> None:
-    cid = new_cluster_id()
-    assert len(cid) == 22 and "=" not in cid
+    ids = [new_cluster_id() for _ in range(2000)]  # ~1 in 64 raw ids starts with '-'
+    assert all(len(cid) == 22 and "=" not in cid for cid in ids)
+    assert not any(cid.startswith("-") for cid in ids)
 
 
 def test_validate_accepts_the_supported_range() -> None:
