@@ -11,11 +11,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
+import docker
 from confluent_kafka import KafkaError, Producer
 from docker.errors import DockerException
 from testcontainers.core.network import Network
 
-import docker
 from harness.admin import OFFSETS_TOPIC, ClusterAdmin
 from harness.errors import ClusterStartError, ConfigError, HarnessError
 from harness.faults import iptables

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import docker
 from docker.errors import ImageNotFound
 
-import docker
 from harness.errors import ImageMissingError
 
 IMAGE_REPO = "kafka-chaos/kafka"

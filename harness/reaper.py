@@ -18,10 +18,9 @@ import threading
 from collections.abc import Callable
 from types import FrameType
 
+import docker
 from docker.errors import APIError, NotFound
 from testcontainers.core.config import testcontainers_config
-
-import docker
 
 RUN_LABEL = "kafka-chaos.run"
 OWNER_LABEL = "kafka-chaos.owner"

@@ -3,9 +3,9 @@ fails with its log tail; neither leaves anything running."""
 
 from __future__ import annotations
 
+import docker
 import pytest
 
-import docker
 from harness import ClusterStartError, ImageMissingError, KafkaCluster
 from harness.reaper import RUN_LABEL
 

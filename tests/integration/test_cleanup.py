@@ -9,9 +9,9 @@ import sys
 import uuid
 from pathlib import Path
 
+import docker
 import pytest
 
-import docker
 from harness import KafkaCluster
 from harness.reaper import RUN_LABEL
 from tests.integration.conftest import ClusterFactory
@@ -37,6 +37,17 @@ def _start_holder(run_id: str) -> subprocess.Popen[str]:
     line = proc.stdout.readline()
     assert line.startswith("READY"), f"holder did not start a cluster: {line!r}"
     return proc
+
+
+def _sigkilled_holder(prefix: str) -> str:
+    """A run whose process died by SIGKILL (it cannot clean up); returns its run id."""
+    run_id = f"{prefix}{uuid.uuid4().hex[:6]}"
+    proc = _start_holder(run_id)
+    proc.kill()
+    proc.wait(timeout=30)
+    containers, networks = _resources(run_id)
+    assert containers and networks, "SIGKILL cannot be caught: its resources should still exist"
+    return run_id
 
 
 def test_run_leaves_nothing(start_cluster: ClusterFactory) -> None:
@@ -74,11 +85,7 @@ def test_sigkill_leftovers_removed_at_next_start() -> None:
 
 
 def test_cleanup_command_removes_dead_runs() -> None:
-    run_id = f"cli{uuid.uuid4().hex[:6]}"
-    proc = _start_holder(run_id)
-    proc.kill()
-    proc.wait(timeout=30)
-    assert _resources(run_id)[0]
+    run_id = _sigkilled_holder("cli")
     out = subprocess.run(
         [sys.executable, "-m", "harness", "cleanup"],
         capture_output=True,
