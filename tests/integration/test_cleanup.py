@@ -31,7 +31,13 @@ def _resources(run_id: str) -> tuple[list[str], list[str]]:
 
 def _start_holder(run_id: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
-        [sys.executable, str(HOLDER), "kraft", run_id], stdout=subprocess.PIPE, text=True, cwd=REPO
+        [sys.executable, str(HOLDER), "kraft", run_id],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        # A background job of a non-interactive shell (CI) inherits SIGINT ignored;
+        # a program in a terminal gets the default, which Ctrl-C relies on.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     assert proc.stdout is not None
     line = proc.stdout.readline()

@@ -93,3 +93,17 @@ def test_split_minority_loses_leadership(start_cluster: ClusterFactory) -> None:
     cluster.heal_all()
     wait_until(lambda: cluster.isr("t", 0) == [1, 2, 3], 90, "the full ISR after heal")
     assert len(read_all(cluster.bootstrap_servers, "t", 1)) == 0
+
+
+def test_broker_cut_from_controller_quorum_is_fenced(start_cluster: ClusterFactory) -> None:
+    cluster = start_cluster(mode="kraft", brokers=3, controllers=3)
+    cluster.create_topic("t", partitions=1, replication_factor=3)
+    leader = cluster.leader("t", 0)
+    assert leader is not None
+    fault = PartitionFault.from_controllers(cluster, leader).inject()
+    # No heartbeats for broker.session.timeout.ms (9 s): the controller fences it, and
+    # its leadership moves although the brokers can still reach one another.
+    wait_until(lambda: leader not in cluster.admin.registered_brokers(), 90, f"{leader} fenced")
+    wait_until(lambda: cluster.leader("t", 0) not in (None, leader), 90, "leadership to move")
+    fault.heal()
+    wait_until(lambda: leader in cluster.admin.registered_brokers(), 90, f"{leader} unfenced")

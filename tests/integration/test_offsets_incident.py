@@ -31,8 +31,13 @@ def test_coordinator_loss(start_cluster: ClusterFactory, mode: str, offsets_rf: 
     cluster.create_topic("t", partitions=6, replication_factor=3)
     group = f"group-{uuid.uuid4().hex[:6]}"
 
-    assert try_commit(cluster.bootstrap_servers, group, "t", 1, timeout_s=60) == "ok"
-    placement = cluster.offsets_topic_placement()
+    placement = (
+        cluster.offsets_topic_placement()
+    )  # creates __consumer_offsets (Kafka does it lazily)
+    # Right after creation a coordinator may still be loading its partition (NOT_COORDINATOR).
+    wait_until(
+        lambda: try_commit(cluster.bootstrap_servers, group, "t", 1) == "ok", 90, "a first commit"
+    )
     assert len(placement) == 50  # Kafka's default offsets.topic.num.partitions
     assert all(len(replicas) == offsets_rf for replicas in placement.values())
     coordinator = cluster.coordinator(group)
