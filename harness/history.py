@@ -42,9 +42,6 @@ class History:
         with self._lock:
             return list(self._events)
 
-    def of_kind(self, prefix: str) -> list[Event]:
-        return [e for e in self.events if e.kind.startswith(prefix)]
-
     def write_jsonl(self, path: Path) -> None:
         with path.open("w", encoding="utf-8") as f:
             for event in self.events:

@@ -152,6 +152,3 @@ class ClusterNode:
     def logs(self, tail: int | None = None) -> str:
         raw: bytes = self.docker.logs(tail=tail if tail is not None else "all")
         return raw.decode(errors="replace")
-
-    def remove(self) -> None:
-        self.container.stop(force=True, delete_volume=True)
