@@ -70,6 +70,12 @@ build_base() {
   base_recipe="$recipe"
 }
 
+maven() {
+  mvn -B -Dstyle.color=never -f "$here/pom.xml" -DincludeScope=runtime "$@" \
+    dependency:copy-dependencies >"$work/maven.log" 2>&1 \
+    || { echo "build-images: Maven failed:" >&2; grep -m 3 "ERROR" "$work/maven.log" >&2 || tail -n 40 "$work/maven.log" >&2; exit 1; }
+}
+
 build_kafka() {
   local version="$1" tag="kafka-chaos/kafka:$1" recipe ctx log4j
   recipe="$(recipe_of <(echo "$version $base_recipe") "$here/pom.xml" "$here/kafka.Dockerfile" \
@@ -80,13 +86,11 @@ build_kafka() {
   fi
   ctx="$work/$version"
   echo "build-images: resolving Kafka $version jars with Maven"
-  mvn -q -B -Dstyle.color=never -f "$here/pom.xml" -Dkafka.version="$version" dependency:copy-dependencies \
-    -DincludeScope=runtime -DoutputDirectory="$ctx/jars"
+  maven -Dkafka.version="$version" -DoutputDirectory="$ctx/jars"
   # Kafka 4.x logs through log4j2 and needs an SLF4J binding of the same version.
   log4j="$(find "$ctx/jars" -name 'log4j-core-*.jar' -printf '%f\n' | sed -E 's/log4j-core-(.*)\.jar/\1/')"
   if [ -n "$log4j" ]; then
-    mvn -q -B -Dstyle.color=never -f "$here/pom.xml" -Dkafka.version="$version" -Dlog4j2="$log4j" \
-      dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory="$ctx/jars"
+    maven -Dkafka.version="$version" -Dlog4j2="$log4j" -DoutputDirectory="$ctx/jars"
   fi
   cp "$here/entrypoint.sh" "$here/log4j.properties" "$here/log4j2.properties" "$ctx/"
   echo "build-images: building $tag"
