@@ -209,12 +209,14 @@ class KafkaCluster:
         """Ids of brokers whose container is running (not killed, stopped or paused)."""
         return [n.spec.kafka_id for n in self.broker_nodes if n.is_up()]
 
-    def _trusted_ports(self) -> list[int]:
-        """Client ports of running brokers that no active fault touches (untouched first)."""
+    def _trusted_brokers(self) -> list[ClusterNode]:
+        """Running brokers that no active fault touches (all running ones if every one is touched)."""
         touched = {node.name for fault in self._faults for node in fault.affected_nodes()}
         running = [n for n in self.broker_nodes if n.is_up()]
-        ordered = [n for n in running if n.name not in touched] or running
-        return [cast(int, n.spec.host_port) for n in ordered]
+        return [n for n in running if n.name not in touched] or running
+
+    def _trusted_ports(self) -> list[int]:
+        return [cast(int, n.spec.host_port) for n in self._trusted_brokers()]
 
     def node(self, ref: NodeRef) -> ClusterNode:
         for node in self.nodes:
@@ -284,9 +286,7 @@ class KafkaCluster:
 
     def _quorum_leader(self) -> int:
         # Clients are told a random broker in KRaft; the quorum itself knows its leader.
-        for node in self.broker_nodes:
-            if not node.is_up():
-                continue
+        for node in self._trusted_brokers():
             code, out = node.exec(
                 "java",
                 "-Xmx128m",

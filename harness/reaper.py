@@ -92,7 +92,7 @@ class RunGuard:
 
     _lock = threading.Lock()
     _active: dict[str, RunGuard] = {}  # noqa: RUF012 - process-wide registry
-    _sigterm_installed = False
+    _handlers_installed = False
 
     def __init__(self, client: docker.DockerClient, run_id: str) -> None:
         self.client = client
@@ -114,9 +114,9 @@ class RunGuard:
 
     @classmethod
     def _install_handlers(cls) -> None:
-        if cls._sigterm_installed:
+        if cls._handlers_installed:
             return
-        cls._sigterm_installed = True
+        cls._handlers_installed = True
         atexit.register(cls._release_all)
         if threading.current_thread() is threading.main_thread():
             previous = signal.getsignal(signal.SIGTERM)
