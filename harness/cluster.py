@@ -34,6 +34,7 @@ from harness.topology import (
     INTERNAL_PORT,
     Mode,
     kafka_properties,
+    kafka_value,
     new_cluster_id,
     plan_nodes,
     validate,
@@ -256,9 +257,7 @@ class KafkaCluster:
         replication_factor: int = 1,
         config: Mapping[str, object] | None = None,
     ) -> None:
-        settings = {
-            k: str(v).lower() if isinstance(v, bool) else str(v) for k, v in (config or {}).items()
-        }
+        settings = {k: kafka_value(v) for k, v in (config or {}).items()}
         self.admin.create_topic(name, partitions, replication_factor, settings)
         self.history.append(
             "topic.create",

@@ -87,10 +87,10 @@ def validate(
 ) -> None:
     if mode not in ("kraft", "zookeeper"):
         raise ConfigError(f"mode must be 'kraft' or 'zookeeper', not {mode!r}")
-    major_version(version)
+    major = major_version(version)
     if isinstance(brokers, bool) or not isinstance(brokers, int) or not 1 <= brokers <= MAX_BROKERS:
         raise ConfigError(f"brokers must be an integer from 1 to {MAX_BROKERS}, not {brokers!r}")
-    if mode == "zookeeper" and major_version(version) >= 4:
+    if mode == "zookeeper" and major >= 4:
         raise ConfigError(
             f"Kafka {version} has no ZooKeeper mode (removed in 4.0); use mode='kraft' "
             "or a 3.9.x version"
@@ -126,11 +126,13 @@ def plan_nodes(mode: Mode, brokers: int, controllers: int, host_ports: list[int]
     return nodes
 
 
-def _props(items: dict[str, object]) -> str:
-    def text(value: object) -> str:
-        return str(value).lower() if isinstance(value, bool) else str(value)
+def kafka_value(value: object) -> str:
+    """A setting as Kafka spells it (Python's True is Kafka's true)."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
 
-    return "\n".join(f"{k}={text(v)}" for k, v in items.items())
+
+def _props(items: dict[str, object]) -> str:
+    return "\n".join(f"{k}={kafka_value(v)}" for k, v in items.items())
 
 
 def zookeeper_properties() -> str:
