@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from confluent_kafka import KafkaException
+from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     ClusterMetadata,
@@ -119,11 +119,23 @@ class ClusterAdmin:
         timeout_s: float = 60,
     ) -> None:
         topic = NewTopic(name, partitions, replication_factor, config=config or {})
+        attempts = 0
+
+        def create(client: AdminClient) -> None:
+            # A broker may create the topic and then fail to answer (its handle is
+            # destroyed, a timeout): the next broker then says "already exists",
+            # which after an earlier attempt means our own creation went through.
+            nonlocal attempts
+            attempts += 1
+            try:
+                client.create_topics([topic], operation_timeout=timeout_s)[name].result()
+            except KafkaException as exc:
+                error = exc.args[0]
+                if attempts == 1 or error.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise
+
         try:
-            self._ask(
-                "CreateTopics",
-                lambda c: c.create_topics([topic], operation_timeout=timeout_s)[name].result(),
-            )
+            self._ask("CreateTopics", create)
         except HarnessError as exc:
             raise HarnessError(f"creating topic {name!r} failed: {exc}") from exc
         self.wait_all_led(name, partitions, timeout_s)
