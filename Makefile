@@ -3,9 +3,9 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: setup venv docker images test test-unit test-integration lint typecheck cleanup bench
+.PHONY: setup venv docker images spark-jars test test-unit test-integration lint typecheck cleanup bench
 
-setup: venv docker images ## everything: virtualenv, package, Docker engine, broker images (jars from Maven)
+setup: venv docker images spark-jars ## everything: virtualenv, package, Docker engine, broker images, Spark's Kafka jars (Maven)
 
 venv: $(VENV_STAMP)
 $(VENV_STAMP): pyproject.toml
@@ -22,9 +22,13 @@ images: docker
 	scripts/ensure-build-tools.sh
 	docker/build-images.sh
 
+spark-jars: venv
+	scripts/ensure-build-tools.sh
+	scripts/ensure-spark-jars.sh
+
 test: venv ## unit tests, lint, types, then integration tests against real clusters
-	$(PY) -m ruff check harness tests benchmarks
-	$(PY) -m ruff format --check harness tests benchmarks
+	$(PY) -m ruff check harness spark_jobs tests benchmarks
+	$(PY) -m ruff format --check harness spark_jobs tests benchmarks
 	$(PY) -m mypy
 	$(PY) -m pytest -m "not integration" -q
 	$(PY) -m pytest -m integration -q
