@@ -1,12 +1,22 @@
-"""Command line: `python -m harness …` (also installed as `kafka-chaos`)."""
+"""Command line: `python -m harness …` (also installed as `kafka-chaos`).
+
+Exit codes (a contract): 0 every verdict pass; 1 some verdict fail; 2 bad spec or
+usage; 3 infrastructure error or a verdict `unknown`.
+"""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
 import typer
 from rich.console import Console
+from rich.table import Table
 
+from harness.cell_runner import Status
 from harness.cluster import docker_client
-from harness.errors import HarnessError
+from harness.errors import ConfigError, HarnessError
 from harness.reaper import RUN_LABEL, remove_dead_runs, remove_run
 
 app = typer.Typer(
@@ -14,12 +24,130 @@ app = typer.Typer(
 )
 console = Console(stderr=True)
 
-EXIT_INFRA = 3
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+KEEP_CLUSTER_MAX_S = 3600
+SpecArg = Annotated[Path, typer.Argument(help="Experiment file (YAML).")]
 
 
-@app.callback()
-def _root() -> None:
-    """Keeps `cleanup` a subcommand while it is the only one."""
+def _fail(code: int, message: str) -> typer.Exit:
+    console.print(f"[red]error:[/red] {message}", highlight=False)
+    return typer.Exit(code)
+
+
+def _plan(spec: Path, seed: int | None, cells: str | None) -> Any:
+    from harness.experiment import make_plan
+
+    try:
+        return make_plan(spec, seed, cells)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+
+
+def _print_plan(plan: Any) -> None:
+    seed_note = "" if plan.seed_given else " (chosen; pass --seed to repeat)"
+    console.print(
+        f"[bold]{plan.spec.name}[/bold]: {len(plan.cells)} cell(s), seed {plan.seed}{seed_note}"
+    )
+    for cell in plan.cells:
+        table = Table(title=f"cell {cell.id}", title_justify="left", show_edge=False)
+        for col in ("at_s", "kind", "target", "duration_s"):
+            table.add_column(col)
+        for f in plan.schedules[cell.id]:
+            dur = "until heal" if f.duration_s is None else f"{f.duration_s:g}"
+            table.add_row(f"{f.at_s:g}", f.kind, f.target, dur)
+        if cell.params:
+            console.print("  " + ", ".join(f"{k}={v}" for k, v in cell.params.items()))
+        console.print(table if plan.schedules[cell.id] else "  (no faults)")
+
+
+@app.command()
+def validate(spec: SpecArg) -> None:
+    """Check a spec and show its cells and fault schedule; nothing is started."""
+    _print_plan(_plan(spec, None, None))
+    console.print("[green]spec is valid[/green]")
+
+
+class _Progress:
+    """One status line per cell, refreshed in place; faults printed as they happen."""
+
+    def __init__(self) -> None:
+        self.last = 0.0
+        self.phase = ""
+
+    def __call__(self, s: Status) -> None:
+        for line in s.lines:
+            console.print(f"  [yellow]{s.cell}[/yellow] {line}", highlight=False)
+        s.lines.clear()
+        now = time.monotonic()
+        if s.phase != self.phase or now - self.last > 5:
+            self.phase, self.last = s.phase, now
+            console.print(
+                f"  {s.cell} [cyan]{s.phase:<12}[/cyan] sent {s.attempted} acked {s.acked} "
+                f"failed {s.failed} consumed {s.consumed}",
+                highlight=False,
+            )
+
+
+@app.command()
+def run(
+    spec: SpecArg,
+    seed: Annotated[int | None, typer.Option(help="Seed for cells and the fault schedule.")] = None,
+    out: Annotated[Path, typer.Option(help="Where results/<run-id>/ goes.")] = Path("results"),
+    cells: Annotated[
+        str | None, typer.Option(help="Only cells whose id matches (comma list, globs).")
+    ] = None,
+    keep_cluster: Annotated[
+        bool, typer.Option(help="Keep the last cell's cluster up until Ctrl-C (at most an hour).")
+    ] = False,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Show cells and schedule, start nothing.")
+    ] = False,
+) -> None:
+    """Run an experiment: every cell against a real cluster, then checks, verdicts and reports."""
+    plan = _plan(spec, seed, cells)
+    _print_plan(plan)
+    if dry_run:
+        return
+    from harness.experiment import EXIT_FOR_VERDICT, run_plan
+    from harness.report import render_table
+
+    def cell_done(summary: dict[str, Any]) -> None:
+        console.print(f"  {summary['cell']} verdict [bold]{summary['verdict']}[/bold]")
+
+    try:
+        run_dir, summary, kept = run_plan(plan, out, _Progress(), cell_done, keep_cluster)
+    except HarnessError as exc:
+        raise _fail(EXIT_INFRA, str(exc)) from None
+    console.print(render_table(summary["cells"]))
+    console.print(f"results: {run_dir}  verdict: [bold]{summary['verdict']}[/bold]")
+    if kept is not None:
+        console.print(f"cluster kept at {kept.bootstrap_servers}; Ctrl-C removes it")
+        try:
+            time.sleep(KEEP_CLUSTER_MAX_S)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            kept.close()
+    raise typer.Exit(EXIT_FOR_VERDICT.get(summary["verdict"], EXIT_INFRA))
+
+
+@app.command()
+def verify(
+    results_dir: Annotated[Path, typer.Argument(help="A results/<run-id>/ folder.")],
+) -> None:
+    """Re-run the checks of a result folder from its files alone (no cluster)."""
+    from harness.experiment import EXIT_FOR_VERDICT, verify_run
+    from harness.report import render_table
+
+    try:
+        summary = verify_run(results_dir)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+    except HarnessError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+    console.print(render_table(summary["cells"]))
+    console.print(f"verdict: [bold]{summary['verdict']}[/bold]")
+    raise typer.Exit(EXIT_FOR_VERDICT.get(summary["verdict"], EXIT_INFRA))
 
 
 @app.command()
@@ -34,8 +162,7 @@ def cleanup(
         removed = remove_run(client) if all_runs else remove_dead_runs(client)
         live = client.containers.list(all=True, filters={"label": RUN_LABEL})
     except HarnessError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(EXIT_INFRA) from None
+        raise _fail(EXIT_INFRA, str(exc)) from None
     for name in removed:
         console.print(f"removed {name}")
     console.print(f"cleanup: removed {len(removed)} resource(s)")

@@ -37,6 +37,13 @@ class History:
             self._events.append(event)
         return event
 
+    def merge(self, events: list[dict[str, Any]]) -> None:
+        """Add events recorded elsewhere (a consumer process) with their own timestamps."""
+        with self._lock:
+            for e in events:
+                fields = {k: v for k, v in e.items() if k not in ("ts", "kind")}
+                self._events.append(Event(int(e["ts"]), str(e["kind"]), fields))
+
     @property
     def events(self) -> list[Event]:
         with self._lock:
@@ -44,5 +51,5 @@ class History:
 
     def write_jsonl(self, path: Path) -> None:
         with path.open("w", encoding="utf-8") as f:
-            for event in self.events:
+            for event in sorted(self.events, key=lambda e: e.ts):
                 f.write(json.dumps(event.as_dict(), default=str) + "\n")

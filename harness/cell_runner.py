@@ -1,0 +1,267 @@
+"""One cell of an experiment, phase by phase, into its result folder.
+
+steady-state gate → workload + nemesis → heal all → recovery (bounded) → drain
+(bounded) → collect (log, tables, broker logs, history). Checks come after, from
+the folder alone (see harness.verify_run), so `verify` can redo them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.cluster import KafkaCluster
+from harness.errors import HarnessError
+from harness.history import History
+from harness.nemesis import Nemesis
+from harness.schedule import PlannedFault
+from harness.spec import Cell
+from harness.tables import COMMITS, CONSUMED, LOG, write_table
+from harness.workload.consumer_sets import ConsumerSets
+from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
+from harness.workload.log_reader import end_offsets, read_log
+
+STEADY_STATE_TIMEOUT_S = 90.0
+ASSIGN_TIMEOUT_S = 60.0
+
+
+@dataclass
+class Status:
+    """What the terminal shows while a cell runs."""
+
+    cell: str
+    phase: str = "starting"
+    attempted: int = 0
+    acked: int = 0
+    failed: int = 0
+    consumed: int = 0
+    lines: list[str] = field(default_factory=list)  # to print once (faults as they happen)
+
+
+Reporter = Callable[[Status], None]
+
+
+class CellRunner:
+    def __init__(
+        self,
+        cell: Cell,
+        plan: list[PlannedFault],
+        seed: int,
+        cell_dir: Path,
+        run_id: str,
+        report: Reporter,
+        keep_cluster: bool = False,
+    ) -> None:
+        self.cell = cell
+        self.spec = cell.spec
+        self.plan = plan
+        self.seed = seed
+        self.dir = cell_dir
+        self.run_id = run_id
+        self.report = report
+        self.keep_cluster = keep_cluster
+        self.history = History()
+        self.status = Status(cell.id)
+        self.kept: KafkaCluster | None = None
+        self._seen = 0
+
+    # --- phases --------------------------------------------------------------------------------
+    def phase(self, name: str, **fields: Any) -> None:
+        self.history.append("phase", phase=name, **fields)
+        self.status.phase = name
+        self.report(self.status)
+
+    def run(self) -> None:
+        """Run the cell; whatever happens, the folder gets what was collected and the history."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        c = self.spec.cluster
+        cluster = KafkaCluster(
+            c.mode,
+            c.brokers,
+            c.version,
+            c.broker_config,
+            controllers=c.controllers,
+            run_id=f"{self.run_id[-6:]}-{self.cell.id.split('_', 1)[0]}",
+            history=self.history,
+            logs_dir=self.dir / "brokers",
+        )
+        try:
+            self.phase("cluster")
+            cluster.up()
+            self._run_on(cluster)
+        except BaseException as exc:
+            self.history.append("cell.error", error=f"{type(exc).__name__}: {exc}")
+            raise
+        finally:
+            if self.keep_cluster:
+                self.kept = cluster
+                with contextlib.suppress(Exception):
+                    cluster.save_logs(self.dir / "brokers")
+            else:
+                cluster.close()
+            self.history.write_jsonl(self.dir / "history.jsonl")
+
+    def _run_on(self, cluster: KafkaCluster) -> None:
+        self.phase("steady-state")
+        self._steady_state(cluster)
+        consumers = ConsumerSets(self.spec, cluster.bootstrap_servers, self.dir, self.history)
+        producer = LedgerProducer(self._producer_settings(cluster), self.history)
+        nemesis = Nemesis(
+            cluster, self.plan, consumers, self.history, self.seed, consumers.default_group
+        )
+        try:
+            consumers.start()
+            consumers.wait_assigned(ASSIGN_TIMEOUT_S)
+            self.phase("workload")
+            t0 = time.monotonic()
+            producer.start()
+            nemesis.start(t0)
+            while producer.running or not nemesis.done:
+                self._tick(producer, consumers)
+                time.sleep(0.5)
+            self._tick(producer, consumers)
+            self.phase("heal")
+            cluster.heal_all()
+            nemesis.restart_crashed()
+            consumers.start()
+            self.phase("recovery")
+            self._recover(cluster)
+            self.phase("drain")
+            self._drain(cluster, consumers, producer)
+        finally:
+            nemesis.stop()
+            producer.stop()
+            producer.join(120)
+            consumers.stop()
+            self.phase("collect")
+            self._collect(cluster, producer, consumers)
+
+    def _producer_settings(self, cluster: KafkaCluster) -> LedgerSettings:
+        p = self.spec.producer
+        return LedgerSettings(
+            bootstrap=cluster.bootstrap_servers,
+            topic=self.spec.topic.name,
+            acks=p.acks,
+            enable_idempotence=p.idempotence,
+            rate=p.rate,
+            records=p.records,
+            duration_s=p.duration_s,
+            record_size=p.record_size,
+            config=dict(p.config),
+        )
+
+    def _tick(self, producer: LedgerProducer, consumers: ConsumerSets) -> None:
+        s = self.status
+        s.attempted, s.acked, s.failed = producer.attempted, producer.acked, producer.failed
+        consumers.poll()
+        s.consumed = consumers.rows
+        events = self.history.events
+        for e in events[self._seen :]:
+            if e.kind.startswith(("fault.", "consumer.crash", "producer.errors")):
+                what = " ".join(
+                    str(e.fields[k])
+                    for k in ("fault", "target", "consumer", "error")
+                    if k in e.fields
+                )
+                s.lines.append(f"{e.kind} {what}")
+        self._seen = len(events)
+        self.report(s)
+
+    def _steady_state(self, cluster: KafkaCluster) -> None:
+        t = self.spec.topic
+        cluster.create_topic(t.name, t.partitions, t.replication_factor, t.config)
+        if any(c.kind == "group" for _, c in self.spec.consumer_sets()):
+            cluster.admin.ensure_offsets_topic()
+        deadline = time.monotonic() + STEADY_STATE_TIMEOUT_S
+        while not self._healthy(cluster):
+            if time.monotonic() > deadline:
+                raise HarnessError(
+                    f"steady state not reached within {STEADY_STATE_TIMEOUT_S} s "
+                    f"(a partition of {t.name!r} leaderless or its ISR short)"
+                )
+            time.sleep(0.5)
+
+    def _healthy(self, cluster: KafkaCluster) -> bool:
+        t = self.spec.topic
+        try:
+            meta = cluster.admin.topic(t.name)
+        except HarnessError:
+            return False
+        return all(
+            p in meta.partitions
+            and meta.partitions[p].leader >= 0
+            and len(meta.partitions[p].isrs) == len(meta.partitions[p].replicas)
+            for p in range(t.partitions)
+        )
+
+    def _recover(self, cluster: KafkaCluster) -> None:
+        timeout = self.spec.recovery.timeout_s
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self._healthy(cluster):
+                self.history.append(
+                    "recovery.end", recovered=True, detail="all partitions led, ISR full"
+                )
+                return
+            time.sleep(1)
+        self.history.append(
+            "recovery.end",
+            recovered=False,
+            detail=f"not every partition led with a full ISR after {timeout} s",
+        )
+
+    def _drain(
+        self, cluster: KafkaCluster, consumers: ConsumerSets, producer: LedgerProducer
+    ) -> None:
+        """Until every consumer set has processed up to the log end (bounded)."""
+        timeout = self.spec.recovery.drain_timeout_s
+        deadline = time.monotonic() + timeout
+        ends: dict[int, int] = {}
+        while time.monotonic() < deadline:
+            try:
+                ends = end_offsets(
+                    cluster.bootstrap_servers, self.spec.topic.name, self.spec.topic.partitions
+                )
+            except Exception:
+                time.sleep(1)
+                continue
+            if consumers.reached(ends):
+                self.history.append("drain.end", complete=True, lag={}, ends=ends)
+                return
+            self._tick(producer, consumers)
+            time.sleep(1)
+        self.history.append("drain.end", complete=False, lag=consumers.lag(ends), ends=ends)
+
+    def _collect(
+        self, cluster: KafkaCluster, producer: LedgerProducer, consumers: ConsumerSets
+    ) -> None:
+        producer.write(self.dir / "ledger.parquet")
+        consumed, commits = consumers.collected()
+        write_table(self.dir / "consumed.parquet", CONSUMED, consumed)
+        write_table(self.dir / "commits.parquet", COMMITS, commits)
+        consumers.merge_events()
+        t = self.spec.topic
+        try:
+            log = read_log(
+                cluster.bootstrap_servers, t.name, t.partitions, self.spec.recovery.drain_timeout_s
+            )
+            write_table(
+                self.dir / "log.parquet",
+                LOG,
+                {"seq": log.seq, "partition": log.partition, "offset": log.offset},
+            )
+            self.history.append(
+                "log.read",
+                complete=log.complete,
+                records=len(log.seq),
+                ends=log.ends,
+                detail=log.detail,
+            )
+        except Exception as exc:
+            self.history.append(
+                "log.read", complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
+            )

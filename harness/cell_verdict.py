@@ -1,0 +1,108 @@
+"""From a cell's result folder alone to its summary.json and report.html (also `verify`)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness.report import write_cell_report
+from harness.spec import Cell
+from harness.verdict import Check, evaluate, overall
+
+COUNTS = (
+    "attempted",
+    "acked",
+    "lost",
+    "lost_never_consumed",
+    "duplicated",
+    "reprocessed",
+    "unacked_present",
+    "out_of_order",
+)
+
+
+def _history(cell_dir: Path) -> list[dict[str, Any]]:
+    path = cell_dir / "history.jsonl"
+    if not path.exists():
+        return []
+    events = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            events.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return events
+
+
+def run_check(history: list[dict[str, Any]]) -> Check:
+    """Did the cell run its course? An infrastructure error or crashed workload undecides it."""
+    problems = [
+        f"{e['kind']}: {e.get('error', '')}"
+        for e in history
+        if e["kind"] in ("cell.error", "producer.crash")
+    ]
+    if not history:
+        return Check("run", "unknown", "no history.jsonl: the cell did not run")
+    if problems:
+        return Check("run", "unknown", "; ".join(problems))
+    if not any(e["kind"] == "phase" and e.get("phase") == "collect" for e in history):
+        return Check("run", "unknown", "the cell never reached its collect phase")
+    return Check("run", "pass", "every phase ran")
+
+
+def cell_params(cell: Cell) -> dict[str, Any]:
+    """The cell's matrix values, plus the settings a reader of the table wants to see."""
+    s = cell.spec
+    params: dict[str, Any] = {
+        "mode": s.cluster.mode,
+        "version": s.cluster.version,
+        "brokers": s.cluster.brokers,
+        "acks": s.producer.acks,
+        "idempotence": s.producer.idempotence,
+        "topic_rf": s.topic.replication_factor,
+        "partitions": s.topic.partitions,
+    }
+    for key in (
+        "min.insync.replicas",
+        "offsets.topic.replication.factor",
+        "unclean.leader.election.enable",
+    ):
+        if key in s.cluster.broker_config:
+            params[key] = s.cluster.broker_config[key]
+    params.update({k: v for k, v in cell.params.items()})
+    return params
+
+
+def gap_ms(cell: Cell) -> int:
+    """Acks further apart than this count as unavailability: 1 s, or 3 records' spacing if slower."""
+    return int(max(1000.0, 3000.0 / cell.spec.producer.rate))
+
+
+def summarize(
+    cell: Cell, cell_dir: Path, metrics: dict[str, Any] | None, error: str = ""
+) -> dict[str, Any]:
+    """summary.json of the cell (written) from the checks' metrics (None: verification crashed)."""
+    history = _history(cell_dir)
+    summary: dict[str, Any] = {"cell": cell.id, "params": cell_params(cell)}
+    if metrics is None:
+        summary.update(
+            counts=dict.fromkeys(COUNTS),
+            max_stall_s=None,
+            unavailable_s=None,
+            undecided={"*": f"verification crashed: {error}"},
+        )
+    else:
+        summary.update(metrics)
+    checks = [run_check(history), *evaluate(cell.spec.expect, summary)]
+    if metrics is None:
+        checks.append(Check("verification", "unknown", error))
+    summary["checks"] = [c.as_dict() for c in checks]
+    summary["verdict"] = overall(checks)
+    ts = [int(e["ts"]) for e in history if "ts" in e]
+    summary["duration_s"] = round((max(ts) - min(ts)) / 1000, 1) if ts else 0.0
+    (cell_dir / "summary.json").write_text(
+        json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8"
+    )
+    write_cell_report(cell_dir)
+    return summary

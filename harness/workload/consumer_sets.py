@@ -1,0 +1,113 @@
+"""Every consumer set of a cell behind one face: start, crash a member, drain, collect."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.errors import ConfigError, HarnessError
+from harness.history import History
+from harness.workload.group_consumers import GroupConsumers, GroupSettings
+from harness.workload.member_files import MemberPaths, read_events
+
+DEFAULT_GROUP = "chaos-group"
+
+
+class ConsumerSets:
+    def __init__(self, spec: Any, bootstrap: str, cell_dir: Path, history: History) -> None:
+        self.history = history
+        self.directory = cell_dir / "consumers"
+        self.sets: dict[str, GroupConsumers] = {}
+        self.default_group = DEFAULT_GROUP
+        for name, consumer in spec.consumer_sets():
+            if consumer.kind != "group":
+                raise ConfigError(f"consumer kind {consumer.kind!r} is not supported yet")
+            if not self.sets:
+                self.default_group = consumer.group
+            settings = GroupSettings(
+                bootstrap=bootstrap,
+                topic=spec.topic.name,
+                group=consumer.group,
+                set_name=name,
+                members=consumer.members,
+                commit=consumer.commit,
+                config=dict(consumer.config),
+            )
+            self.sets[name] = GroupConsumers(settings, self.directory, history)
+
+    def start(self) -> None:
+        for s in self.sets.values():
+            s.start()
+
+    def wait_assigned(self, timeout_s: float) -> None:
+        """Until every member has had partitions assigned once, so the workload starts on a formed group."""
+        deadline = time.monotonic() + timeout_s
+        waiting = [n for s in self.sets.values() for n in s.names]
+        while waiting and time.monotonic() < deadline:
+            waiting = [
+                n
+                for n in waiting
+                if not any(
+                    e["kind"] == "consumer.assign"
+                    for e in read_events(MemberPaths(self.directory, n))
+                )
+            ]
+            time.sleep(0.2)
+        if waiting:
+            self.history.append("consumer.unassigned", consumers=waiting, waited_s=timeout_s)
+
+    def _resolve(self, ref: str) -> tuple[GroupConsumers, str]:
+        set_name, _, index = ref.partition("/")
+        if set_name not in self.sets or not index.isdigit():
+            raise HarnessError(f"no consumer {ref!r} (sets: {', '.join(self.sets)})")
+        group = self.sets[set_name]
+        return group, group.member(int(index))
+
+    def crash_member(self, ref: str) -> str:
+        group, name = self._resolve(ref)
+        group.crash(name)
+        return name
+
+    def restart_member(self, name: str) -> None:
+        self.sets[name.split("/", 1)[0]].start(name)
+
+    def poll(self) -> None:
+        for s in self.sets.values():
+            s.poll()
+
+    @property
+    def rows(self) -> int:
+        return sum(s.rows for s in self.sets.values())
+
+    def reached(self, ends: dict[int, int]) -> bool:
+        return all(s.reached(ends) for s in self.sets.values())
+
+    def lag(self, ends: dict[int, int]) -> dict[str, dict[int, int]]:
+        return {name: s.lag(ends) for name, s in self.sets.items()}
+
+    def stop(self) -> None:
+        for s in self.sets.values():
+            s.stop()
+
+    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        consumed: dict[str, list[Any]] = {}
+        commits: dict[str, list[Any]] = {}
+        for s in self.sets.values():
+            c, m = s.collected()
+            for key, values in c.items():
+                consumed.setdefault(key, []).extend(values)
+            for key, values in m.items():
+                commits.setdefault(key, []).extend(values)
+        if not consumed:
+            consumed = {
+                k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
+            }
+            commits = {k: [] for k in ("consumer", "partition", "offset", "ts")}
+        return consumed, commits
+
+    def merge_events(self) -> None:
+        """Member processes' own events (start, assign, revoke, stop) join the cell's history."""
+        for s in self.sets.values():
+            for name in s.names:
+                self.history.merge(read_events(MemberPaths(self.directory, name)))

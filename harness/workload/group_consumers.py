@@ -1,0 +1,149 @@
+"""A consumer group: member processes started, crashed (SIGKILL), restarted and stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.history import History
+from harness.workload.member_files import ConsumedTail, MemberPaths, read_commits, read_consumed
+
+STOP_GRACE_S = 20.0
+
+
+@dataclass
+class GroupSettings:
+    bootstrap: str
+    topic: str
+    group: str
+    set_name: str = "group"
+    members: int = 1
+    commit: str = "after-process"
+    config: dict[str, Any] = field(default_factory=dict)
+    max_s: float = 3600.0
+
+
+class GroupConsumers:
+    """The members of one consumer set; each member is its own Python process."""
+
+    def __init__(self, settings: GroupSettings, directory: Path, history: History) -> None:
+        self.s = settings
+        self.directory = directory
+        self.history = history
+        directory.mkdir(parents=True, exist_ok=True)
+        self.names = [f"{settings.set_name}/m{i}" for i in range(settings.members)]
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.tails = {n: ConsumedTail(MemberPaths(directory, n)) for n in self.names}
+
+    def member(self, index: int) -> str:
+        if not 0 <= index < len(self.names):
+            raise ValueError(f"{self.s.set_name} has members 0..{len(self.names) - 1}, not {index}")
+        return self.names[index]
+
+    def start(self, name: str | None = None) -> None:
+        for n in [name] if name else self.names:
+            proc = self.procs.get(n)
+            if proc is not None and proc.poll() is None:
+                continue
+            paths = MemberPaths(self.directory, n)
+            cmd = [
+                sys.executable,
+                "-m",
+                "harness.workload.group_member",
+                "--bootstrap",
+                self.s.bootstrap,
+                "--topic",
+                self.s.topic,
+                "--group",
+                self.s.group,
+                "--consumer",
+                n,
+                "--commit",
+                self.s.commit,
+                "--dir",
+                str(self.directory),
+                "--config",
+                json.dumps(self.s.config),
+                "--max-s",
+                str(self.s.max_s),
+            ]
+            with paths.stderr.open("ab") as err:
+                # Own session: a Ctrl-C at the terminal reaches the runner, which stops members itself.
+                self.procs[n] = subprocess.Popen(
+                    cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
+                )
+            self.history.append("consumer.launch", consumer=n, pid=self.procs[n].pid)
+
+    def crash(self, name: str) -> None:
+        """SIGKILL: no close, no commit, no leaving the group (the coordinator waits for the session)."""
+        proc = self.procs.get(name)
+        if proc is None or proc.poll() is not None:
+            self.history.append("consumer.crash", consumer=name, note="was not running")
+            return
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        self.history.append("consumer.crash", consumer=name, pid=proc.pid)
+
+    def stop(self) -> None:
+        """SIGTERM every member (a clean close), SIGKILL any that outlives the grace period."""
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+        for name, proc in self.procs.items():
+            try:
+                proc.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                self.history.append("consumer.crash", consumer=name, note="did not stop on SIGTERM")
+
+    def running(self, name: str) -> bool:
+        proc = self.procs.get(name)
+        return proc is not None and proc.poll() is None
+
+    def poll(self) -> None:
+        for tail in self.tails.values():
+            tail.poll()
+
+    @property
+    def rows(self) -> int:
+        return sum(t.rows for t in self.tails.values())
+
+    def reached(self, ends: dict[int, int]) -> bool:
+        """Whether the set has processed up to every partition's end offset (exclusive)."""
+        self.poll()
+        for partition, end in ends.items():
+            best = max((t.max_offset.get(partition, -1) for t in self.tails.values()), default=-1)
+            if best + 1 < end:
+                return False
+        return True
+
+    def lag(self, ends: dict[int, int]) -> dict[int, int]:
+        self.poll()
+        lag = {}
+        for partition, end in ends.items():
+            best = max((t.max_offset.get(partition, -1) for t in self.tails.values()), default=-1)
+            lag[partition] = max(0, end - best - 1)
+        return lag
+
+    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        """consumed and commits columns of every member, in each member's processing order."""
+        consumed: dict[str, list[Any]] = {
+            k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
+        }
+        commits: dict[str, list[Any]] = {k: [] for k in ("consumer", "partition", "offset", "ts")}
+        for name in self.names:
+            paths = MemberPaths(self.directory, name)
+            for seq, part, off, ts, gen in read_consumed(paths):
+                for key, value in zip(consumed, (seq, part, off, name, ts, gen), strict=True):
+                    consumed[key].append(value)
+            for part, off, ts in read_commits(paths):
+                for key, value in zip(commits, (name, part, off, ts), strict=True):
+                    commits[key].append(value)
+        return consumed, commits

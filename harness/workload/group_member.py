@@ -1,0 +1,172 @@
+"""One consumer-group member, run as its own process so the nemesis can SIGKILL it.
+
+`python -m harness.workload.group_member --bootstrap … --topic … --group … --consumer group/m0
+--commit after-process --dir DIR [--config JSON] [--max-s N]`
+
+Commit strategies (what a crash then costs):
+- `after-process`: write the batch, then commit it synchronously — a crash re-delivers
+  at most the batch in hand (reprocessing, never loss);
+- `before-process`: commit the batch, then write it — a crash can skip records (loss);
+- `auto`: librdkafka's auto-commit (every 5 s by default, of what earlier polls returned).
+SIGTERM stops it cleanly (close() leaves the group); it also stops by itself after --max-s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import IO, Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+from harness.history import now_ms
+from harness.workload.member_files import MemberPaths, next_generation
+from harness.workload.records import decode_seq
+
+BATCH = 500
+
+
+class Member:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.paths = MemberPaths(args.dir, args.consumer)
+        self.set_name = args.consumer.split("/", 1)[0]
+        self.generation = 0
+        self.stopping = False
+        self.consumed: IO[str] = self.paths.consumed.open("a", encoding="utf-8")
+        self.commits: IO[str] = self.paths.commits.open("a", encoding="utf-8")
+        self.events: IO[str] = self.paths.events.open("a", encoding="utf-8")
+
+    def event(self, kind: str, **fields: Any) -> None:
+        record = {"ts": now_ms(), "kind": kind, "consumer": self.args.consumer, **fields}
+        self.events.write(json.dumps(record) + "\n")
+        self.events.flush()
+
+    def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.generation = next_generation(self.args.dir, self.set_name)
+        self.event(
+            "consumer.assign",
+            generation=self.generation,
+            partitions=sorted(p.partition for p in partitions),
+        )
+
+    def on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self.event(
+            "consumer.revoke",
+            generation=self.generation,
+            partitions=sorted(p.partition for p in partitions),
+        )
+
+    def on_commit(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        if err is not None:
+            self.event("consumer.commit_failed", error=str(err))
+            return
+        self._log_commits(partitions)
+
+    def _log_commits(self, partitions: list[TopicPartition]) -> None:
+        ts = now_ms()
+        for p in partitions:
+            if p.error is None and p.offset >= 0:
+                self.commits.write(f"{p.partition},{p.offset},{ts}\n")
+        self.commits.flush()
+
+    def config(self) -> dict[str, Any]:
+        auto = self.args.commit == "auto"
+        return {
+            "auto.offset.reset": "earliest",
+            **json.loads(self.args.config),
+            "bootstrap.servers": self.args.bootstrap,
+            "group.id": self.args.group,
+            "client.id": self.args.consumer,
+            "enable.auto.commit": auto,
+            "on_commit": self.on_commit,
+        }
+
+    def process(self, batch: list[Message]) -> None:
+        ts = now_ms()
+        for msg in batch:
+            seq = decode_seq(msg.value())
+            if seq is not None:
+                self.consumed.write(
+                    f"{seq},{msg.partition()},{msg.offset()},{ts},{self.generation}\n"
+                )
+        self.consumed.flush()
+
+    def commit(self, consumer: Consumer, batch: list[Message]) -> None:
+        """Commit the next offset of each partition in the batch; failures are events, not crashes."""
+        ends: dict[int, int] = {}
+        for msg in batch:
+            part, offset = msg.partition(), msg.offset()
+            if part is not None and offset is not None:
+                ends[part] = max(ends.get(part, -1), offset + 1)
+        offsets = [TopicPartition(self.args.topic, p, o) for p, o in ends.items()]
+        try:
+            result = consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:
+            self.event("consumer.commit_failed", error=str(exc.args[0]))
+            return
+        if result:
+            self._log_commits(result)
+
+    def run(self) -> None:
+        consumer = Consumer(self.config())
+        consumer.subscribe([self.args.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
+        self.event("consumer.start", pid=os.getpid())
+        deadline = time.monotonic() + self.args.max_s
+        parent = os.getppid()
+        try:
+            # Bounded: stops at --max-s, on SIGTERM, or when the runner that started it is gone.
+            while not self.stopping and time.monotonic() < deadline and os.getppid() == parent:
+                messages = consumer.consume(BATCH, timeout=0.5)
+                batch = [m for m in messages if m.error() is None]
+                for m in messages:
+                    err = m.error()
+                    if err is not None and err.code() != KafkaError._PARTITION_EOF:
+                        self.event("consumer.error", error=str(err))
+                if not batch:
+                    continue
+                if self.args.commit == "before-process":
+                    self.commit(consumer, batch)
+                    self.process(batch)
+                else:
+                    self.process(batch)
+                    if self.args.commit == "after-process":
+                        self.commit(consumer, batch)
+        finally:
+            consumer.close()
+            self.event("consumer.stop", generation=self.generation)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--group", required=True)
+    parser.add_argument("--consumer", required=True, help="<set>/<member>")
+    parser.add_argument(
+        "--commit", choices=["auto", "after-process", "before-process"], required=True
+    )
+    parser.add_argument("--dir", type=Path, required=True)
+    parser.add_argument("--config", default="{}", help="librdkafka consumer settings as JSON")
+    parser.add_argument("--max-s", type=float, default=3600.0)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    member = Member(parse_args(sys.argv[1:] if argv is None else argv))
+
+    def stop(signum: int, frame: object) -> None:
+        member.stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    member.run()
+
+
+if __name__ == "__main__":
+    main()
