@@ -16,6 +16,7 @@ from confluent_kafka.admin import (
 )
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
+from harness.client_log import CLIENT_LOGGER
 from harness.errors import HarnessError
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -57,9 +58,12 @@ class ClusterAdmin:
 
     @staticmethod
     def _ask_port(port: int, request: Callable[[AdminClient], T]) -> T:
-        client = AdminClient(
-            {"bootstrap.servers": f"127.0.0.1:{port}", "socket.connection.setup.timeout.ms": 5000}
-        )
+        config: dict[str, Any] = {
+            "bootstrap.servers": f"127.0.0.1:{port}",
+            "socket.connection.setup.timeout.ms": 5000,
+            "logger": CLIENT_LOGGER,
+        }
+        client = AdminClient(config)
         try:
             return request(client)
         except KafkaException as exc:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.client_log import client_log_to
 from harness.cluster import KafkaCluster
 from harness.errors import HarnessError
 from harness.history import History
@@ -90,9 +91,10 @@ class CellRunner:
             logs_dir=self.dir / "brokers",
         )
         try:
-            self.phase("cluster")
-            cluster.up()
-            self._run_on(cluster)
+            with client_log_to(self.dir / "clients.log"):
+                self.phase("cluster")
+                cluster.up()
+                self._run_on(cluster)
         except BaseException as exc:
             self.history.append("cell.error", error=f"{type(exc).__name__}: {exc}")
             raise

@@ -17,6 +17,7 @@ from docker.errors import DockerException
 from testcontainers.core.network import Network
 
 from harness.admin import OFFSETS_TOPIC, ClusterAdmin
+from harness.client_log import CLIENT_LOGGER
 from harness.errors import ClusterStartError, ConfigError, HarnessError
 from harness.faults import iptables
 from harness.faults.clients import ClientCutFault
@@ -169,7 +170,9 @@ class KafkaCluster:
     def _probe_write(self, deadline: float) -> None:
         remaining = max(1.0, deadline - time.monotonic())
         self.admin.create_topic(READY_TOPIC, 1, self.broker_count, timeout_s=remaining)
-        producer = Producer({"bootstrap.servers": self.bootstrap_servers, "acks": "all"})
+        producer = Producer(
+            {"bootstrap.servers": self.bootstrap_servers, "acks": "all", "logger": CLIENT_LOGGER}
+        )
         outcome: list[KafkaError | None] = []
         producer.produce(READY_TOPIC, b"ready", on_delivery=lambda err, _msg: outcome.append(err))
         producer.flush(max(1.0, deadline - time.monotonic()))

@@ -10,6 +10,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
+from harness.client_log import CLIENT_LOGGER
 from harness.history import History, now_ms
 from harness.tables import LEDGER, write_table
 from harness.workload.records import encode_key, encode_value
@@ -90,6 +91,7 @@ class LedgerProducer:
             "bootstrap.servers": self.s.bootstrap,
             "acks": self.s.acks,
             "enable.idempotence": self.s.enable_idempotence,
+            "logger": CLIENT_LOGGER,
         }
 
     def _record(self, seq: int, err: KafkaError | None, msg: Message) -> None:

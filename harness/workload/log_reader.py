@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from harness.client_log import CLIENT_LOGGER
 from harness.workload.records import decode_seq
 
 
@@ -88,4 +89,5 @@ def _config(bootstrap: str) -> dict[str, object]:
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
         "enable.partition.eof": False,
+        "logger": CLIENT_LOGGER,
     }

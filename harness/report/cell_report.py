@@ -1,0 +1,223 @@
+"""One cell's report.html: a single static file a person can read without the harness."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pandas as pd
+import pyarrow.parquet as pq
+
+from harness.report.log_tails import read_broker_logs, tails_around
+from harness.report.timeline import fault_windows, plot_timeline, png_data_uri, utc
+
+COUNT_NAMES = (
+    "attempted",
+    "acked",
+    "lost",
+    "lost_never_consumed",
+    "duplicated",
+    "reprocessed",
+    "unacked_present",
+    "out_of_order",
+)
+LEDGER_COLUMNS = ["seq", "status", "send_ts", "ack_ts"]
+CONSUMED_COLUMNS = ["seq", "consumer", "ts"]
+# History kinds too chatty for the events table (they are in the plot already).
+QUIET_KINDS = {"producer.errors"}
+MAX_EVENT_ROWS = 300
+RAW_FILES = (
+    "summary.json",
+    "ledger.parquet",
+    "consumed.parquet",
+    "log.parquet",
+    "commits.parquet",
+    "history.jsonl",
+)
+
+
+def fmt(value: Any) -> str:
+    """None is undecided ("?"), floats get one decimal, containers become JSON."""
+    if value is None:
+        return "?"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.1f}"
+    if isinstance(value, dict | list):
+        return json.dumps(value, default=str)
+    return str(value)
+
+
+def generic_table(rows: list[Any]) -> tuple[list[str], list[list[str]]]:
+    """Columns = union of keys in first-seen order; free-form check outputs fit without a schema."""
+    columns: list[str] = []
+    for row in rows:
+        if isinstance(row, dict):
+            columns += [k for k in row if k not in columns]
+    if not columns:
+        return ["value"], [[fmt(row)] for row in rows]
+    return columns, [
+        [fmt(row.get(c)) if isinstance(row, dict) else fmt(row) for c in columns] for row in rows
+    ]
+
+
+class _Inputs:
+    """What could be read from the cell folder, and what could not (said in the report)."""
+
+    def __init__(self, cell_dir: Path) -> None:
+        self.problems: list[str] = []
+        self.summary = self._summary(cell_dir / "summary.json")
+        self.ledger = self._parquet(
+            cell_dir / "ledger.parquet", LEDGER_COLUMNS, "no acked/error series and no lag"
+        )
+        self.consumed = self._parquet(
+            cell_dir / "consumed.parquet", CONSUMED_COLUMNS, "no consumption series and no lag"
+        )
+        self.events = self._history(cell_dir / "history.jsonl")
+        brokers = cell_dir / "brokers"
+        self.logs = read_broker_logs(brokers) if brokers.is_dir() else {}
+        if not self.logs:
+            self.problems.append("missing: brokers/*.log (no broker log tails)")
+
+    def _summary(self, path: Path) -> dict[str, Any]:
+        if not path.is_file():
+            self.problems.append(f"missing: {path.name} (no verdict, counts or checks)")
+            return {}
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            self.problems.append(f"unreadable: {path.name} ({exc})")
+            return {}
+        if not isinstance(data, dict):
+            self.problems.append(f"unreadable: {path.name} (not a JSON object)")
+            return {}
+        return data
+
+    def _parquet(self, path: Path, columns: list[str], effect: str) -> pd.DataFrame | None:
+        if not path.is_file():
+            self.problems.append(f"missing: {path.name} ({effect})")
+            return None
+        try:
+            return pq.read_table(path, columns=columns).to_pandas()
+        except Exception as exc:  # pyarrow raises several types; any means "cannot draw"
+            self.problems.append(f"unreadable: {path.name} ({type(exc).__name__}: {exc})")
+            return None
+
+    def _history(self, path: Path) -> list[dict[str, Any]]:
+        if not path.is_file():
+            self.problems.append(f"missing: {path.name} (no phases, fault windows or log tails)")
+            return []
+        events, bad = [], 0
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            if not line.strip():
+                continue
+            try:
+                event = json.loads(line)
+            except ValueError:
+                bad += 1
+                continue
+            if isinstance(event, dict) and isinstance(event.get("ts"), int | float):
+                event.setdefault("kind", "?")
+                events.append(event)
+            else:
+                bad += 1
+        if bad:
+            self.problems.append(f"unreadable: {bad} line(s) of {path.name} skipped")
+        return sorted(events, key=lambda e: e["ts"])
+
+
+def _plot(inputs: _Inputs) -> tuple[str | None, str | None]:
+    """Data URI of the timeline, or the reason there is none: a plot bug must not lose the report."""
+    try:
+        return png_data_uri(plot_timeline(inputs.ledger, inputs.consumed, inputs.events)), None
+    except Exception as exc:
+        return None, f"timeline plot failed: {type(exc).__name__}: {exc}"
+
+
+def _faults(inputs: _Inputs) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
+    """Fault windows for the table, and broker log tails around each inject and heal."""
+    rows, tails = [], []
+    for window in fault_windows(inputs.events):
+        end = window.end_ms
+        rows.append(
+            {
+                "id": fmt(window.fault_id),
+                "label": window.label,
+                "inject": utc(window.start_ms),
+                "heal": "not healed" if end is None else utc(end),
+                "duration": "-" if end is None else f"{(end - window.start_ms) / 1000:.1f} s",
+            }
+        )
+        moments = [("inject", window.start_ms)]
+        if end is not None:
+            moments.append(("heal", end))
+        for what, ts in moments:
+            tails.append(
+                {
+                    "title": f"{what} {window.label} (fault {fmt(window.fault_id)}) at {utc(ts)} UTC",
+                    "brokers": tails_around(inputs.logs, ts),
+                }
+            )
+    return rows, tails
+
+
+def _context(cell_dir: Path) -> dict[str, Any]:
+    inputs = _Inputs(cell_dir)
+    summary = inputs.summary
+    verdict = summary.get("verdict")
+    verdict = verdict if verdict in ("pass", "fail", "unknown") else "unknown"
+    counts = summary.get("counts") or {}
+    undecided = summary.get("undecided") or {}
+    count_rows = [
+        (name, fmt(counts.get(name)), str(undecided.get(name, "")))
+        for name in [*COUNT_NAMES, *(k for k in counts if k not in COUNT_NAMES)]
+    ]
+    plot_uri, plot_error = _plot(inputs)
+    faults, tails = _faults(inputs)
+    events = [e for e in inputs.events if e["kind"] not in QUIET_KINDS]
+    return {
+        "cell_id": summary.get("cell") or cell_dir.name,
+        "verdict": verdict,
+        "duration_s": summary.get("duration_s"),
+        "problems": inputs.problems,
+        "params": sorted((summary.get("params") or {}).items()),
+        "counts": count_rows,
+        "undecided": sorted((k, str(v)) for k, v in undecided.items() if k not in counts),
+        "checks": summary.get("checks") or [],
+        "max_stall_s": summary.get("max_stall_s"),
+        "unavailable_s": summary.get("unavailable_s"),
+        "stalls_by_set": sorted((summary.get("stalls_by_set") or {}).items()),
+        "resumptions": generic_table(summary.get("resumptions") or []),
+        "reprocessed": generic_table(summary.get("reprocessed_by_generation") or []),
+        "plot_uri": plot_uri,
+        "plot_error": plot_error,
+        "faults": faults,
+        "tails": tails,
+        "events": [
+            (utc(int(e["ts"])), e["kind"], {k: v for k, v in e.items() if k not in ("ts", "kind")})
+            for e in events[:MAX_EVENT_ROWS]
+        ],
+        "events_omitted": max(0, len(events) - MAX_EVENT_ROWS),
+        "files": [name for name in RAW_FILES if (cell_dir / name).is_file()],
+        "broker_logs": sorted(inputs.logs),
+    }
+
+
+def _template() -> jinja2.Template:
+    source = resources.files("harness.report").joinpath("templates/cell.html.j2").read_text("utf-8")
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    env.filters["fmt"] = fmt
+    return env.from_string(source)
+
+
+def write_cell_report(cell_dir: Path) -> Path:
+    """Write `cell_dir/report.html` from whatever the cell folder holds; missing inputs are named."""
+    out = cell_dir / "report.html"
+    out.write_text(_template().render(**_context(cell_dir)), encoding="utf-8")
+    return out

@@ -1,0 +1,196 @@
+"""Run-level outputs: summary.json, summary.md, junit.xml, and the same table for the terminal."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from harness.report.cell_report import COUNT_NAMES, fmt
+
+VERDICTS = ("pass", "fail", "unknown")
+VERDICT_STYLES = {"pass": "green", "fail": "bold red", "unknown": "yellow"}
+METRIC_COLUMNS = ("max_stall_s", "unavailable_s")
+NOT_APPLICABLE = "-"  # a cell without that consumer set, unlike "?" (undecided)
+
+
+def cell_verdict(cell: dict[str, Any]) -> str:
+    """Anything other than pass/fail counts as unknown: it must never read as a pass."""
+    verdict = cell.get("verdict")
+    return verdict if verdict in VERDICTS else "unknown"
+
+
+def overall_verdict(cells: list[dict[str, Any]]) -> str:
+    """fail beats unknown beats pass; no cells decide nothing, so unknown."""
+    verdicts = {cell_verdict(cell) for cell in cells}
+    if "fail" in verdicts:
+        return "fail"
+    return "unknown" if not cells or "unknown" in verdicts else "pass"
+
+
+def stall_sets(cells: list[dict[str, Any]]) -> list[str]:
+    """Consumer sets with a stall figure in any cell, in first-seen order."""
+    sets: list[str] = []
+    for cell in cells:
+        sets += [name for name in cell.get("stalls_by_set") or {} if name not in sets]
+    return sets
+
+
+def table_columns(cells: list[dict[str, Any]]) -> list[str]:
+    sets = [f"stall_s.{name}" for name in stall_sets(cells)]
+    return ["cell", "verdict", *COUNT_NAMES, *METRIC_COLUMNS, *sets]
+
+
+def table_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
+    """One row of display strings per cell: None is "?", floats have one decimal."""
+    sets = stall_sets(cells)
+    rows = []
+    for cell in cells:
+        counts = cell.get("counts") or {}
+        stalls = cell.get("stalls_by_set") or {}
+        rows.append(
+            [
+                str(cell.get("cell", "?")),
+                cell_verdict(cell),
+                *(fmt(counts.get(name)) for name in COUNT_NAMES),
+                *(fmt(cell.get(name)) for name in METRIC_COLUMNS),
+                *(fmt(stalls[name]) if name in stalls else NOT_APPLICABLE for name in sets),
+            ]
+        )
+    return rows
+
+
+def render_table(cells: list[dict[str, Any]]) -> Table:
+    """The summary.md table for the terminal, verdicts coloured."""
+    table = Table(title="cells")
+    columns = table_columns(cells)
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("cell", "verdict") else "right")
+    for row in table_rows(cells):
+        verdict = row[1]
+        table.add_row(row[0], f"[{VERDICT_STYLES[verdict]}]{verdict}[/]", *row[2:])
+    return table
+
+
+def bad_checks(cell: dict[str, Any]) -> list[dict[str, Any]]:
+    return [c for c in cell.get("checks") or [] if c.get("verdict") != "pass"]
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> str:
+    columns = table_columns(cells)
+    lines = [
+        f"# {run_info.get('spec', '?')} — {overall_verdict(cells)}",
+        "",
+        f"Run `{run_info.get('run_id', '?')}`, seed `{run_info.get('seed', '?')}`, "
+        f"started {run_info.get('started', '?')}, {fmt(run_info.get('duration_s'))} s. "
+        "`?` = undecided, `-` = not applicable.",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join("---" if i < 2 else "---:" for i in range(len(columns))) + "|",
+    ]
+    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in table_rows(cells)]
+    notes = []
+    for cell in cells:
+        if cell_verdict(cell) == "pass":
+            continue
+        checks = bad_checks(cell)
+        name = cell.get("cell", "?")
+        notes += [
+            f"- `{name}` — {_md_cell(fmt(c.get('name')))}: **{_md_cell(fmt(c.get('verdict')))}**"
+            f" — {_md_cell(str(c.get('detail') or ''))}"
+            for c in checks
+        ]
+        if not checks:
+            notes.append(f"- `{name}` — **{cell_verdict(cell)}** (no check says why)")
+    if notes:
+        lines += ["", *notes]
+    return "\n".join(lines) + "\n"
+
+
+def _check_lines(checks: list[dict[str, Any]]) -> str:
+    return "\n".join(
+        f"{c.get('name', '?')}: {c.get('verdict', '?')} — {c.get('detail') or ''}" for c in checks
+    )
+
+
+def _system_out(cell: dict[str, Any]) -> str:
+    counts = cell.get("counts") or {}
+    lines = [f"{name}={fmt(counts.get(name))}" for name in COUNT_NAMES]
+    lines += [f"{name}={fmt(cell.get(name))}" for name in METRIC_COLUMNS]
+    lines += [f"stall_s.{k}={fmt(v)}" for k, v in (cell.get("stalls_by_set") or {}).items()]
+    lines += [f"undecided.{k}: {v}" for k, v in (cell.get("undecided") or {}).items()]
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(value: Any) -> str:
+    return f"{float(value):.3f}" if isinstance(value, int | float) else "0.000"
+
+
+def junit_xml(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> ET.ElementTree[ET.Element]:
+    """One testsuite, one testcase per cell; unknown is an <error>, so CI cannot go green on it."""
+    spec = str(run_info.get("spec", "kafka-chaos"))
+    verdicts = [cell_verdict(cell) for cell in cells]
+    counts = {
+        "tests": str(len(cells)),
+        "failures": str(verdicts.count("fail")),
+        "errors": str(verdicts.count("unknown")),
+        "skipped": "0",
+    }
+    root = ET.Element("testsuites", {"name": spec, **counts})
+    root.set("time", _seconds(run_info.get("duration_s")))
+    suite = ET.SubElement(root, "testsuite", {"name": spec, **counts})
+    suite.set("time", _seconds(sum(float(c.get("duration_s") or 0) for c in cells)))
+    if isinstance(run_info.get("started"), str):
+        suite.set("timestamp", run_info["started"])
+    for cell, verdict in zip(cells, verdicts, strict=True):
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            {
+                "classname": spec,
+                "name": str(cell.get("cell", "?")),
+                "time": _seconds(cell.get("duration_s")),
+            },
+        )
+        checks = bad_checks(cell)
+        if verdict == "fail":
+            failed = [c for c in checks if c.get("verdict") == "fail"] or checks
+            names = ", ".join(str(c.get("name", "?")) for c in failed) or "verdict fail"
+            element = ET.SubElement(case, "failure", {"message": f"failed checks: {names}"})
+            element.text = _check_lines(checks)
+        elif verdict == "unknown":
+            undecided = [c for c in checks if c.get("verdict") != "fail"]
+            names = ", ".join(str(c.get("name", "?")) for c in undecided) or "verdict unknown"
+            element = ET.SubElement(case, "error", {"message": f"undecided checks: {names}"})
+            element.text = _check_lines(checks)
+        ET.SubElement(case, "system-out").text = _system_out(cell)
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def write_run_summary(run_dir: Path, run_info: dict[str, Any], cells: list[dict[str, Any]]) -> None:
+    """summary.json, summary.md and junit.xml in the run folder.
+
+    run_info: run_id, spec (the spec's name), seed, started, duration_s; extra keys are kept
+    in summary.json after the fixed ones.
+    """
+    run_dir.mkdir(parents=True, exist_ok=True)
+    fixed = ("run_id", "spec", "seed")
+    summary: dict[str, Any] = {key: run_info.get(key) for key in fixed}
+    summary["verdict"] = overall_verdict(cells)
+    summary["started"] = run_info.get("started")
+    summary["duration_s"] = run_info.get("duration_s")
+    summary.update({k: v for k, v in run_info.items() if k not in summary})
+    summary["cells"] = cells
+    (run_dir / "summary.json").write_text(
+        json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8"
+    )
+    (run_dir / "summary.md").write_text(render_markdown(run_info, cells), encoding="utf-8")
+    junit_xml(run_info, cells).write(run_dir / "junit.xml", encoding="utf-8", xml_declaration=True)

@@ -1,0 +1,222 @@
+"""Timeline of a cell: per-second series, fault windows and phases, drawn to a PNG.
+
+pandas is used for presentation only (the checks live in spark_jobs/verify).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+FAULT_COLOURS = ("tab:orange", "tab:purple", "tab:olive", "tab:cyan", "tab:brown", "tab:pink")
+# Producer series solid and fixed (errors red); consumer sets dashed in the remaining colours.
+SERIES_STYLES = {
+    "acked/s": {"color": "tab:blue", "linewidth": 1.6},
+    "errors/s": {"color": "tab:red", "linewidth": 1.2},
+}
+SET_COLOURS = ("tab:green", "tab:grey", "black", "tab:pink", "tab:brown")
+
+
+@dataclass(frozen=True)
+class FaultWindow:
+    fault_id: Any
+    fault: str
+    target: str
+    start_ms: int
+    end_ms: int | None  # None: never healed
+
+    @property
+    def label(self) -> str:
+        return f"{self.fault} {self.target}"
+
+
+@dataclass(frozen=True)
+class PhaseMark:
+    ts: int
+    phase: str
+
+
+def fault_windows(events: list[dict[str, Any]]) -> list[FaultWindow]:
+    """Pair `fault.inject` with the `fault.heal` of the same `fault_id`, in time order."""
+    open_: dict[Any, dict[str, Any]] = {}
+    windows: list[FaultWindow] = []
+    for i, event in enumerate(sorted(events, key=lambda e: e["ts"])):
+        key = event.get("fault_id", f"#{i}")
+        if event["kind"] == "fault.inject":
+            if key in open_:  # injected twice without a heal: close the first at the second
+                windows.append(_window(open_.pop(key), event["ts"]))
+            open_[key] = event
+        elif event["kind"] == "fault.heal" and key in open_:
+            windows.append(_window(open_.pop(key), event["ts"]))
+    windows.extend(_window(inject, None) for inject in open_.values())
+    return sorted(windows, key=lambda w: w.start_ms)
+
+
+def _window(inject: dict[str, Any], end_ms: int | None) -> FaultWindow:
+    return FaultWindow(
+        fault_id=inject.get("fault_id"),
+        fault=str(inject.get("fault", "fault")),
+        target=str(inject.get("target", "?")),
+        start_ms=int(inject["ts"]),
+        end_ms=end_ms,
+    )
+
+
+def phase_marks(events: list[dict[str, Any]]) -> list[PhaseMark]:
+    return [
+        PhaseMark(int(e["ts"]), str(e.get("phase", "?")))
+        for e in sorted(events, key=lambda e: e["ts"])
+        if e["kind"] == "phase"
+    ]
+
+
+def utc(ts_ms: int) -> str:
+    stamp = datetime.fromtimestamp(ts_ms / 1000, tz=timezone.utc)
+    return stamp.strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+
+
+def time_span(
+    ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, events: list[dict[str, Any]]
+) -> tuple[int, int] | None:
+    """First and last ms seen anywhere in the cell's records, or None when there are none."""
+    stamps: list[float] = [float(e["ts"]) for e in events]
+    for frame, cols in ((ledger, ("send_ts", "ack_ts")), (consumed, ("ts",))):
+        if frame is None:
+            continue
+        for col in cols:
+            values = frame[col].dropna()
+            if len(values):
+                stamps += [float(values.min()), float(values.max())]
+    if not stamps:
+        return None
+    return int(min(stamps)), int(max(stamps))
+
+
+def _per_second(ts_ms: pd.Series, t0: int, n: int) -> pd.Series:
+    seconds = ((ts_ms.dropna() - t0) // 1000).astype("int64")
+    return seconds.value_counts().reindex(range(n), fill_value=0).sort_index()
+
+
+def consumer_set(consumer: str) -> str:
+    return consumer.split("/", 1)[0]
+
+
+def per_second_series(
+    ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, t0: int, t_end: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rates (records per second) and consumer lag, indexed by whole seconds since t0.
+
+    Lag per set = records acked so far - distinct records the set consumed so far.
+    """
+    n = (t_end - t0) // 1000 + 1
+    rates = pd.DataFrame(index=pd.RangeIndex(n))
+    lag = pd.DataFrame(index=pd.RangeIndex(n))
+    acked_so_far = None
+    if ledger is not None:
+        ok = ledger[ledger["status"] == "ok"]
+        acked = _per_second(ok["ack_ts"], t0, n)
+        rates["acked/s"] = acked
+        bad = ledger[ledger["status"].isin(["fail", "unknown"])]
+        rates["errors/s"] = _per_second(bad["ack_ts"].fillna(bad["send_ts"]), t0, n)
+        acked_so_far = acked.cumsum()
+    if consumed is not None:
+        sets = consumed["consumer"].astype(str).map(consumer_set)
+        for name in sorted(sets.unique()):
+            rows = consumed[sets == name]
+            rates[f"consumed/s {name}"] = _per_second(rows["ts"], t0, n)
+            if acked_so_far is not None:
+                first_seen = rows.groupby("seq")["ts"].min()
+                lag[f"lag {name}"] = acked_so_far - _per_second(first_seen, t0, n).cumsum()
+    return rates, lag
+
+
+def plot_timeline(
+    ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, events: list[dict[str, Any]]
+) -> bytes:
+    """PNG of rates (top) and lag (bottom), fault windows shaded, phase changes as lines.
+
+    Uses a bare Figure (no pyplot): no global backend state, safe from any thread.
+    """
+    fig = Figure(figsize=(11, 6.5), layout="constrained")
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    span = time_span(ledger, consumed, events)
+    if span is None:
+        top.text(0.5, 0.5, "no records and no history: nothing to draw", ha="center")
+        return _png(fig)
+    t0, t_end = span
+    rates, lag = per_second_series(ledger, consumed, t0, t_end)
+    set_styles: dict[str, dict[str, Any]] = {}
+    for column in [*rates.columns, *lag.columns]:
+        name = column.split(" ", 1)[-1]
+        if column not in SERIES_STYLES and name not in set_styles:
+            colour = SET_COLOURS[len(set_styles) % len(SET_COLOURS)]
+            set_styles[name] = {"color": colour, "linewidth": 1.1, "linestyle": "--"}
+    for column in rates.columns:
+        style = SERIES_STYLES.get(column) or set_styles[column.split(" ", 1)[-1]]
+        top.plot(rates.index, rates[column], label=column, **style)
+    for column in lag.columns:
+        style = {**set_styles[column.split(" ", 1)[-1]], "linestyle": "-"}
+        bottom.plot(lag.index, lag[column], label=column, **style)
+    if len(lag.columns) == 0:
+        bottom.text(
+            0.5,
+            0.5,
+            "no lag: needs both ledger and consumed records",
+            ha="center",
+            transform=bottom.transAxes,
+        )
+    end_s = (t_end - t0) / 1000
+    for i, window in enumerate(fault_windows(events)):
+        start = (window.start_ms - t0) / 1000
+        stop = end_s if window.end_ms is None else (window.end_ms - t0) / 1000
+        colour = FAULT_COLOURS[i % len(FAULT_COLOURS)]
+        for ax in (top, bottom):
+            ax.axvspan(start, stop, color=colour, alpha=0.15, linewidth=0)
+        suffix = "" if window.end_ms is not None else " (not healed)"
+        top.text(
+            start,
+            0.97 - 0.08 * (i % 4),
+            f" {window.label}{suffix}",
+            color=colour,
+            fontsize=8,
+            va="top",
+            transform=top.get_xaxis_transform(),
+        )
+    for mark in phase_marks(events):
+        x = (mark.ts - t0) / 1000
+        for ax in (top, bottom):
+            ax.axvline(x, color="grey", linestyle="--", linewidth=0.8)
+        bottom.text(
+            x,
+            0.02,
+            f" {mark.phase}",
+            rotation=90,
+            fontsize=7,
+            color="dimgrey",
+            va="bottom",
+            transform=bottom.get_xaxis_transform(),
+        )
+    top.set_ylabel("records / s")
+    bottom.set_ylabel("consumer lag (records)")
+    bottom.set_xlabel(f"seconds since {utc(t0)} UTC")
+    for ax in (top, bottom):
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(loc="upper right", fontsize=8)
+        ax.grid(True, alpha=0.3)
+    return _png(fig)
+
+
+def _png(fig: Figure) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
+
+
+def png_data_uri(png: bytes) -> str:
+    return "data:image/png;base64," + base64.b64encode(png).decode("ascii")

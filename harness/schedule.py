@@ -1,0 +1,109 @@
+"""The seeded fault schedule of a cell: when each fault fires, for how long, on what.
+
+`random` targets are drawn here, from an RNG seeded with the run seed and the cell id, so
+spec + seed fix the schedule; symbolic targets (leader-of, controller, coordinator-of) name
+a role and are resolved by the runner when the fault fires.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.spec.expect import format_number
+from harness.spec.matrix import Cell
+from harness.spec.models import Spec
+
+
+@dataclass(frozen=True)
+class PlannedFault:
+    index: int  # position in the spec's faults list
+    at_s: float  # seconds after the workload starts
+    kind: str  # 'partition' already folded into 'isolate'
+    target: str  # Target.parse syntax, or consumer:<set>/<member>
+    duration_s: float | None  # None: healed in the heal phase (restart: instantaneous)
+
+    @property
+    def heal_at_s(self) -> float | None:
+        return None if self.duration_s is None else self.at_s + self.duration_s
+
+    @property
+    def is_consumer_fault(self) -> bool:
+        return self.kind == "consumer-crash"
+
+
+def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
+    """Faults sorted by start time (spec order breaks ties); deterministic in (seed, cell.id)."""
+    rng = random.Random(f"{seed}:{cell.id}")
+    spec = cell.spec
+    planned = [
+        PlannedFault(i, f.at_s, f.kind, _resolve(spec, f.kind, f.target, rng), f.duration_s)
+        for i, f in enumerate(spec.faults)
+    ]
+    return sorted(planned, key=lambda p: (p.at_s, p.index))
+
+
+def _resolve(spec: Spec, kind: str, target: str, rng: random.Random) -> str:
+    if kind == "consumer-crash":
+        if target != "random":
+            return target
+        name, consumer = rng.choice(spec.consumer_sets())
+        return f"consumer:{name}/{rng.randrange(consumer.members)}"
+    if target == "random":
+        return f"broker:{rng.randint(1, spec.cluster.brokers)}"
+    if target == "coordinator-of":
+        return f"coordinator-of:{spec.default_group()}"
+    return target
+
+
+def describe_schedule(cells: Sequence[Cell], seed: int) -> str:
+    """Plain text for `validate` / `--dry-run`: each cell's setup, expectations and faults."""
+    lines = [f"seed {seed}; {len(cells)} cell(s)"]
+    for cell in cells:
+        spec = cell.spec
+        lines.append("")
+        lines.append(cell.id)
+        lines.append(f"  {_setup(spec)}")
+        expect = ", ".join(f"{k} {b}" for k, b in spec.expect.items() if b is not None)
+        lines.append(f"  expect: {expect or '(nothing: verdict unknown)'}")
+        workload_end = spec.producer.planned_duration_s
+        faults = plan_faults(cell, seed)
+        if not faults:
+            lines.append("  faults: none")
+        for f in faults:
+            span = (
+                "instant"
+                if f.kind == "restart"
+                else f"for {format_number(f.duration_s)}s"
+                if f.duration_s is not None
+                else "until heal"
+            )
+            late = (
+                f"  (after the workload ends at {format_number(workload_end)}s)"
+                if f.at_s >= workload_end
+                else ""
+            )
+            lines.append(
+                f"  t={format_number(f.at_s):>5}s  #{f.index} {f.kind:<14} {f.target:<28} {span}{late}"
+            )
+    return "\n".join(lines)
+
+
+def _setup(spec: Spec) -> str:
+    c, t, p = spec.cluster, spec.topic, spec.producer
+    controllers = f" + {c.controllers} controllers" if c.controllers else ""
+    stop = []
+    if p.records is not None:
+        stop.append(f"{p.records} records")
+    if p.duration_s is not None:
+        stop.append(f"{format_number(p.duration_s)}s")
+    sets = ", ".join(
+        f"{name}({c.members})" if c.kind == "group" else name for name, c in spec.consumer_sets()
+    )
+    return (
+        f"{c.mode} {c.version}, {c.brokers} brokers{controllers}; topic {t.name} "
+        f"{t.partitions}x RF{t.replication_factor}; acks={p.acks} "
+        f"idempotence={'on' if p.idempotence else 'off'} {format_number(p.rate)}/s "
+        f"for {' or '.join(stop)}; consumers {sets}"
+    )

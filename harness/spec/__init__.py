@@ -1,0 +1,42 @@
+"""Experiment specs: typed models, YAML loading with precise errors, and matrix expansion."""
+
+from harness.spec.expect import ALLOWED_METRICS, Bound, parse_bound
+from harness.spec.load import SpecError, choose_seed, load_spec, parse_spec, spec_to_yaml
+from harness.spec.matrix import Cell, expand_cells, filter_cells, resolve_path
+from harness.spec.models import (
+    ClusterSpec,
+    FaultSpec,
+    GroupConsumerSpec,
+    Matrix,
+    Override,
+    ProducerSpec,
+    RecoverySpec,
+    SparkConsumerSpec,
+    Spec,
+    TopicSpec,
+)
+
+__all__ = [
+    "ALLOWED_METRICS",
+    "Bound",
+    "Cell",
+    "ClusterSpec",
+    "FaultSpec",
+    "GroupConsumerSpec",
+    "Matrix",
+    "Override",
+    "ProducerSpec",
+    "RecoverySpec",
+    "SparkConsumerSpec",
+    "Spec",
+    "SpecError",
+    "TopicSpec",
+    "choose_seed",
+    "expand_cells",
+    "filter_cells",
+    "load_spec",
+    "parse_bound",
+    "parse_spec",
+    "resolve_path",
+    "spec_to_yaml",
+]

@@ -1,0 +1,233 @@
+"""Read an experiment file into a `Spec`, or fail naming the file, the key path and the need."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from harness.errors import ConfigError
+from harness.spec.expect import format_number
+from harness.spec.models import (
+    CONSUMER_TAGS,
+    ClusterSpec,
+    FaultSpec,
+    GroupConsumerSpec,
+    Override,
+    ProducerSpec,
+    RecoverySpec,
+    SparkConsumerSpec,
+    Spec,
+    TopicSpec,
+)
+
+MAX_SEED = 2**31 - 1
+_MAX_LINES = 25
+
+
+class SpecError(ConfigError):
+    """An experiment file is wrong; one line per problem, each `file: key.path: expected …`."""
+
+    def __init__(self, lines: Sequence[str]) -> None:
+        self.lines = list(lines)
+        shown = self.lines[:_MAX_LINES]
+        if len(self.lines) > _MAX_LINES:
+            shown.append(f"... and {len(self.lines) - _MAX_LINES} more")
+        super().__init__("\n".join(shown))
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """PyYAML keeps the last of two equal keys; in a spec that hides a mistake."""
+
+
+def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"duplicate key {key!r}", key_node.start_mark
+            )
+        seen.add(key)
+    return loader.construct_mapping(node)
+
+
+_UniqueKeyLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise SpecError([f"{path}: no such experiment file"]) from None
+    except OSError as exc:
+        raise SpecError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    try:
+        return yaml.load(text, Loader=_UniqueKeyLoader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise SpecError([f"{where}: YAML syntax error: {exc.problem or exc}"]) from None
+    except yaml.YAMLError as exc:
+        raise SpecError([f"{path}: YAML syntax error: {exc}"]) from None
+
+
+def load_spec(path: Path | str) -> Spec:
+    """The file's spec; its matrix is expanded once so that every cell is checked now."""
+    from harness.spec.matrix import expand_cells  # matrix builds on this module
+
+    path = Path(path)
+    spec = parse_spec(read_yaml(path), str(path))
+    expand_cells(spec, str(path))
+    return spec
+
+
+def parse_spec(data: Any, source: str = "<spec>") -> Spec:
+    """Typed spec from YAML data (shapes and types; rules across fields are per cell)."""
+    if not isinstance(data, dict):
+        got = "an empty file" if data is None else type(data).__name__
+        raise SpecError([f"{source}: expected a mapping of experiment keys (got {got})"])
+    try:
+        return Spec.model_validate(data)
+    except ValidationError as exc:
+        raise SpecError([f"{source}: {p}: {m}" for p, m in validation_problems(exc)]) from None
+
+
+def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
+    """Pydantic's errors as (key path, what was expected)."""
+    return [(loc_to_path(e["loc"]), _message(e)) for e in exc.errors()]
+
+
+def loc_to_path(loc: Sequence[int | str]) -> str:
+    """('faults', 1, 'target') -> 'faults[1].target', dropping consumer-kind tags."""
+    out = ""
+    for i, seg in enumerate(loc):
+        if _is_tag(loc, i):
+            continue
+        if isinstance(seg, int):
+            out += f"[{seg}]"
+        else:
+            out += f".{seg}" if out else str(seg)
+    return out or "(top level)"
+
+
+def _is_tag(loc: Sequence[int | str], i: int) -> bool:
+    if i == 1 and loc[0] == "matrix" and loc[1] == "axes":
+        return True  # the model's name for the flat axis mapping
+    if loc[i] not in CONSUMER_TAGS:
+        return False
+    return (i == 1 and loc[0] == "consumer") or (
+        i == 2 and loc[0] == "consumers" and isinstance(loc[1], int)
+    )
+
+
+def _got(e: Any) -> str:
+    value = e.get("input")
+    if isinstance(value, dict | list):
+        return f" (got a {'mapping' if isinstance(value, dict) else 'list'})"
+    return f" (got {value!r})"
+
+
+def _message(e: Any) -> str:
+    kind, ctx = e["type"], e.get("ctx") or {}
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(e["loc"][:-1])
+        return "unknown key" + (f"; allowed: {', '.join(allowed)}" if allowed else "")
+    if kind == "missing":
+        return "required key missing"
+    if kind == "literal_error":
+        expected = str(ctx.get("expected", "")).replace("'", "").replace(" or ", ", ")
+        return f"expected one of {expected}{_got(e)}"
+    simple = {
+        "int_type": "expected an integer",
+        "int_parsing": "expected an integer",
+        "int_from_float": "expected an integer",
+        "float_type": "expected a number",
+        "float_parsing": "expected a number",
+        "bool_type": "expected true or false",
+        "bool_parsing": "expected true or false",
+        "string_type": "expected a string",
+        "dict_type": "expected a mapping",
+        "list_type": "expected a list",
+        "model_type": "expected a mapping",
+        "model_attributes_type": "expected a mapping",
+    }
+    if kind in simple:
+        return simple[kind] + _got(e)
+    bounds = {
+        "greater_than": ">",
+        "greater_than_equal": ">=",
+        "less_than": "<",
+        "less_than_equal": "<=",
+    }
+    if kind in bounds:
+        limit = next(iter(ctx.values()))
+        shown = format_number(limit) if isinstance(limit, int | float) else limit
+        return f"expected {bounds[kind]} {shown}{_got(e)}"
+    if kind == "string_pattern_mismatch":
+        pattern = str(ctx.get("pattern", ""))
+        if "A-Za-z0-9" in pattern:
+            return f"expected letters, digits, '.', '_' or '-' only{_got(e)}"
+        return f"expected the form X.Y.Z, e.g. 3.9.2{_got(e)}"
+    if kind == "string_too_short":
+        return f"expected a non-empty string{_got(e)}"
+    if kind == "value_error":
+        return str(e["msg"]).removeprefix("Value error, ")
+    if kind == "consumer_kind":
+        return f"expected kind group or spark{_got_kind(e)}"
+    return f"{e['msg']}{_got(e)}"
+
+
+def _got_kind(e: Any) -> str:
+    value = e.get("input")
+    if isinstance(value, dict) and "kind" in value:
+        return f" (got {value['kind']!r})"
+    return _got(e)
+
+
+_BY_NAME: dict[str, type[BaseModel]] = {
+    "cluster": ClusterSpec,
+    "topic": TopicSpec,
+    "producer": ProducerSpec,
+    "recovery": RecoverySpec,
+    "group": GroupConsumerSpec,
+    "spark": SparkConsumerSpec,
+}
+
+
+def _allowed_keys(parent: Sequence[int | str]) -> list[str]:
+    """The keys the mapping at `parent` takes (for 'unknown key' messages)."""
+    model: type[BaseModel] | None
+    if not parent:
+        model = Spec
+    elif isinstance(parent[-1], int) and len(parent) >= 2:
+        items: dict[str, type[BaseModel]] = {"faults": FaultSpec, "expect": Override}
+        model = items.get(str(parent[-2]))
+    elif parent[-1] == "matrix":
+        return []
+    else:
+        model = _BY_NAME.get(str(parent[-1]))
+    return list(model.model_fields) if model is not None else []
+
+
+def choose_seed() -> int:
+    """A fresh seed for a run that gave none (printed and stored so the run can be repeated)."""
+    return random.SystemRandom().randint(0, MAX_SEED)
+
+
+def spec_to_yaml(spec: Spec, seed: int) -> str:
+    """The spec with every default spelled out and the seed set; loads back to the same cells."""
+    data = spec.model_dump(mode="json")
+    data["seed"] = seed
+    for key in ("consumer", "consumers", "matrix"):
+        if data.get(key) is None:
+            data.pop(key, None)
+    header = f"# {spec.name}: expanded by kafka-chaos (defaults filled in), seed {seed}\n"
+    return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)

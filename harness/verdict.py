@@ -1,0 +1,114 @@
+"""Verdicts: a cell's measured outcome against its spec's expectations (pass / fail / unknown).
+
+A check that cannot decide (the metric was not measured, the checker gave up, the event it
+is about never happened) is `unknown`, never `pass`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import asdict, dataclass
+from typing import Any, Literal
+
+from harness.spec.expect import RESUMPTION, STALL_PREFIX, Bound, format_number
+
+Verdict = Literal["pass", "fail", "unknown"]
+VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "unknown")
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    verdict: Verdict
+    detail: str
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def evaluate(expect: Mapping[str, Bound | None], summary: Mapping[str, Any]) -> list[Check]:
+    """One check per bound, in the spec's order; a null bound is no check."""
+    checks = []
+    for metric, bound in expect.items():
+        if bound is None:
+            continue
+        if metric == RESUMPTION:
+            checks.append(_resumption(summary))
+        else:
+            checks.append(_numeric(metric, bound, summary))
+    return checks
+
+
+def overall(checks: Iterable[Check], extra: Iterable[str] = ()) -> Verdict:
+    """fail if anything failed, else unknown if anything is unknown, else pass.
+
+    `extra` are verdicts from outside the expectations (e.g. "unknown" when recovery or the
+    final drain did not complete). With no checks and no extra verdicts the answer is
+    `unknown`: a cell that asserts nothing has not shown anything to hold.
+    """
+    verdicts: list[str] = [c.verdict for c in checks]
+    for v in extra:
+        if v not in VERDICTS:
+            raise ValueError(f"verdict {v!r} is not one of {', '.join(VERDICTS)}")
+        verdicts.append(v)
+    if "fail" in verdicts:
+        return "fail"
+    if "unknown" in verdicts or not verdicts:
+        return "unknown"
+    return "pass"
+
+
+def lookup(metric: str, summary: Mapping[str, Any]) -> Any:
+    """A metric's value: counts first, then the summary's top level; stall_s.<set> per set."""
+    if metric.startswith(STALL_PREFIX):
+        stalls = summary.get("stalls_by_set") or {}
+        return stalls.get(metric[len(STALL_PREFIX) :])
+    counts = summary.get("counts") or {}
+    if metric in counts:
+        return counts[metric]
+    return summary.get(metric)
+
+
+def _why_undecided(metric: str, summary: Mapping[str, Any]) -> str:
+    reasons = summary.get("undecided") or {}
+    reason = reasons.get(metric)
+    if reason is None and metric.startswith(STALL_PREFIX):
+        reason = reasons.get("stalls_by_set") or reasons.get("max_stall_s")
+    return str(reason) if reason else "not measured"
+
+
+def _numeric(metric: str, bound: Bound, summary: Mapping[str, Any]) -> Check:
+    value = lookup(metric, summary)
+    if value is None:
+        reason = _why_undecided(metric, summary)
+        return Check(metric, "unknown", f"{metric} undecided ({reason}), expected {bound}")
+    if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
+        return Check(metric, "unknown", f"{metric} = {value!r} is not a number, expected {bound}")
+    verdict: Verdict = "pass" if bound.holds(float(value)) else "fail"
+    return Check(metric, verdict, f"{metric} = {format_number(float(value))}, expected {bound}")
+
+
+def _resumption(summary: Mapping[str, Any]) -> Check:
+    """exact: every restart resumed at the committed offset / checkpoint."""
+    restarts = summary.get("resumptions")
+    if restarts is None:
+        reason = _why_undecided(RESUMPTION, summary)
+        return Check(RESUMPTION, "unknown", f"resumption undecided ({reason}), expected exact")
+    if not restarts:
+        return Check(
+            RESUMPTION, "unknown", "no consumer restarted, so resumption was not exercised"
+        )
+    exact = [r.get("exact") if isinstance(r, Mapping) else None for r in restarts]
+    n = len(exact)
+    if False in exact:
+        bad = [r for r, e in zip(restarts, exact, strict=True) if e is False]
+        first = ", ".join(f"{k}={v}" for k, v in bad[0].items() if k != "exact")
+        detail = f"{len(bad)} of {n} restart(s) did not resume exactly"
+        detail += f" (first: {first})" if first else ""
+        return Check(RESUMPTION, "fail", detail)
+    if None in exact:
+        return Check(
+            RESUMPTION, "unknown", f"{exact.count(None)} of {n} restart(s) could not be judged"
+        )
+    return Check(RESUMPTION, "pass", f"all {n} restart(s) resumed exactly")
