@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: setup venv docker images spark-jars test test-unit test-integration lint typecheck cleanup bench
+.PHONY: setup venv docker images spark-jars test test-unit test-integration lint typecheck cleanup bench chaos-run
 
 setup: venv docker images spark-jars ## everything: virtualenv, package, Docker engine, broker images, Spark's Kafka jars (Maven)
 
@@ -42,5 +42,9 @@ test-integration: venv
 cleanup: venv ## remove every container and network this harness ever started
 	$(PY) -m harness cleanup --all
 
+chaos-run: venv ## the default matrix of experiments; prints the table, results under results/
+	$(PY) -m harness run experiments/default-matrix.yaml $(ARGS)
+
 bench: venv
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md
+	$(PY) benchmarks/producer_throughput.py --repeat 3 --out benchmarks/results/producer_throughput.md

@@ -6,6 +6,7 @@ usage; 3 infrastructure error or a verdict `unknown`.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Annotated, Any
@@ -22,7 +23,8 @@ from harness.reaper import RUN_LABEL, remove_dead_runs, remove_run
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."
 )
-console = Console(stderr=True)
+# Not a terminal (CI, a log file): wide enough that the results table keeps its columns.
+console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 KEEP_CLUSTER_MAX_S = 3600

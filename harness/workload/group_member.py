@@ -31,6 +31,17 @@ from harness.workload.records import decode_seq
 BATCH = 500
 
 
+def _append_after_torn_line(path: Path) -> IO[str]:
+    """Append mode; a line torn by an earlier SIGKILL is ended first so it stays alone."""
+    f = path.open("a", encoding="utf-8")
+    if path.stat().st_size > 0:
+        with path.open("rb") as r:
+            r.seek(-1, 2)
+            if r.read(1) != b"\n":
+                f.write("\n")
+    return f
+
+
 class Member:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
@@ -38,9 +49,9 @@ class Member:
         self.set_name = args.consumer.split("/", 1)[0]
         self.generation = 0
         self.stopping = False
-        self.consumed: IO[str] = self.paths.consumed.open("a", encoding="utf-8")
-        self.commits: IO[str] = self.paths.commits.open("a", encoding="utf-8")
-        self.events: IO[str] = self.paths.events.open("a", encoding="utf-8")
+        self.consumed = _append_after_torn_line(self.paths.consumed)
+        self.commits = _append_after_torn_line(self.paths.commits)
+        self.events = _append_after_torn_line(self.paths.events)
 
     def event(self, kind: str, **fields: Any) -> None:
         record = {"ts": now_ms(), "kind": kind, "consumer": self.args.consumer, **fields}

@@ -1,0 +1,399 @@
+"""Report layer: a hand-built cell folder renders to one static HTML file; run summaries aggregate."""
+
+from __future__ import annotations
+
+import base64
+import json
+import xml.etree.ElementTree as ET
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from harness.report import overall_verdict, render_table, write_cell_report, write_run_summary
+from harness.report.cell_report import COUNT_NAMES
+from harness.report.log_tails import LogEntry, parse_log, tail_around
+from harness.report.timeline import fault_windows, per_second_series
+
+T0 = int(datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc).timestamp() * 1000)
+
+LEDGER_SCHEMA = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("key", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("status", pa.string()),
+        ("error", pa.string()),
+        ("send_ts", pa.int64()),
+        ("ack_ts", pa.int64()),
+    ]
+)
+CONSUMED_SCHEMA = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("consumer", pa.string()),
+        ("ts", pa.int64()),
+        ("generation", pa.int32()),
+    ]
+)
+
+BROKER_1_LOG = """\
+preamble line without a timestamp
+[2024-05-01 12:00:01,000] INFO outside-window line (kafka.server.KafkaServer)
+[2024-05-01 12:00:09,500] WARN near-kill <script>alert(1)</script> (kafka.network.Processor)
+java.io.IOException: continuation-of-near-kill
+\tat kafka.network.Processor.run(Processor.scala:1)
+[2024-05-01 12:00:40,000] INFO late-line outside every window (kafka.log.LogManager)
+"""
+BROKER_2_LOG = """\
+[2024-05-01 12:00:11,000] ERROR broker-2 shutting-down-now (kafka.server.KafkaServer)
+[2024-05-01 12:00:21,000] INFO broker-2 started-again (kafka.server.KafkaServer)
+"""
+
+SUMMARY: dict[str, Any] = {
+    "cell": "acks=all,offsets_rf=1",
+    "params": {"acks": "all", "offsets_rf": 1, "mode": "kraft"},
+    "verdict": "fail",
+    "counts": {
+        "attempted": 60,
+        "acked": 54,
+        "lost": None,
+        "lost_never_consumed": 7,
+        "duplicated": 0,
+        "reprocessed": 3,
+        "unacked_present": 1,
+        "out_of_order": 0,
+    },
+    "max_stall_s": 12.5,
+    "unavailable_s": 4.25,
+    "checks": [
+        {"name": "lost", "verdict": "unknown", "detail": "log read incomplete"},
+        {"name": "max_stall_s < 10", "verdict": "fail", "detail": "group stalled 12.5 s"},
+        {"name": "duplicated == 0", "verdict": "pass", "detail": ""},
+    ],
+    "stalls_by_set": {"group": 12.5, "spark": None},
+    "reprocessed_by_generation": [{"set": "group", "generation": 2, "records": 3}],
+    "resumptions": [
+        {"consumer": "spark/q", "generation": 2, "committed": 30, "resumed_at": 30, "exact": True}
+    ],
+    "undecided": {"lost": "log read incomplete"},
+    "duration_s": 45.0,
+}
+
+
+def _write_cell(cell_dir: Path) -> None:
+    cell_dir.mkdir(parents=True)
+    (cell_dir / "summary.json").write_text(json.dumps(SUMMARY))
+    ledger: list[dict[str, Any]] = []
+    for seq in range(60):
+        send = T0 + 1_000 + seq * 500
+        status = "fail" if 20 <= seq < 25 else "unknown" if seq == 25 else "ok"
+        ack = None if status == "unknown" else send + 10
+        ledger.append(
+            {
+                "seq": seq,
+                "key": f"k{seq}",
+                "partition": None if status != "ok" else seq % 3,
+                "offset": None if status != "ok" else seq // 3,
+                "status": status,
+                "error": "timeout" if status == "fail" else None,
+                "send_ts": send,
+                "ack_ts": ack,
+            }
+        )
+    pq.write_table(pa.Table.from_pylist(ledger, LEDGER_SCHEMA), cell_dir / "ledger.parquet")
+    consumed = [
+        {
+            "seq": r["seq"],
+            "partition": r["partition"],
+            "offset": r["offset"],
+            "consumer": f"group/m{r['seq'] % 2}",
+            "ts": r["ack_ts"] + 100,
+            "generation": 1,
+        }
+        for r in ledger
+        if r["status"] == "ok"
+    ]
+    consumed += [{**row, "consumer": "spark/q"} for row in consumed[:30]]
+    pq.write_table(pa.Table.from_pylist(consumed, CONSUMED_SCHEMA), cell_dir / "consumed.parquet")
+    events = [
+        {"ts": T0, "kind": "phase", "phase": "steady-state"},
+        {"ts": T0 + 1_000, "kind": "phase", "phase": "workload"},
+        {
+            "ts": T0 + 10_000,
+            "kind": "fault.inject",
+            "fault_id": 1,
+            "fault": "kill",
+            "target": "broker-2",
+        },
+        {"ts": T0 + 12_000, "kind": "producer.errors", "count": 5, "error": "timeout"},
+        {
+            "ts": T0 + 20_000,
+            "kind": "fault.heal",
+            "fault_id": 1,
+            "fault": "kill",
+            "target": "broker-2",
+        },
+        {
+            "ts": T0 + 25_000,
+            "kind": "fault.inject",
+            "fault_id": 2,
+            "fault": "pause",
+            "target": "broker-3",
+        },
+        {"ts": T0 + 40_000, "kind": "phase", "phase": "heal"},
+        {"ts": T0 + 45_000, "kind": "phase", "phase": "done"},
+    ]
+    (cell_dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    (cell_dir / "brokers").mkdir()
+    (cell_dir / "brokers" / "broker-1.log").write_text(BROKER_1_LOG)
+    (cell_dir / "brokers" / "broker-2.log").write_text(BROKER_2_LOG)
+
+
+def test_cell_report_has_verdict_counts_plot_faults_and_log_tails(tmp_path: Path) -> None:
+    cell_dir = tmp_path / "cells" / "c1"
+    _write_cell(cell_dir)
+
+    path = write_cell_report(cell_dir)
+
+    assert path == cell_dir / "report.html"
+    html = path.read_text()
+    assert 'class="badge fail">fail<' in html
+    assert "acks=all,offsets_rf=1" in html
+    assert '<td>attempted</td><td class="num">60</td>' in html
+    assert '<td>lost</td><td class="num">?</td><td>log read incomplete</td>' in html
+    assert "group stalled 12.5 s" in html
+    assert "12.5" in html and "4.2" in html  # stall and unavailability, one decimal
+    assert "resumed_at" in html and "spark/q" in html  # resumption table
+    assert "Reprocessed by generation" in html
+    prefix = '<img alt="timeline'
+    assert prefix in html
+    uri = html.split('src="data:image/png;base64,', 1)[1].split('"', 1)[0]
+    assert base64.b64decode(uri).startswith(b"\x89PNG")
+    assert "kill broker-2" in html and "pause broker-3" in html and "not healed" in html
+    # log lines within ±5 s of a fault event, continuation lines kept with their entry
+    assert "near-kill" in html and "continuation-of-near-kill" in html
+    assert "shutting-down-now" in html and "started-again" in html
+    assert "outside-window" not in html and "late-line" not in html
+    assert "preamble line" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert "<script>" not in html
+    assert "http://" not in html and "https://" not in html  # self-contained
+    assert "Incomplete inputs" not in html
+
+
+def test_cell_report_with_missing_inputs_still_renders_and_names_them(tmp_path: Path) -> None:
+    cell_dir = tmp_path / "c2"
+    _write_cell(cell_dir)
+    (cell_dir / "ledger.parquet").unlink()
+    (cell_dir / "consumed.parquet").unlink()
+    (cell_dir / "summary.json").unlink()
+    (cell_dir / "history.jsonl").write_text('{"ts": 1, "kind": "phase", "phase": "x"}\nnot json\n')
+
+    html = write_cell_report(cell_dir).read_text()
+
+    assert 'class="badge unknown">unknown<' in html
+    assert "c2" in html
+    assert "missing: ledger.parquet" in html
+    assert "missing: consumed.parquet" in html
+    assert "missing: summary.json" in html
+    assert "1 line(s) of history.jsonl skipped" in html
+    assert "data:image/png;base64," in html
+
+
+def test_cell_report_of_an_empty_folder(tmp_path: Path) -> None:
+    html = write_cell_report(tmp_path).read_text()
+    for name in ("summary.json", "ledger.parquet", "consumed.parquet", "history.jsonl", "brokers"):
+        assert f"missing: {name}" in html
+    assert "data:image/png;base64," in html
+
+
+def test_unreadable_parquet_is_reported(tmp_path: Path) -> None:
+    (tmp_path / "ledger.parquet").write_bytes(b"not parquet")
+    html = write_cell_report(tmp_path).read_text()
+    assert "unreadable: ledger.parquet" in html
+
+
+def test_tail_keeps_entries_nearest_the_event_up_to_the_cap() -> None:
+    entries = [LogEntry(1_000 + i * 100, (f"line {i}",)) for i in range(101)]  # 1 s .. 11 s
+    lines, omitted = tail_around(entries, center_ms=6_000, window_ms=5_000, max_lines=40)
+    assert len(lines) == 40 and omitted == 61
+    kept = [int(line.split()[1]) for line in lines]
+    assert kept == sorted(kept)  # log order
+    assert max(abs(1_000 + i * 100 - 6_000) for i in kept) <= 2_000
+
+
+def test_parse_log_attaches_continuations_and_reads_utc() -> None:
+    entries = parse_log(BROKER_1_LOG)
+    assert [e.ts - T0 for e in entries] == [1_000, 9_500, 40_000]
+    assert len(entries[1].lines) == 3
+
+
+def test_fault_windows_pair_by_id_and_leave_unhealed_open() -> None:
+    events = [
+        {"ts": 5, "kind": "fault.inject", "fault_id": 2, "fault": "pause", "target": "b3"},
+        {"ts": 1, "kind": "fault.inject", "fault_id": 1, "fault": "kill", "target": "b2"},
+        {"ts": 3, "kind": "fault.heal", "fault_id": 1},
+    ]
+    windows = fault_windows(events)
+    assert [(w.label, w.start_ms, w.end_ms) for w in windows] == [
+        ("kill b2", 1, 3),
+        ("pause b3", 5, None),
+    ]
+
+
+def test_lag_is_acked_minus_distinct_consumed() -> None:
+    import pandas as pd
+
+    ledger = pd.DataFrame(
+        {
+            "seq": [0, 1, 2],
+            "status": ["ok", "ok", "fail"],
+            "send_ts": [0, 0, 0],
+            "ack_ts": [100, 1_100, 1_200],
+        }
+    )
+    consumed = pd.DataFrame(
+        {
+            "seq": [0, 0, 1],
+            "consumer": ["group/m0", "group/m1", "group/m0"],
+            "ts": [200, 300, 2_500],
+        }
+    )
+    rates, lag = per_second_series(ledger, consumed, t0=0, t_end=2_500)
+    assert list(rates["acked/s"]) == [1, 1, 0]
+    assert list(rates["errors/s"]) == [0, 1, 0]
+    assert list(rates["consumed/s group"]) == [2, 0, 1]
+    assert list(lag["lag group"]) == [0, 1, 0]
+
+
+def _cell(name: str, verdict: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "cell": name,
+        "verdict": verdict,
+        "counts": dict.fromkeys(COUNT_NAMES, 0),
+        "max_stall_s": 1.26,
+        "unavailable_s": 0.0,
+        "checks": [],
+        "stalls_by_set": {},
+        "duration_s": 10.0,
+        **extra,
+    }
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "expected"),
+    [
+        (["pass", "pass"], "pass"),
+        (["pass", "unknown"], "unknown"),
+        (["unknown", "fail", "pass"], "fail"),
+        (["pass", "bogus"], "unknown"),
+        ([], "unknown"),
+    ],
+)
+def test_overall_verdict(tmp_path: Path, verdicts: list[str], expected: str) -> None:
+    cells = [_cell(f"c{i}", v) for i, v in enumerate(verdicts)]
+    assert overall_verdict(cells) == expected
+    info = {"run_id": "r1", "spec": "default", "seed": 7, "started": "now", "duration_s": 1.0}
+    write_run_summary(tmp_path, info, cells)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["verdict"] == expected
+    assert list(summary)[:6] == ["run_id", "spec", "seed", "verdict", "started", "duration_s"]
+    assert summary["cells"] == cells
+
+
+def _run_cells() -> list[dict[str, Any]]:
+    failed = _cell(
+        "acks=1",
+        "fail",
+        checks=[
+            {"name": "lost == 0", "verdict": "fail", "detail": "3 acked records lost"},
+            {"name": "duplicated == 0", "verdict": "pass", "detail": ""},
+        ],
+        stalls_by_set={"group": 12.5},
+    )
+    failed["counts"]["lost"] = 3
+    unknown = _cell(
+        "acks=all",
+        "unknown",
+        checks=[{"name": "order", "verdict": "unknown", "detail": "drain timed out"}],
+        stalls_by_set={"group": None, "spark": 2.0},
+    )
+    unknown["counts"]["lost"] = None
+    return [_cell("acks=0", "pass"), failed, unknown]
+
+
+def test_summary_markdown_rows(tmp_path: Path) -> None:
+    write_run_summary(tmp_path, {"run_id": "r1", "spec": "default", "seed": 7}, _run_cells())
+    md = (tmp_path / "summary.md").read_text().splitlines()
+    header = next(line for line in md if line.startswith("| cell"))
+    columns = [c.strip() for c in header.strip("|").split("|")]
+    assert columns == [
+        "cell",
+        "verdict",
+        "attempted",
+        "acked",
+        "lost",
+        "lost_never_consumed",
+        "duplicated",
+        "reprocessed",
+        "unacked_present",
+        "out_of_order",
+        "max_stall_s",
+        "unavailable_s",
+        "stall_s.group",
+        "stall_s.spark",
+    ]
+    rows = {
+        cells[0]: cells
+        for line in md
+        if line.startswith("| acks")
+        for cells in [[c.strip() for c in line.strip("|").split("|")]]
+    }
+    assert rows["acks=1"][1] == "fail" and rows["acks=1"][4] == "3"
+    assert rows["acks=1"][10] == "1.3"  # one decimal
+    assert rows["acks=1"][12:] == ["12.5", "-"]
+    assert rows["acks=all"][4] == "?"
+    assert rows["acks=all"][12:] == ["?", "2.0"]
+    assert rows["acks=0"][12:] == ["-", "-"]
+    notes = [line for line in md if line.startswith("- ")]
+    assert len(notes) == 2
+    assert "lost == 0" in notes[0] and "3 acked records lost" in notes[0]
+    assert "order" in notes[1] and "drain timed out" in notes[1]
+
+
+def test_junit_counts_and_messages(tmp_path: Path) -> None:
+    write_run_summary(
+        tmp_path, {"run_id": "r1", "spec": "default", "seed": 7, "duration_s": 30}, _run_cells()
+    )
+    root = ET.parse(tmp_path / "junit.xml").getroot()
+    suites = root.findall("testsuite")
+    assert len(suites) == 1
+    suite = suites[0]
+    assert suite.get("name") == "default"
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "1")
+    cases = {case.get("name"): case for case in suite.findall("testcase")}
+    assert set(cases) == {"acks=0", "acks=1", "acks=all"}
+    assert all(
+        c.get("classname") == "default" and c.get("time") == "10.000" for c in cases.values()
+    )
+    assert cases["acks=0"].find("failure") is None and cases["acks=0"].find("error") is None
+    failure = cases["acks=1"].find("failure")
+    assert failure is not None and "lost == 0" in (failure.get("message") or "")
+    assert "duplicated" not in (failure.get("message") or "")
+    error = cases["acks=all"].find("error")
+    assert error is not None and "order" in (error.get("message") or "")
+    out = cases["acks=1"].findtext("system-out") or ""
+    assert "lost=3" in out and "stall_s.group=12.5" in out
+
+
+def test_render_table_matches_markdown_shape() -> None:
+    table = render_table(_run_cells())
+    assert len(table.columns) == 14
+    assert table.row_count == 3

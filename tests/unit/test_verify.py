@@ -1,0 +1,403 @@
+"""The checks on hand-built cells whose answers are known by construction."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+    reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
+)
+
+T = 1_700_000_000_000  # a base wall-clock time in ms
+
+LEDGER = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("key", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("status", pa.string()),
+        ("error", pa.string()),
+        ("send_ts", pa.int64()),
+        ("ack_ts", pa.int64()),
+    ]
+)
+CONSUMED = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("consumer", pa.string()),
+        ("ts", pa.int64()),
+        ("generation", pa.int32()),
+    ]
+)
+LOG = pa.schema([("seq", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64())])
+COMMITS = pa.schema(
+    [
+        ("consumer", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("ts", pa.int64()),
+    ]
+)
+
+Row = tuple[Any, ...]
+
+
+def led(
+    seq: int, status: str = "ok", p: int | None = 0, o: int | None = None, ack: int | None = None
+) -> Row:
+    """A ledger row; send_ts is 5 ms before the ack (or T+seq when there is none)."""
+    send = ack - 5 if ack is not None else T + seq
+    error = None if status == "ok" else "timed out"
+    return (seq, f"k{seq}", p, o, status, error, send, ack if ack is not None else None)
+
+
+def write_cell(
+    root: Path,
+    ledger: list[Row] | None = None,
+    consumed: list[Row] | None = None,
+    log: list[Row] | None = None,
+    commits: list[Row] | None = None,
+    history: list[dict[str, Any]] | None = None,
+) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for name, rows, schema in (
+        ("ledger", ledger, LEDGER),
+        ("consumed", consumed, CONSUMED),
+        ("log", log, LOG),
+        ("commits", commits, COMMITS),
+    ):
+        if rows is not None:
+            columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema.names]
+            table = pa.table(
+                {
+                    f.name: pa.array(list(col), f.type)
+                    for f, col in zip(schema, columns, strict=True)
+                },
+                schema=schema,
+            )
+            pq.write_table(table, root / f"{name}.parquet")
+    if history is not None:
+        lines = [json.dumps(e) for e in history]
+        (root / "history.jsonl").write_text("\n".join(lines) + "\n")
+    return root
+
+
+def ev(ts: int, kind: str, **fields: Any) -> dict[str, Any]:
+    return {"ts": ts, "kind": kind, **fields}
+
+
+def complete_history(end: int = T + 10_000, drained: bool = True) -> list[dict[str, Any]]:
+    return [
+        ev(T, "phase", phase="workload"),
+        ev(T, "consumer.start", consumer="group/m0", generation=1, partitions=[0]),
+        ev(end, "drain.end", complete=drained, lag={}),
+        ev(end + 1, "log.read", complete=True, records=0),
+    ]
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from spark_jobs.session import local_session
+
+    session = local_session("kafka-chaos-test-verify")
+    yield session
+    session.stop()
+
+
+def verify(spark: Any, cell: Path) -> dict[str, Any]:
+    from spark_jobs.verify import verify_cell
+
+    return verify_cell(spark, cell)
+
+
+# --- ledger against log, consumer sets ---------------------------------------------------
+
+RECORDS_LEDGER = [
+    led(1, o=0, ack=T + 10),
+    led(2, o=1, ack=T + 20),
+    led(3, o=2, ack=T + 30),  # ok, offset known, not in the log: lost
+    led(4, p=None, o=None, ack=T + 40),  # acks=0 style: ok without offset, not in log: lost
+    led(5, p=None, o=None, ack=T + 50),  # acks=0 style, in the log: fine
+    led(6, "fail"),  # in the log although failed: unacked_present
+    led(7, "unknown"),  # in the log: unacked_present
+    led(8, "unknown"),  # not in the log: fine
+    led(9, p=1, o=0, ack=T + 90),  # written twice: duplicated
+]
+RECORDS_LOG = [
+    (1, 0, 0),
+    (2, 0, 1),
+    (2, 0, 1),  # the same place read twice is not a duplicate
+    (5, 0, 2),
+    (6, 0, 3),
+    (7, 1, 0),
+    (9, 1, 1),
+    (9, 1, 2),
+]
+RECORDS_CONSUMED = [
+    (1, 0, 0, "group/m0", T + 100, 1),
+    (2, 0, 1, "group/m0", T + 101, 1),
+    (5, 0, 2, "group/m0", T + 102, 1),
+    (9, 1, 1, "group/m1", T + 103, 1),
+    (1, 0, 0, "spark/q", T + 100, 1),
+    (2, 0, 1, "spark/q", T + 101, 1),
+    (3, 0, 2, "spark/q", T + 102, 1),
+]
+
+
+@pytest.fixture(scope="module")
+def records_cell(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> dict[str, Any]:
+    history = [
+        *complete_history(),
+        ev(T, "consumer.start", consumer="audit/m0", generation=1, partitions=[0, 1]),
+    ]
+    cell = write_cell(
+        tmp_path_factory.mktemp("records"),
+        RECORDS_LEDGER,
+        RECORDS_CONSUMED,
+        RECORDS_LOG,
+        [],
+        history,
+    )
+    return verify(spark, cell)
+
+
+def test_ledger_counts_and_samples(records_cell: dict[str, Any]) -> None:
+    counts = records_cell["counts"]
+    assert counts["attempted"] == 9
+    assert counts["acked"] == 6
+    assert counts["lost"] == 2
+    assert records_cell["lost_seqs_sample"] == [3, 4]
+    assert counts["unacked_present"] == 2
+    assert counts["duplicated"] == 1
+    assert records_cell["duplicated_seqs_sample"] == [9]
+    assert "lost" not in records_cell["undecided"]
+
+
+def test_lost_never_consumed_per_set_and_max(records_cell: dict[str, Any]) -> None:
+    # ok = {1,2,3,4,5,9}; group saw {1,2,5,9}; spark saw {1,2,3}; audit (history only) nothing.
+    assert records_cell["lost_never_consumed_by_set"] == {"audit": 6, "group": 2, "spark": 3}
+    assert records_cell["counts"]["lost_never_consumed"] == 6
+
+
+def test_log_read_incomplete_makes_log_checks_unknown(tmp_path: Path, spark: Any) -> None:
+    history = [*complete_history()[:-1], ev(T + 10_001, "log.read", complete=False, records=7)]
+    cell = write_cell(tmp_path, RECORDS_LEDGER, RECORDS_CONSUMED, RECORDS_LOG, [], history)
+    result = verify(spark, cell)
+    counts, undecided = result["counts"], result["undecided"]
+    assert counts["lost"] is None and counts["duplicated"] is None
+    assert counts["unacked_present"] is None
+    assert "incomplete" in undecided["lost"] and "records=7" in undecided["lost"]
+    assert counts["attempted"] == 9  # the ledger alone still decides these
+    assert counts["lost_never_consumed"] == 3
+
+
+def test_missing_consumed_and_no_log_read(tmp_path: Path, spark: Any) -> None:
+    history = complete_history()[:-1]  # no log.read event
+    cell = write_cell(tmp_path, RECORDS_LEDGER, None, RECORDS_LOG, None, history)
+    result = verify(spark, cell)
+    counts, undecided = result["counts"], result["undecided"]
+    assert counts["lost"] is None and "no log.read" in undecided["lost"]
+    for name in ("reprocessed", "out_of_order", "lost_never_consumed"):
+        assert counts[name] is None
+        assert undecided[name] == "consumed.parquet missing"
+    assert result["max_stall_s"] is None and "consumed.parquet" in undecided["max_stall_s"]
+    assert result["resumptions"] == []
+
+
+# --- consumers: reprocessing, order, resumption --------------------------------------------
+
+LOG_P0 = [(100 + o, 0, o) for o in range(10)]
+LOG_P1 = [(200 + o, 1, o) for o in range(5)]
+LOG_P2 = [(300 + o, 2, o) for o in range(2)]
+
+
+def _consumer_rows() -> list[Row]:
+    rows: list[Row] = []
+    # Generation 1: m0 reads p0 0..5 all in one millisecond (order = file order), p1 0..2.
+    rows += [(100 + o, 0, o, "group/m0", T + 1000, 1) for o in range(6)]
+    rows += [(200 + o, 1, o, "group/m0", T + 1000 + o, 1) for o in range(3)]
+    # Generation 2: m0 resumes p0 at its commit (4) and re-reads 4, 5; then seeks back to 8.
+    rows += [(100 + o, 0, o, "group/m0", T + 2000 + o, 2) for o in range(4, 10)]
+    rows += [(108, 0, 8, "group/m0", T + 2010, 2)]
+    # m1 resumes p1 at 4 although 3 was committed: offset 3 is skipped.
+    rows += [(204, 1, 4, "group/m1", T + 2000, 2)]
+    # m1 reads p2, for which nothing was ever committed.
+    rows += [(300 + o, 2, o, "group/m1", T + 2000 + o, 2) for o in range(2)]
+    # Another set reading the same records is not reprocessing.
+    rows += [(100 + o, 0, o, "spark/q", T + 1500, 1) for o in range(3)]
+    return rows
+
+
+CONSUMER_COMMITS = [
+    ("group/m0", 0, 2, T + 1001),
+    ("group/m0", 0, 4, T + 1004),
+    ("group/m0", 1, 3, T + 1003),
+    ("group/m0", 0, 6, T + 5000),  # after generation 2 started: not the resume point
+]
+
+
+@pytest.fixture(scope="module")
+def consumer_cell(tmp_path_factory: pytest.TempPathFactory, spark: Any) -> dict[str, Any]:
+    ledger = [led(r[0], p=r[1], o=r[2], ack=T + 500) for r in LOG_P0 + LOG_P1 + LOG_P2]
+    cell = write_cell(
+        tmp_path_factory.mktemp("consumers"),
+        ledger,
+        _consumer_rows(),
+        LOG_P0 + LOG_P1 + LOG_P2,
+        CONSUMER_COMMITS,
+        complete_history(),
+    )
+    return verify(spark, cell)
+
+
+def test_reprocessed_total_and_by_generation(consumer_cell: dict[str, Any]) -> None:
+    # group: 19 rows, 16 distinct seqs; spark: 3 rows, 3 distinct.
+    assert consumer_cell["counts"]["reprocessed"] == 3
+    assert consumer_cell["reprocessed_by_generation"] == [
+        {"set": "group", "generation": 1, "rows": 9, "distinct": 9, "reprocessed": 0},
+        {"set": "group", "generation": 2, "rows": 10, "distinct": 9, "reprocessed": 3},
+        {"set": "spark", "generation": 1, "rows": 3, "distinct": 3, "reprocessed": 0},
+    ]
+
+
+def test_out_of_order_only_within_one_consumer_and_generation(
+    consumer_cell: dict[str, Any],
+) -> None:
+    # Only m0's seek from 9 back to 8 in generation 2; the restart from 5 to 4 is not it.
+    assert consumer_cell["counts"]["out_of_order"] == 1
+
+
+def test_resumptions_exact_skipped_and_without_commit(consumer_cell: dict[str, Any]) -> None:
+    assert consumer_cell["resumptions"] == [
+        {
+            "set": "group",
+            "consumer": "group/m0",
+            "generation": 2,
+            "partition": 0,
+            "committed": 4,
+            "first_offset": 4,
+            "exact": True,
+            "skipped": 0,
+            "reread": 2,
+        },
+        {
+            "set": "group",
+            "consumer": "group/m1",
+            "generation": 2,
+            "partition": 1,
+            "committed": 3,
+            "first_offset": 4,
+            "exact": False,
+            "skipped": 1,
+            "reread": 0,
+        },
+        {
+            "set": "group",
+            "consumer": "group/m1",
+            "generation": 2,
+            "partition": 2,
+            "committed": None,
+            "first_offset": 0,
+            "exact": None,
+            "skipped": None,
+            "reread": 0,
+        },
+    ]
+    assert consumer_cell["undecided"] == {}
+
+
+# --- stall and unavailability --------------------------------------------------------------
+
+
+def _stall_data(extra_ledger: list[Row], extra_log: list[Row]) -> tuple[list[Row], ...]:
+    """group is blocked from T+510 to T+5000 (a coordinator-down style gap) while records
+    6..10 wait; from T+5004 to T+9000 nothing is available (must not count)."""
+    ledger = [led(i, o=i, ack=T + 100 * i) for i in range(1, 11)]
+    ledger += [led(11, o=11, ack=T + 9000)]
+    ledger += [led(12, o=12, ack=T + 9500)]  # ok but not in the log: never available
+    ledger += [led(13, "fail")]
+    ledger += extra_ledger
+    log = [(i, 0, i) for i in range(1, 12)] + extra_log
+    consumed = [(i, 0, i, "group/m0", T + 100 * i + 10, 1) for i in range(1, 6)]
+    consumed += [(i, 0, i, "group/m0", T + 4994 + i, 1) for i in range(6, 11)]
+    consumed += [(11, 0, 11, "group/m0", T + 9010, 1)]
+    consumed += [(i, 0, i, "spark/q", T + 100 * i + 10, 1) for i in range(1, 11)]
+    consumed += [(11, 0, 11, "spark/q", T + 9010, 1)]
+    return ledger, consumed, log
+
+
+def test_stall_counts_only_waiting_time(tmp_path: Path, spark: Any) -> None:
+    ledger, consumed, log = _stall_data([], [])
+    result = verify(spark, write_cell(tmp_path, ledger, consumed, log, [], complete_history()))
+    assert result["stalls_by_set"] == {"group": 4.4, "spark": 0.01}
+    assert result["max_stall_s"] == 4.4
+    assert result["stall_windows"][0] == {
+        "set": "group",
+        "start_ms": T + 600,
+        "end_ms": T + 5000,
+        "duration_s": 4.4,
+    }
+    assert result["counts"]["lost"] == 1  # seq 12
+    assert "max_stall_s" not in result["undecided"]
+
+
+def test_stall_open_at_an_incomplete_drain_is_a_lower_bound(tmp_path: Path, spark: Any) -> None:
+    # Seq 14 becomes available at T+9005 and is never consumed; the drain ends unfinished,
+    # so the last window runs from the last progress (T+9010) to the drain's end (T+20000).
+    ledger, consumed, log = _stall_data([led(14, o=14, ack=T + 9005)], [(14, 0, 14)])
+    history = complete_history(end=T + 20_000, drained=False)
+    result = verify(spark, write_cell(tmp_path, ledger, consumed, log, [], history))
+    assert result["stalls_by_set"]["group"] == pytest.approx(10.99)
+    assert result["max_stall_s"] == pytest.approx(10.99)
+    assert "lower bound" in result["undecided"]["max_stall_s"]
+    assert result["counts"]["lost_never_consumed"] is None
+    assert result["lost_never_consumed_by_set"] == {"group": 2, "spark": 2}
+
+
+def test_stall_closed_window_with_incomplete_drain_stays_decided(
+    tmp_path: Path, spark: Any
+) -> None:
+    # Seq 14 waits from T+7000; the final open window (990 ms) is not the longest one.
+    ledger, consumed, log = _stall_data([led(14, o=14, ack=T + 7000)], [(14, 0, 14)])
+    history = complete_history(drained=False)
+    result = verify(spark, write_cell(tmp_path, ledger, consumed, log, [], history))
+    assert result["stalls_by_set"]["group"] == 4.4
+    assert "max_stall_s" not in result["undecided"]
+    assert "lost_never_consumed" in result["undecided"]
+
+
+def test_unavailable_windows(tmp_path: Path, spark: Any) -> None:
+    from spark_jobs.cell_data import LEDGER_SCHEMA, read_parquet
+    from spark_jobs.checks_stall import unavailable_windows
+
+    rows: list[Row] = []
+    for i in range(101):  # one send every 100 ms over [T, T+10000]
+        send = T + 100 * i
+        if T + 2000 <= send < T + 5000:
+            rows.append((i, f"k{i}", None, None, "fail", "timed out", send, send + 30))
+        else:
+            rows.append((i, f"k{i}", 0, i, "ok", None, send, send + 5))
+    rows.append((999, "late", 0, 999, "ok", None, T + 10_000, T + 60_000))  # acked after the end
+    cell = write_cell(tmp_path, rows)
+    ledger = read_parquet(spark, cell / "ledger.parquet", LEDGER_SCHEMA)
+    assert ledger is not None
+    assert unavailable_windows(ledger, 1000) == [
+        {"start_ms": T + 1905, "end_ms": T + 5005, "duration_s": 3.1}
+    ]
+    assert unavailable_windows(ledger, 5000) == []
+    result = verify(spark, cell)
+    assert result["unavailable_s"] == 3.1
+    assert result["counts"]["reprocessed"] is None

@@ -1,0 +1,48 @@
+"""The record codec and the files consumer processes append to (a SIGKILL may tear the last line)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.workload.member_files import (
+    ConsumedTail,
+    MemberPaths,
+    next_generation,
+    read_commits,
+    read_consumed,
+)
+from harness.workload.records import decode_seq, encode_key, encode_value
+
+
+def test_value_carries_seq_and_has_the_record_size() -> None:
+    value = encode_value(1234, 100)
+    assert len(value) == 100
+    assert decode_seq(value) == 1234
+    assert encode_key(7) == b"k7"
+
+
+def test_foreign_values_have_no_seq() -> None:
+    assert decode_seq(None) is None
+    assert decode_seq(b"hello") is None
+    assert decode_seq(b"x" * 40) is None
+
+
+def test_torn_last_line_is_dropped_and_read_later(tmp_path: Path) -> None:
+    paths = MemberPaths(tmp_path, "group/m0")
+    paths.consumed.write_text("1,0,10,1000,1\n2,0,11,1001,1\n3,0,1")  # killed mid-line
+    assert read_consumed(paths) == [(1, 0, 10, 1000, 1), (2, 0, 11, 1001, 1)]
+    tail = ConsumedTail(paths)
+    tail.poll()
+    assert (tail.rows, tail.max_offset) == (2, {0: 11})
+    with paths.consumed.open("a") as f:  # the restarted member goes on after the torn bytes
+        f.write("\n4,1,5,1003,2\n")
+    tail.poll()
+    assert (tail.rows, tail.max_offset) == (3, {0: 11, 1: 5})
+
+
+def test_commits_and_generations(tmp_path: Path) -> None:
+    paths = MemberPaths(tmp_path, "group/m1")
+    paths.commits.write_text("0,12,1000\n1,7,1001\n")
+    assert read_commits(paths) == [(0, 12, 1000), (1, 7, 1001)]
+    assert [next_generation(tmp_path, "group") for _ in range(3)] == [1, 2, 3]
+    assert next_generation(tmp_path, "spark") == 1
