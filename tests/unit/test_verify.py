@@ -322,6 +322,20 @@ def test_resumptions_exact_skipped_and_without_commit(consumer_cell: dict[str, A
 # --- stall and unavailability --------------------------------------------------------------
 
 
+def test_unseen_commit_is_not_a_skip(tmp_path: Path, spark: Any) -> None:
+    """A member killed after its commit succeeded but before it logged it: the next
+    generation starts past the last commit we saw, yet it skipped nothing."""
+    log = [(100 + o, 0, o) for o in range(8)]
+    consumed = [(100 + o, 0, o, "group/m0", T + 1000 + o, 1) for o in range(6)]
+    consumed += [(100 + o, 0, o, "group/m0", T + 3000 + o, 2) for o in range(6, 8)]
+    commits = [("group/m0", 0, 3, T + 1004)]  # the commit of 6 was never logged
+    ledger = [led(r[0], p=0, o=r[2], ack=T + 500) for r in log]
+    cell = write_cell(tmp_path, ledger, consumed, log, commits, complete_history())
+    (row,) = verify(spark, cell)["resumptions"]
+    assert (row["committed"], row["first_offset"], row["exact"]) == (3, 6, False)
+    assert row["skipped"] == 0 and row["reread"] == 0
+
+
 def _stall_data(extra_ledger: list[Row], extra_log: list[Row]) -> tuple[list[Row], ...]:
     """group is blocked from T+510 to T+5000 (a coordinator-down style gap) while records
     6..10 wait; from T+5004 to T+9000 nothing is available (must not count)."""

@@ -1,0 +1,1 @@
+"""PySpark side of kafka-chaos: the streaming consumer and the verification checks."""

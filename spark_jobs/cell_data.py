@@ -1,0 +1,103 @@
+"""Load one cell's collected data as DataFrames typed exactly as the contracts say."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from harness.errors import ConfigError
+
+# Contract columns and their Spark types; extra columns in a file are ignored.
+LEDGER_SCHEMA = {
+    "seq": "bigint",
+    "key": "string",
+    "partition": "int",
+    "offset": "bigint",
+    "status": "string",
+    "error": "string",
+    "send_ts": "bigint",
+    "ack_ts": "bigint",
+}
+CONSUMED_SCHEMA = {
+    "seq": "bigint",
+    "partition": "int",
+    "offset": "bigint",
+    "consumer": "string",
+    "ts": "bigint",
+    "generation": "int",
+}
+LOG_SCHEMA = {"seq": "bigint", "partition": "int", "offset": "bigint"}
+COMMITS_SCHEMA = {"consumer": "string", "partition": "int", "offset": "bigint", "ts": "bigint"}
+
+ROW = "_row"  # file order = processing order; ties on ts are broken by it
+
+
+def consumer_set(consumer: Column) -> Column:
+    """`group/m0` -> `group`: the part of the consumer name before '/'."""
+    return F.substring_index(consumer, "/", 1)
+
+
+@dataclass
+class CellData:
+    """A cell's files; None means the file is missing (empty files give empty frames)."""
+
+    ledger: DataFrame | None
+    consumed: DataFrame | None
+    log: DataFrame | None
+    commits: DataFrame | None
+    history: list[dict[str, Any]] = field(default_factory=list)
+    has_history: bool = False
+
+    def frames(self) -> list[DataFrame]:
+        return [df for df in (self.ledger, self.consumed, self.log, self.commits) if df is not None]
+
+
+def read_parquet(
+    spark: SparkSession, path: Path, schema: dict[str, str], row_index: bool = False
+) -> DataFrame | None:
+    """Read one contract file; a missing or zero-byte file is None, a wrong one an error."""
+    if not path.exists() or (path.is_file() and path.stat().st_size == 0):
+        return None
+    df = spark.read.parquet(str(path))
+    missing = [name for name in schema if name not in df.columns]
+    if missing:
+        raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; expected {schema}")
+    df = df.select(*[F.col(name).cast(kind).alias(name) for name, kind in schema.items()])
+    if row_index:
+        # One file read in order: ids grow with the row position (used only for ordering).
+        df = df.withColumn(ROW, F.monotonically_increasing_id())
+    return df
+
+
+def read_history(path: Path) -> list[dict[str, Any]] | None:
+    if not path.exists():
+        return None
+    events: list[dict[str, Any]] = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ConfigError(f"{path}:{number}: not a JSON object: {exc}") from exc
+        if not isinstance(event, dict) or "kind" not in event or "ts" not in event:
+            raise ConfigError(f"{path}:{number}: an event needs 'ts' and 'kind'")
+        events.append(event)
+    return events
+
+
+def read_cell(spark: SparkSession, cell_dir: Path) -> CellData:
+    history = read_history(cell_dir / "history.jsonl")
+    return CellData(
+        ledger=read_parquet(spark, cell_dir / "ledger.parquet", LEDGER_SCHEMA),
+        consumed=read_parquet(spark, cell_dir / "consumed.parquet", CONSUMED_SCHEMA, True),
+        log=read_parquet(spark, cell_dir / "log.parquet", LOG_SCHEMA),
+        commits=read_parquet(spark, cell_dir / "commits.parquet", COMMITS_SCHEMA, True),
+        history=history or [],
+        has_history=history is not None,
+    )

@@ -1,0 +1,206 @@
+"""Checks on what consumers processed: reprocessing, order, and how each restart resumed.
+
+`consumed` frames carry the `_row` file-order column (see cell_data.read_parquet); the
+processing order of a consumer is (ts, _row), because many records share one millisecond.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from spark_jobs.cell_data import ROW, consumer_set
+
+SET = "set"
+
+
+def with_set(consumed: DataFrame) -> DataFrame:
+    return consumed.withColumn(SET, consumer_set(F.col("consumer")))
+
+
+def with_first_flag(consumed: DataFrame) -> DataFrame:
+    """Adds `is_first`: the row is the set's first consumption of its seq (by ts, offset, row)."""
+    by_seq = Window.partitionBy(SET, "seq").orderBy("ts", "offset", ROW)
+    return with_set(consumed).withColumn("is_first", F.row_number().over(by_seq) == 1)
+
+
+def reprocessed(consumed: DataFrame) -> int:
+    """Rows minus distinct seqs, per consumer set, summed over the sets."""
+    row = with_set(consumed).agg(
+        F.count(F.lit(1)).alias("rows"), F.count_distinct(SET, "seq").alias("distinct")
+    )
+    first = row.first()
+    return 0 if first is None else int(first["rows"]) - int(first["distinct"])
+
+
+def reprocessed_by_generation(consumed: DataFrame) -> list[dict[str, Any]]:
+    """Per (set, generation): rows, distinct seqs, and rows that were not the set's first
+    consumption of their seq (earlier generation, or earlier in the same one)."""
+    rows = (
+        with_first_flag(consumed)
+        .groupBy(SET, "generation")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count_distinct("seq").alias("distinct"),
+            F.sum(F.when(F.col("is_first"), 0).otherwise(1)).alias("reprocessed"),
+        )
+        .orderBy(SET, "generation")
+        .collect()
+    )
+    return [
+        {
+            "set": str(r[SET]),
+            "generation": int(r["generation"]),
+            "rows": int(r["rows"]),
+            "distinct": int(r["distinct"]),
+            "reprocessed": int(r["reprocessed"]),
+        }
+        for r in rows
+    ]
+
+
+def out_of_order(consumed: DataFrame) -> int:
+    """Times one consumer saw a partition's offset go backwards within one generation."""
+    order = Window.partitionBy("consumer", "generation", "partition").orderBy("ts", ROW)
+    previous = F.lag("offset").over(order)
+    backwards = consumed.withColumn("back", F.col("offset") < previous).filter(F.col("back"))
+    return backwards.count()
+
+
+def _latest(df: DataFrame, keys: list[str], order: list[Column]) -> DataFrame:
+    window = Window.partitionBy(*keys).orderBy(*order)
+    return df.withColumn("_rank", F.row_number().over(window)).filter("_rank = 1").drop("_rank")
+
+
+def resumption_frame(
+    consumed: DataFrame, commits: DataFrame | None, log: DataFrame | None
+) -> DataFrame:
+    """One row per (set, later generation, partition consumed in it); see `resumptions`."""
+    c = with_set(consumed)
+    gen_one = c.groupBy(SET).agg(F.least(F.min("generation"), F.lit(1)).alias("first_gen"))
+    starts = _latest(
+        c.join(gen_one, SET).filter(F.col("generation") > F.col("first_gen")),
+        [SET, "generation", "partition"],
+        [F.col("ts"), F.col("offset"), F.col(ROW)],
+    ).select(
+        SET,
+        "generation",
+        "partition",
+        "consumer",
+        F.col("offset").alias("first_offset"),
+        F.col("ts").alias("first_ts"),
+    )
+
+    if commits is None:
+        starts = starts.withColumn("committed", F.lit(None).cast("bigint"))
+    else:
+        cm = with_set(commits).select(
+            F.col(SET).alias("c_set"),
+            F.col("partition").alias("c_partition"),
+            F.col("offset").alias("committed"),
+            F.col("ts").alias("c_ts"),
+            F.col(ROW).alias("c_row"),
+        )
+        on = (
+            (F.col(SET) == F.col("c_set"))
+            & (F.col("partition") == F.col("c_partition"))
+            & (F.col("c_ts") <= F.col("first_ts"))
+        )
+        starts = _latest(
+            starts.join(cm, on, "left"),
+            [SET, "generation", "partition"],
+            [F.col("c_ts").desc_nulls_last(), F.col("c_row").desc_nulls_last()],
+        ).drop("c_set", "c_partition", "c_ts", "c_row")
+
+    # Highest offset of the partition the set consumed in earlier generations.
+    per_gen = c.groupBy(SET, "partition", "generation").agg(F.max("offset").alias("gen_max"))
+    earlier = Window.partitionBy(SET, "partition").orderBy("generation")
+    before = per_gen.withColumn(
+        "max_before", F.max("gen_max").over(earlier.rowsBetween(Window.unboundedPreceding, -1))
+    ).select(SET, "partition", "generation", "max_before")
+    reread = (
+        c.join(before, [SET, "partition", "generation"])
+        .groupBy(SET, "generation", "partition")
+        .agg(F.sum(F.when(F.col("offset") <= F.col("max_before"), 1).otherwise(0)).alias("reread"))
+    )
+    out = starts.join(reread, [SET, "generation", "partition"], "left")
+
+    if log is None:
+        out = out.withColumn("skipped", F.lit(None).cast("bigint"))
+    else:
+        gap = out.filter(F.col("first_offset") > F.col("committed")).select(
+            SET, "generation", "partition", "committed", "first_offset"
+        )
+        lg = log.select(F.col("partition").alias("lp"), F.col("offset").alias("lo"))
+        # A record the set had already processed in an earlier generation was not skipped,
+        # even if the commit covering it was never seen (a member killed after its commit
+        # succeeded but before it could log it).
+        seen = c.select(
+            F.col(SET).alias("s_set"),
+            F.col("partition").alias("s_partition"),
+            F.col("offset").alias("s_offset"),
+            F.col("generation").alias("s_gen"),
+        )
+        between = F.broadcast(gap).join(
+            lg,
+            (F.col("partition") == F.col("lp"))
+            & (F.col("lo") >= F.col("committed"))
+            & (F.col("lo") < F.col("first_offset")),
+        )
+        skipped = (
+            between.join(
+                seen,
+                (F.col(SET) == F.col("s_set"))
+                & (F.col("lp") == F.col("s_partition"))
+                & (F.col("lo") == F.col("s_offset"))
+                & (F.col("s_gen") < F.col("generation")),
+                "left_anti",
+            )
+            .groupBy(SET, "generation", "partition")
+            .agg(F.count(F.lit(1)).alias("skipped_rows"))
+        )
+        out = out.join(skipped, [SET, "generation", "partition"], "left").withColumn(
+            "skipped",
+            F.when(F.col("committed").isNull(), None).otherwise(
+                F.coalesce("skipped_rows", F.lit(0))
+            ),
+        )
+    return out.withColumn(
+        "exact",
+        F.when(F.col("committed").isNull(), None).otherwise(
+            F.col("first_offset") == F.col("committed")
+        ),
+    )
+
+
+def resumptions(
+    consumed: DataFrame, commits: DataFrame | None, log: DataFrame | None
+) -> list[dict[str, Any]]:
+    """For each restart/rebalance of a set: where each partition resumed vs. the last commit.
+
+    first_offset: offset of the partition's earliest (ts, offset, row order) row in the
+    generation; committed: offset of the latest commit (ts, then file order) for the partition
+    by any member of the set at or before that row's ts (None if none); exact: first_offset ==
+    committed; skipped: log rows with committed <= offset < first_offset that the set had
+    not consumed in an earlier generation (0 if it did not start after the commit); reread: rows of the partition in the generation whose offset is
+    <= the highest offset the set consumed of it in earlier generations.
+    """
+    rows = (
+        resumption_frame(consumed, commits, log).orderBy(SET, "generation", "partition").collect()
+    )
+    return [
+        {
+            "set": str(r[SET]),
+            "consumer": str(r["consumer"]),
+            "generation": int(r["generation"]),
+            "partition": int(r["partition"]),
+            "committed": None if r["committed"] is None else int(r["committed"]),
+            "first_offset": int(r["first_offset"]),
+            "exact": None if r["exact"] is None else bool(r["exact"]),
+            "skipped": None if r["skipped"] is None else int(r["skipped"]),
+            "reread": int(r["reread"] or 0),
+        }
+        for r in rows
+    ]

@@ -1,0 +1,54 @@
+"""What the history says about whether a check can decide, and the measuring window."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def events(history: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in history if e.get("kind") == kind]
+
+
+def log_undecided(history: list[dict[str, Any]], has_log: bool) -> str | None:
+    """Why the final log read cannot be trusted to be the whole topic (None if it can)."""
+    if not has_log:
+        return "log.parquet missing"
+    reads = events(history, "log.read")
+    if not reads:
+        return "no log.read event in history.jsonl"
+    incomplete = [e for e in reads if e.get("complete") is not True]
+    if incomplete:
+        records = incomplete[0].get("records")
+        return f"final log read incomplete (log.read complete=false, records={records})"
+    return None
+
+
+def drain_undecided(history: list[dict[str, Any]]) -> str | None:
+    """Why the consumers cannot be said to have read to the end (None if they did)."""
+    drains = events(history, "drain.end")
+    if not drains:
+        return "no drain.end event in history.jsonl"
+    incomplete = [e for e in drains if e.get("complete") is not True]
+    if incomplete:
+        return f"final drain incomplete (drain.end complete=false, lag={incomplete[0].get('lag')})"
+    return None
+
+
+def workload_start(history: list[dict[str, Any]]) -> int | None:
+    starts = [int(e["ts"]) for e in events(history, "phase") if e.get("phase") == "workload"]
+    return min(starts) if starts else None
+
+
+def drain_end(history: list[dict[str, Any]]) -> int | None:
+    ends = [int(e["ts"]) for e in events(history, "drain.end")]
+    return max(ends) if ends else None
+
+
+def consumer_sets(history: list[dict[str, Any]]) -> set[str]:
+    """Sets named by consumer events: a set that never consumed still counts as a set."""
+    names = {
+        str(e["consumer"]).split("/", 1)[0]
+        for e in history
+        if str(e.get("kind", "")).startswith("consumer.") and e.get("consumer")
+    }
+    return names

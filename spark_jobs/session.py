@@ -1,0 +1,64 @@
+"""One small, quiet, local Spark session shared by the checks and their tests."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+# Spark's default log4j2 profile prints INFO lines and start-up noise (native-hadoop,
+# loopback hostname) on every start; this keeps warnings and errors only.
+_LOG4J2 = """\
+rootLogger.level = warn
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.spark_utils.name = org.apache.spark.util.Utils
+logger.spark_utils.level = error
+logger.hadoop.name = org.apache.hadoop
+logger.hadoop.level = error
+# The checks order whole-run series in one window on purpose (checks_stall).
+logger.window.name = org.apache.spark.sql.execution.window.WindowExec
+logger.window.level = error
+# Equal to the root level, so pyspark does not announce "Setting default log level".
+logger.repl.name = org.apache.spark.repl.Main
+logger.repl.level = warn
+"""
+
+
+def _log4j2_file() -> Path:
+    path = Path(tempfile.gettempdir()) / "kafka-chaos-spark-log4j2.properties"
+    if not path.exists() or path.read_text() != _LOG4J2:
+        path.write_text(_LOG4J2)
+    return path
+
+
+def local_session(app: str = "kafka-chaos-verify", jars: list[Path] | None = None) -> SparkSession:
+    """`local[2]` with few shuffle partitions: the checks run on one laptop-sized machine.
+
+    getOrCreate reuses a running session (JVM options then no longer apply).
+    """
+    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
+    builder = (
+        SparkSession.builder.master("local[2]")
+        .appName(app)
+        .config("spark.sql.shuffle.partitions", "4")
+        # With few fixed shuffle partitions AQE has little to tune, and re-planning each
+        # stage as its own job more than doubled the checks' wall time on small cells.
+        .config("spark.sql.adaptive.enabled", "false")
+        .config("spark.default.parallelism", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.driver.memory", "1g")
+        .config("spark.driver.extraJavaOptions", java_opts)
+    )
+    if jars:
+        builder = builder.config("spark.jars", ",".join(str(p.resolve()) for p in jars))
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("WARN")
+    return spark

@@ -1,0 +1,207 @@
+"""verify_cell: every check of one cell, computed from its collected files only.
+
+A metric that cannot be decided from the data is None and gets a reason in `undecided`
+(the verdict then says `unknown` for it, never `pass`).
+
+Stall and an incomplete drain: when the final drain did not finish (or was not recorded), a
+set's last window runs to `end` and is only a lower bound. The value is still reported; it
+is marked undecided only when, for some set, that open final window (with records still
+waiting) is the set's longest, because only then is the maximum itself uncertain.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from harness.errors import ConfigError
+from spark_jobs import checks_consumers as cc
+from spark_jobs import checks_records as cr
+from spark_jobs import checks_stall as cs
+from spark_jobs import history_facts as hf
+from spark_jobs.cell_data import CellData, consumer_set, read_cell
+
+COUNTS = (
+    "attempted",
+    "acked",
+    "lost",
+    "lost_never_consumed",
+    "duplicated",
+    "reprocessed",
+    "unacked_present",
+    "out_of_order",
+)
+
+
+def verify_cell(spark: SparkSession, cell_dir: Path, gap_ms: int = 1000) -> dict[str, Any]:
+    """All checks of the cell folder; `gap_ms` is the shortest ack gap counted as unavailable."""
+    if not cell_dir.is_dir():
+        raise ConfigError(f"{cell_dir}: no such cell folder (expected results/<run>/cells/<cell>)")
+    data = read_cell(spark, cell_dir)
+    for df in data.frames():
+        df.cache()
+    try:
+        return _verify(spark, data, gap_ms)
+    finally:
+        for df in data.frames():
+            df.unpersist()
+
+
+def _sets(data: CellData) -> list[str]:
+    names = hf.consumer_sets(data.history)
+    if data.consumed is not None:
+        found = data.consumed.select(consumer_set(F.col("consumer")).alias("s")).distinct()
+        names |= {str(r["s"]) for r in found.collect()}
+    return sorted(names)
+
+
+def _verify(spark: SparkSession, data: CellData, gap_ms: int) -> dict[str, Any]:
+    counts: dict[str, int | None] = dict.fromkeys(COUNTS)
+    undecided: dict[str, str] = {}
+    out: dict[str, Any] = {
+        "counts": counts,
+        "max_stall_s": None,
+        "unavailable_s": None,
+        "stalls_by_set": {},
+        "stall_windows": [],
+        "unavailable_windows": [],
+        "lost_never_consumed_by_set": {},
+        "reprocessed_by_generation": [],
+        "resumptions": [],
+        "undecided": undecided,
+        "lost_seqs_sample": [],
+        "duplicated_seqs_sample": [],
+    }
+    ledger, consumed, log = data.ledger, data.consumed, data.log
+    history_note = "" if data.has_history else " (history.jsonl missing)"
+    no_ledger = "ledger.parquet missing"
+    no_consumed = "consumed.parquet missing"
+    log_reason = hf.log_undecided(data.history, log is not None)
+    if log_reason is not None:
+        log_reason += history_note
+    drain_reason = hf.drain_undecided(data.history)
+    if drain_reason is not None:
+        drain_reason += history_note
+    trusted_log = log if log_reason is None else None
+    sets = _sets(data)
+    sends: tuple[int | None, int | None] = (None, None)
+
+    # Ledger against the final log.
+    if ledger is None:
+        for name in ("attempted", "acked", "lost", "unacked_present", "lost_never_consumed"):
+            undecided[name] = no_ledger
+    else:
+        totals = cr.ledger_totals(ledger)
+        sends = (totals["first_send"], totals["last_send"])
+        counts["attempted"], counts["acked"] = totals["attempted"], totals["acked"]
+        if trusted_log is None:
+            undecided["lost"] = undecided["unacked_present"] = str(log_reason)
+        else:
+            lost = cr.lost_records(ledger, trusted_log)
+            counts["lost"] = lost.count()
+            out["lost_seqs_sample"] = cr.sample(lost)
+            counts["unacked_present"] = cr.unacked_present(ledger, trusted_log)
+    if trusted_log is None:
+        undecided["duplicated"] = str(log_reason)
+    else:
+        dups = cr.duplicated_records(trusted_log)
+        counts["duplicated"] = dups.count()
+        out["duplicated_seqs_sample"] = cr.sample(dups)
+
+    # What the consumers saw.
+    if consumed is None:
+        for name in ("reprocessed", "out_of_order", "resumptions", "lost_never_consumed"):
+            undecided[name] = no_consumed
+    else:
+        counts["reprocessed"] = cc.reprocessed(consumed)
+        counts["out_of_order"] = cc.out_of_order(consumed)
+        out["reprocessed_by_generation"] = cc.reprocessed_by_generation(consumed)
+        out["resumptions"] = cc.resumptions(consumed, data.commits, trusted_log)
+        if data.commits is None:
+            undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
+        if ledger is not None:
+            _never_consumed(ledger, consumed, sets, drain_reason, out)
+
+    _availability(data, gap_ms, sends, out)
+    _stall(spark, data, sets, trusted_log, drain_reason, sends[0], out)
+    return out
+
+
+def _never_consumed(
+    ledger: DataFrame,
+    consumed: DataFrame,
+    sets: list[str],
+    drain_reason: str | None,
+    out: dict[str, Any],
+) -> None:
+    by_set = cr.lost_never_consumed_by_set(ledger, consumed, sets, out["counts"]["acked"])
+    out["lost_never_consumed_by_set"] = by_set
+    if drain_reason is not None:
+        out["undecided"]["lost_never_consumed"] = drain_reason
+    elif not by_set:
+        out["undecided"]["lost_never_consumed"] = "no consumer set ran"
+    else:
+        out["counts"]["lost_never_consumed"] = max(by_set.values())
+
+
+def _availability(
+    data: CellData, gap_ms: int, sends: tuple[int | None, int | None], out: dict[str, Any]
+) -> None:
+    first, last = sends
+    if data.ledger is None or first is None or last is None:
+        out["undecided"]["unavailable_s"] = "ledger.parquet missing or empty"
+        return
+    windows = cs.unavailable_windows(data.ledger, gap_ms, (first, last))
+    out["unavailable_windows"] = windows
+    out["unavailable_s"] = sum(w["end_ms"] - w["start_ms"] for w in windows) / 1000.0
+
+
+def _stall(
+    spark: SparkSession,
+    data: CellData,
+    sets: list[str],
+    trusted_log: DataFrame | None,
+    drain_reason: str | None,
+    first_send: int | None,
+    out: dict[str, Any],
+) -> None:
+    undecided: dict[str, str] = out["undecided"]
+    ledger, consumed = data.ledger, data.consumed
+    if ledger is None or consumed is None:
+        undecided["max_stall_s"] = (
+            "ledger.parquet missing" if ledger is None else "consumed.parquet missing"
+        )
+        return
+    if not sets:
+        undecided["max_stall_s"] = "no consumer set ran"
+        return
+    ok = cr.acked_records(ledger).filter(F.col("ack_ts").isNotNull())
+    if trusted_log is not None:
+        ok = ok.join(trusted_log.select("seq"), "seq", "left_semi")
+    available = ok.select("seq", F.col("ack_ts").alias("av"))
+
+    start = hf.workload_start(data.history)
+    if start is None:
+        start = first_send
+    end = hf.drain_end(data.history)
+    if end is None:
+        last = consumed.agg(F.max("ts").alias("t")).first()
+        end = None if last is None or last["t"] is None else int(last["t"])
+    if start is None or end is None or end <= start:
+        undecided["max_stall_s"] = f"no measuring window (start={start}, end={end})"
+        out["stalls_by_set"] = dict.fromkeys(sets)
+        return
+
+    best, windows, final_longest = cs.stalls(spark, available, consumed, sets, start, end)
+    out["stalls_by_set"] = best
+    out["stall_windows"] = windows
+    out["max_stall_s"] = max(best.values())
+    open_sets = [s for s in sets if final_longest[s]]
+    if drain_reason is not None and open_sets:
+        undecided["max_stall_s"] = (
+            f"{drain_reason}; the longest stall of {', '.join(open_sets)} is still open at the "
+            "end, so the value is a lower bound"
+        )
