@@ -169,7 +169,7 @@ class CellRunner:
                     for k in ("fault", "target", "consumer", "error")
                     if k in e.fields
                 )
-                s.lines.append(f"{e.kind} {what}")
+                s.lines.append(f"{e.kind} {what}".splitlines()[0][:200])
         self._seen = len(events)
         self.report(s)
 

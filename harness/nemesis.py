@@ -6,7 +6,6 @@ import random
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from harness.errors import HarnessError
@@ -59,15 +58,8 @@ BROKER_FAULTS: dict[str, Callable[[KafkaCluster, int | str], Fault]] = {
 }
 
 
-@dataclass
-class _Action:
-    at_s: float
-    planned: Planned
-    heal: bool
-
-
 class Nemesis:
-    """Injects each planned fault at its time and heals it after its duration, in one thread.
+    """Injects each planned fault at its time and heals it after its duration.
 
     A fault whose target cannot be resolved (no leader, say) is recorded as
     `fault.skipped` and the run goes on; faults without a duration stay until
@@ -88,67 +80,82 @@ class Nemesis:
         self.history = history
         self.rng = random.Random(seed)
         self.default_group = default_group
-        actions = [_Action(p.at_s, p, False) for p in plan]
-        actions += [_Action(p.at_s + p.duration_s, p, True) for p in plan if p.duration_s]
-        self.actions = sorted(actions, key=lambda a: (a.at_s, a.heal))
+        self.plan = list(plan)
         self._faults: dict[int, Fault] = {}
         self._crashed: dict[int, str] = {}
+        self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
+        # One thread per planned fault: bringing a killed broker back takes seconds (log
+        # recovery, registration) and must not push the next fault off its schedule.
+        self._threads = [
+            threading.Thread(target=self._play, args=(p,), name=f"nemesis-{p.index}", daemon=True)
+            for p in self.plan
+        ]
         self._t0 = 0.0
         self.errors: list[str] = []
 
     def start(self, t0: float) -> Nemesis:
         self._t0 = t0
-        self._thread.start()
+        for thread in self._threads:
+            thread.start()
         return self
 
     def stop(self) -> None:
         self._stop.set()
 
     def join(self, timeout: float | None = None) -> None:
-        self._thread.join(timeout)
+        for thread in self._threads:
+            thread.join(timeout)
 
     @property
     def done(self) -> bool:
-        return not self._thread.is_alive()
+        return not any(t.is_alive() for t in self._threads)
 
-    @property
-    def crashed_members(self) -> list[str]:
-        return list(self._crashed.values())
+    def _play(self, p: Planned) -> None:
+        if not self._at(p.at_s):
+            return
+        self._do(p, heal=False)
+        if p.duration_s is not None and self._at(p.at_s + p.duration_s):
+            self._do(p, heal=True)
 
-    def _run(self) -> None:
-        for action in self.actions:
-            if self._stop.wait(max(0.0, self._t0 + action.at_s - time.monotonic())):
-                return
-            try:
-                if action.heal:
-                    self._heal(action.planned)
-                else:
-                    self._inject(action.planned)
-            except Exception as exc:  # a failed fault is history, not the end of the run
-                verb = "heal" if action.heal else "inject"
-                msg = f"fault #{action.planned.index} {action.planned.kind} {verb}: {exc}"
-                self.errors.append(msg)
-                self.history.append("fault.error", index=action.planned.index, error=msg)
+    def _at(self, at_s: float) -> bool:
+        """Wait until `at_s` into the workload; False if the run is being stopped."""
+        return not self._stop.wait(max(0.0, self._t0 + at_s - time.monotonic()))
+
+    def _do(self, p: Planned, heal: bool) -> None:
+        try:
+            if heal:
+                self._heal(p)
+            else:
+                self._inject(p)
+        except Exception as exc:  # a failed fault is history, not the end of the run
+            msg = f"fault #{p.index} {p.kind} {'heal' if heal else 'inject'}: {exc}"
+            self.errors.append(msg)
+            self.history.append("fault.error", index=p.index, error=msg)
 
     def _inject(self, p: Planned) -> None:
         if p.kind == "consumer-crash":
             ref = p.target.removeprefix("consumer:")
-            self._crashed[p.index] = self.consumers.crash_member(ref)
+            name = self.consumers.crash_member(ref)
+            with self._lock:
+                self._crashed[p.index] = name
             return
         node = self._resolve(p)
         if node is None:
             return
-        self._faults[p.index] = BROKER_FAULTS[p.kind](self.cluster, node).inject()
+        fault = BROKER_FAULTS[p.kind](self.cluster, node).inject()
+        with self._lock:
+            self._faults[p.index] = fault
 
     def _heal(self, p: Planned) -> None:
         if p.kind == "consumer-crash":
-            name = self._crashed.pop(p.index, None)
+            with self._lock:
+                name = self._crashed.pop(p.index, None)
             if name is not None:
                 self.consumers.restart_member(name)
             return
-        fault = self._faults.pop(p.index, None)
+        with self._lock:
+            fault = self._faults.pop(p.index, None)
         if fault is not None:
             fault.heal()
 
@@ -166,5 +173,7 @@ class Nemesis:
 
     def restart_crashed(self) -> None:
         """Heal phase: members crashed without a planned restart come back."""
-        for index in list(self._crashed):
-            self.consumers.restart_member(self._crashed.pop(index))
+        with self._lock:
+            crashed, self._crashed = list(self._crashed.values()), {}
+        for name in crashed:
+            self.consumers.restart_member(name)

@@ -128,8 +128,10 @@ class ClusterNode:
         self.docker.stop(timeout=timeout_s)
 
     def start(self) -> None:
+        # Counted from the log, not incremented: a start that died before its start-up
+        # line (and was retried) must not leave the count one ahead for ever.
+        self.starts = len(self._pattern.findall(self.logs())) + 1
         self.docker.start()
-        self.starts += 1
 
     def pause(self) -> None:
         self.docker.pause()

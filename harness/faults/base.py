@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import itertools
+import time
 from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
+
+from harness.errors import ClusterStartError
+
+RESTART_BACKOFF_S = 2.0
 
 if TYPE_CHECKING:
     from harness.cluster import KafkaCluster
@@ -75,5 +80,21 @@ class NodeFault(Fault, ABC):
         return [self.node]
 
     def _bring_back(self) -> None:
-        self.node.start()
-        self.node.wait_started(self.cluster.start_timeout_s)
+        """Start the node again, restarting it like a supervisor would while it exits early.
+
+        A ZooKeeper-mode broker killed less than zookeeper.session.timeout.ms ago finds
+        its old registration still there and exits (NodeExistsException); systemd or
+        Kubernetes would start it again, and so do we, until start_timeout_s.
+        """
+        deadline = time.monotonic() + self.cluster.start_timeout_s
+        while True:
+            self.node.start()
+            try:
+                self.node.wait_started(max(1.0, deadline - time.monotonic()))
+                return
+            except ClusterStartError as exc:
+                if self.node.is_up() or time.monotonic() > deadline - RESTART_BACKOFF_S:
+                    raise
+                reason = str(exc).splitlines()[0]
+                self.cluster.history.append("node.start_failed", node=self.node.name, error=reason)
+                time.sleep(RESTART_BACKOFF_S)

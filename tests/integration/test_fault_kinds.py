@@ -111,3 +111,18 @@ def test_broker_cut_from_controller_quorum_is_fenced(start_cluster: ClusterFacto
     wait_until(lambda: cluster.leader("t", 0) not in (None, leader), 90, "leadership to move")
     fault.heal()
     wait_until(lambda: leader in cluster.admin.registered_brokers(), 90, f"{leader} unfenced")
+
+
+def test_zookeeper_broker_killed_and_started_at_once_comes_back(
+    start_cluster: ClusterFactory,
+) -> None:
+    """Its old ZooKeeper session still holds /brokers/ids/2 (NodeExistsException at start-up):
+    the heal restarts it like a supervisor until the session expires and it registers."""
+    cluster = start_cluster(mode="zookeeper", brokers=3)
+    fault = cluster.kill(2)
+    fault.heal()  # immediately, well inside zookeeper.session.timeout.ms (18 s)
+    assert 2 in cluster.brokers
+    wait_until(lambda: 2 in cluster.admin.registered_brokers(), 60, "broker 2 registered again")
+    failed = [e for e in cluster.history.events if e.kind == "node.start_failed"]
+    assert all(e.fields["node"] == "broker-2" for e in failed)
+    assert "NodeExists" in cluster.logs(2) or not failed
