@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import time
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -86,7 +87,8 @@ class CellRunner:
             c.version,
             c.broker_config,
             controllers=c.controllers,
-            run_id=f"{self.run_id[-6:]}-{self.cell.id.split('_', 1)[0]}",
+            # Unique per cell and run: two runs of one spec may share a machine.
+            run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,
             logs_dir=self.dir / "brokers",
         )
@@ -115,6 +117,7 @@ class CellRunner:
         nemesis = Nemesis(
             cluster, self.plan, consumers, self.history, self.seed, consumers.default_group
         )
+        interrupted = False
         try:
             consumers.start()
             consumers.wait_assigned(ASSIGN_TIMEOUT_S)
@@ -134,13 +137,17 @@ class CellRunner:
             self._recover(cluster)
             self.phase("drain")
             self._drain(cluster, consumers, producer)
+        except KeyboardInterrupt:
+            self.history.append("cell.error", error="interrupted (Ctrl-C)")
+            interrupted = True
+            raise
         finally:
             nemesis.stop()
             producer.stop()
             producer.join(120)
             consumers.stop()
             self.phase("collect")
-            self._collect(cluster, producer, consumers)
+            self._collect(cluster, producer, consumers, with_log=not interrupted)
 
     def _producer_settings(self, cluster: KafkaCluster) -> LedgerSettings:
         p = self.spec.producer
@@ -239,7 +246,11 @@ class CellRunner:
         self.history.append("drain.end", complete=False, lag=consumers.lag(ends), ends=ends)
 
     def _collect(
-        self, cluster: KafkaCluster, producer: LedgerProducer, consumers: ConsumerSets
+        self,
+        cluster: KafkaCluster,
+        producer: LedgerProducer,
+        consumers: ConsumerSets,
+        with_log: bool = True,
     ) -> None:
         producer.write(self.dir / "ledger.parquet")
         consumed, commits = consumers.collected()
@@ -247,6 +258,9 @@ class CellRunner:
         write_table(self.dir / "commits.parquet", COMMITS, commits)
         consumers.merge_events()
         t = self.spec.topic
+        if not with_log:
+            self.history.append("log.read", complete=False, records=0, detail="interrupted")
+            return
         try:
             log = read_log(
                 cluster.bootstrap_servers, t.name, t.partitions, self.spec.recovery.drain_timeout_s

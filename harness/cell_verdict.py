@@ -8,18 +8,8 @@ from typing import Any
 
 from harness.report import write_cell_report
 from harness.spec import Cell
+from harness.tables import COUNT_NAMES
 from harness.verdict import Check, evaluate, overall
-
-COUNTS = (
-    "attempted",
-    "acked",
-    "lost",
-    "lost_never_consumed",
-    "duplicated",
-    "reprocessed",
-    "unacked_present",
-    "out_of_order",
-)
 
 
 def _history(cell_dir: Path) -> list[dict[str, Any]]:
@@ -87,7 +77,7 @@ def summarize(
     summary: dict[str, Any] = {"cell": cell.id, "params": cell_params(cell)}
     if metrics is None:
         summary.update(
-            counts=dict.fromkeys(COUNTS),
+            counts=dict.fromkeys(COUNT_NAMES),
             max_stall_s=None,
             unavailable_s=None,
             undecided={"*": f"verification crashed: {error}"},

@@ -27,6 +27,7 @@ app = typer.Typer(
 console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
+EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 KEEP_CLUSTER_MAX_S = 3600
 SpecArg = Annotated[Path, typer.Argument(help="Experiment file (YAML).")]
 
@@ -120,6 +121,9 @@ def run(
         run_dir, summary, kept = run_plan(plan, out, _Progress(), cell_done, keep_cluster)
     except HarnessError as exc:
         raise _fail(EXIT_INFRA, str(exc)) from None
+    except KeyboardInterrupt:  # the cell has already stopped its consumers and its cluster
+        console.print("[yellow]interrupted[/yellow]: consumers stopped, cluster removed")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
     console.print(render_table(summary["cells"]))
     console.print(f"results: {run_dir}  verdict: [bold]{summary['verdict']}[/bold]")
     if kept is not None:

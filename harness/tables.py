@@ -9,6 +9,18 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+# The counts of every cell's summary.json, in the order tables show them (a contract).
+COUNT_NAMES = (
+    "attempted",
+    "acked",
+    "lost",
+    "lost_never_consumed",
+    "duplicated",
+    "reprocessed",
+    "unacked_present",
+    "out_of_order",
+)
+
 LEDGER = pa.schema(
     [
         ("seq", pa.int64()),

@@ -18,22 +18,12 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
+from harness.tables import COUNT_NAMES
 from spark_jobs import checks_consumers as cc
 from spark_jobs import checks_records as cr
 from spark_jobs import checks_stall as cs
 from spark_jobs import history_facts as hf
 from spark_jobs.cell_data import CellData, consumer_set, read_cell
-
-COUNTS = (
-    "attempted",
-    "acked",
-    "lost",
-    "lost_never_consumed",
-    "duplicated",
-    "reprocessed",
-    "unacked_present",
-    "out_of_order",
-)
 
 
 def verify_cell(spark: SparkSession, cell_dir: Path, gap_ms: int = 1000) -> dict[str, Any]:
@@ -59,7 +49,7 @@ def _sets(data: CellData) -> list[str]:
 
 
 def _verify(spark: SparkSession, data: CellData, gap_ms: int) -> dict[str, Any]:
-    counts: dict[str, int | None] = dict.fromkeys(COUNTS)
+    counts: dict[str, int | None] = dict.fromkeys(COUNT_NAMES)
     undecided: dict[str, str] = {}
     out: dict[str, Any] = {
         "counts": counts,

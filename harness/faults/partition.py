@@ -83,7 +83,9 @@ class PartitionFault(Fault):
         return [[n.name for n in side] for side in self.sides]
 
     def describe(self) -> dict[str, Any]:
-        return {"fault": self.kind, "shape": self.label, "sides": self._names()}
+        # `target`: the cut-off side (every fault names one), e.g. "broker-1" for isolate.
+        target = ",".join(n.name for n in self.affected_nodes())
+        return {"fault": self.kind, "target": target, "shape": self.label, "sides": self._names()}
 
     def affected_nodes(self) -> list[ClusterNode]:
         """The smaller side(s): a majority keeps an up-to-date view of the cluster."""

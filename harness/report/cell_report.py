@@ -13,17 +13,8 @@ import pyarrow.parquet as pq
 
 from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.timeline import fault_windows, plot_timeline, png_data_uri, utc
+from harness.tables import COUNT_NAMES
 
-COUNT_NAMES = (
-    "attempted",
-    "acked",
-    "lost",
-    "lost_never_consumed",
-    "duplicated",
-    "reprocessed",
-    "unacked_present",
-    "out_of_order",
-)
 LEDGER_COLUMNS = ["seq", "status", "send_ts", "ack_ts"]
 CONSUMED_COLUMNS = ["seq", "consumer", "ts"]
 # History kinds too chatty for the events table (they are in the plot already).

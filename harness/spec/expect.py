@@ -9,18 +9,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, PlainSerializer
 
+from harness.tables import COUNT_NAMES
+
 Op = Literal["<", "<=", ">", ">=", "==", "!=", "exact"]
 
-COUNT_METRICS = (
-    "attempted",
-    "acked",
-    "lost",
-    "lost_never_consumed",
-    "duplicated",
-    "reprocessed",
-    "unacked_present",
-    "out_of_order",
-)
+COUNT_METRICS = COUNT_NAMES
 TIME_METRICS = ("max_stall_s", "unavailable_s")
 RESUMPTION = "resumption"
 STALL_PREFIX = "stall_s."

@@ -13,14 +13,6 @@ from harness import DEFAULT_VERSION, KafkaCluster
 MODES = ["kraft", "zookeeper"]
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    here = Path(__file__).parent
-    for item in items:
-        if here in Path(item.fspath).parents:
-            item.add_marker(pytest.mark.integration)
-            item.add_marker(pytest.mark.timeout(600))
-
-
 ClusterFactory = Callable[..., KafkaCluster]
 
 

@@ -14,34 +14,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from harness.report import overall_verdict, render_table, write_cell_report, write_run_summary
-from harness.report.cell_report import COUNT_NAMES
 from harness.report.log_tails import LogEntry, parse_log, tail_around
 from harness.report.timeline import fault_windows, per_second_series
+from harness.tables import CONSUMED, COUNT_NAMES, LEDGER
 
 T0 = int(datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc).timestamp() * 1000)
 
-LEDGER_SCHEMA = pa.schema(
-    [
-        ("seq", pa.int64()),
-        ("key", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("status", pa.string()),
-        ("error", pa.string()),
-        ("send_ts", pa.int64()),
-        ("ack_ts", pa.int64()),
-    ]
-)
-CONSUMED_SCHEMA = pa.schema(
-    [
-        ("seq", pa.int64()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("consumer", pa.string()),
-        ("ts", pa.int64()),
-        ("generation", pa.int32()),
-    ]
-)
 
 BROKER_1_LOG = """\
 preamble line without a timestamp
@@ -107,7 +85,7 @@ def _write_cell(cell_dir: Path) -> None:
                 "ack_ts": ack,
             }
         )
-    pq.write_table(pa.Table.from_pylist(ledger, LEDGER_SCHEMA), cell_dir / "ledger.parquet")
+    pq.write_table(pa.Table.from_pylist(ledger, LEDGER), cell_dir / "ledger.parquet")
     consumed = [
         {
             "seq": r["seq"],
@@ -121,7 +99,7 @@ def _write_cell(cell_dir: Path) -> None:
         if r["status"] == "ok"
     ]
     consumed += [{**row, "consumer": "spark/q"} for row in consumed[:30]]
-    pq.write_table(pa.Table.from_pylist(consumed, CONSUMED_SCHEMA), cell_dir / "consumed.parquet")
+    pq.write_table(pa.Table.from_pylist(consumed, CONSUMED), cell_dir / "consumed.parquet")
     events = [
         {"ts": T0, "kind": "phase", "phase": "steady-state"},
         {"ts": T0 + 1_000, "kind": "phase", "phase": "workload"},

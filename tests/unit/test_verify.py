@@ -13,6 +13,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from harness.tables import COMMITS, CONSUMED, LEDGER, LOG
+
 pytestmark = pytest.mark.skipif(
     shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
     reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
@@ -20,37 +22,6 @@ pytestmark = pytest.mark.skipif(
 
 T = 1_700_000_000_000  # a base wall-clock time in ms
 
-LEDGER = pa.schema(
-    [
-        ("seq", pa.int64()),
-        ("key", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("status", pa.string()),
-        ("error", pa.string()),
-        ("send_ts", pa.int64()),
-        ("ack_ts", pa.int64()),
-    ]
-)
-CONSUMED = pa.schema(
-    [
-        ("seq", pa.int64()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("consumer", pa.string()),
-        ("ts", pa.int64()),
-        ("generation", pa.int32()),
-    ]
-)
-LOG = pa.schema([("seq", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64())])
-COMMITS = pa.schema(
-    [
-        ("consumer", pa.string()),
-        ("partition", pa.int32()),
-        ("offset", pa.int64()),
-        ("ts", pa.int64()),
-    ]
-)
 
 Row = tuple[Any, ...]
 
