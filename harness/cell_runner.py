@@ -98,7 +98,9 @@ class CellRunner:
                 cluster.up()
                 self._run_on(cluster)
         except BaseException as exc:
-            self.history.append("cell.error", error=f"{type(exc).__name__}: {exc}")
+            interrupted = isinstance(exc, KeyboardInterrupt)
+            error = "interrupted (Ctrl-C)" if interrupted else f"{type(exc).__name__}: {exc}"
+            self.history.append("cell.error", error=error)
             raise
         finally:
             if self.keep_cluster:
@@ -112,7 +114,9 @@ class CellRunner:
     def _run_on(self, cluster: KafkaCluster) -> None:
         self.phase("steady-state")
         self._steady_state(cluster)
-        consumers = ConsumerSets(self.spec, cluster.bootstrap_servers, self.dir, self.history)
+        consumers = ConsumerSets(
+            self.spec, cluster.bootstrap_servers, self.dir, self.history, self._member_lifetime()
+        )
         producer = LedgerProducer(self._producer_settings(cluster), self.history)
         nemesis = Nemesis(
             cluster, self.plan, consumers, self.history, self.seed, consumers.default_group
@@ -138,7 +142,6 @@ class CellRunner:
             self.phase("drain")
             self._drain(cluster, consumers, producer)
         except KeyboardInterrupt:
-            self.history.append("cell.error", error="interrupted (Ctrl-C)")
             interrupted = True
             raise
         finally:
@@ -148,6 +151,13 @@ class CellRunner:
             consumers.stop()
             self.phase("collect")
             self._collect(cluster, producer, consumers, with_log=not interrupted)
+
+    def _member_lifetime(self) -> float:
+        """A bound on a consumer process's life: the whole cell, with room to spare."""
+        faults_end = max((f.at_s + (f.duration_s or 0) for f in self.plan), default=0.0)
+        r = self.spec.recovery
+        workload = max(self.spec.producer.planned_duration_s, faults_end)
+        return workload + r.timeout_s + r.drain_timeout_s + 600
 
     def _producer_settings(self, cluster: KafkaCluster) -> LedgerSettings:
         p = self.spec.producer

@@ -8,6 +8,7 @@ from typing import Any
 
 from harness.errors import ConfigError, HarnessError
 from harness.history import History
+from harness.spec import Spec
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
 from harness.workload.member_files import MemberPaths, read_events
 
@@ -15,7 +16,9 @@ DEFAULT_GROUP = "chaos-group"
 
 
 class ConsumerSets:
-    def __init__(self, spec: Any, bootstrap: str, cell_dir: Path, history: History) -> None:
+    def __init__(
+        self, spec: Spec, bootstrap: str, cell_dir: Path, history: History, max_s: float
+    ) -> None:
         self.history = history
         self.directory = cell_dir / "consumers"
         self.sets: dict[str, GroupConsumers] = {}
@@ -33,6 +36,7 @@ class ConsumerSets:
                 members=consumer.members,
                 commit=consumer.commit,
                 config=dict(consumer.config),
+                max_s=max_s,
             )
             self.sets[name] = GroupConsumers(settings, self.directory, history)
 

@@ -74,6 +74,8 @@ class Member:
         )
 
     def on_commit(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
+        if self.args.commit != "auto":
+            return  # synchronous commits are logged from their result (librdkafka reports both)
         if err is not None:
             self.event("consumer.commit_failed", error=str(err))
             return
