@@ -168,6 +168,31 @@ class ClusterAdmin:
 
         check()
 
+    def agreed_leaders(self, name: str, partitions: int) -> dict[int, int] | None:
+        """Each partition's leader if every trusted broker reports the same one with a full ISR.
+
+        After a partition heals, a broker that was cut off can go on describing its
+        stale view (itself as leader, an old high watermark) for a while; a client
+        bootstrapped from it would read that. None until all views agree.
+        """
+        views: list[dict[int, int]] = []
+        for port in self._trusted_ports():
+            try:
+                meta = self._ask_port(port, lambda c: c.list_topics(topic=name, timeout=10))
+            except HarnessError:
+                return None
+            topic = meta.topics.get(name)
+            if topic is None or topic.error is not None:
+                return None
+            view: dict[int, int] = {}
+            for p in range(partitions):
+                part = topic.partitions.get(p)
+                if part is None or part.leader < 0 or len(part.isrs) != len(part.replicas):
+                    return None
+                view[p] = part.leader
+            views.append(view)
+        return views[0] if views and all(v == views[0] for v in views) else None
+
     def delete_topic(self, name: str, timeout_s: float = 30) -> None:
         self._ask(
             "DeleteTopics",

@@ -89,9 +89,28 @@ def produce(
 
 
 def read_all(
-    bootstrap: str, topic: str, partitions: int, timeout_s: float = 60
+    bootstrap: str, topic: str, partitions: int, timeout_s: float = 60, at_least: int = 0
 ) -> dict[int, list[int]]:
-    """Every record of the topic, read from the beginning without a group: seq -> offsets."""
+    """Every record of the topic, read from the beginning without a group: seq -> offsets.
+
+    `at_least`: records known to be there (acked). Right after a partition heals, the
+    broker that was cut off may still answer with its stale view (old leader, old high
+    watermark); the end offsets are asked again until they cover that many records.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        seen = _read_to_end(bootstrap, topic, partitions, max(1.0, deadline - time.monotonic()))
+        if sum(len(offsets) for offsets in seen.values()) >= at_least:
+            return seen
+        assert time.monotonic() < deadline, (
+            f"read_all saw {len(seen)} records, fewer than the {at_least} acked, within {timeout_s} s"
+        )
+        time.sleep(1)
+
+
+def _read_to_end(
+    bootstrap: str, topic: str, partitions: int, timeout_s: float
+) -> dict[int, list[int]]:
     consumer = Consumer(
         {
             "bootstrap.servers": bootstrap,

@@ -35,4 +35,6 @@ def test_isolate_leader_moves_leadership(start_cluster: ClusterFactory, mode: st
     wait_until(lambda: cluster.isr("t", 0) == [1, 2, 3], 120, "the full ISR [1, 2, 3] after heal")
     sent = produce(cluster.bootstrap_servers, "t", 100, acks="all")
     assert len(sent.acked) == 100
-    assert set(sent.acked) <= set(read_all(cluster.bootstrap_servers, "t", 1))
+    assert set(sent.acked) <= set(
+        read_all(cluster.bootstrap_servers, "t", 1, at_least=len(sent.acked))
+    )
