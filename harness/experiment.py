@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -108,8 +109,10 @@ def run_plan(
 ) -> tuple[Path, dict[str, Any], KafkaCluster | None]:
     """Run every cell in turn; a cell that breaks is `unknown` and the next one still runs."""
     run_id = new_run_id(plan.spec)
+    while (out / run_id).exists():  # two runs of one spec started in the same second
+        run_id = f"{new_run_id(plan.spec)}-{uuid.uuid4().hex[:4]}"
     run_dir = out / run_id
-    (run_dir / "cells").mkdir(parents=True, exist_ok=True)
+    (run_dir / "cells").mkdir(parents=True)
     (run_dir / "spec.yaml").write_text(spec_to_yaml(plan.spec, plan.seed), encoding="utf-8")
     started = datetime.now(timezone.utc).isoformat(timespec="seconds")
     t0 = time.monotonic()
@@ -131,7 +134,8 @@ def run_plan(
             try:
                 runner.run()
             except Exception as exc:  # in the cell's history too; its checks say `unknown`
-                runner.status.lines.append(f"cell error: {type(exc).__name__}: {exc}")
+                first_line = (str(exc).splitlines() or [""])[0]
+                runner.status.lines.append(f"cell error: {type(exc).__name__}: {first_line}")
                 report(runner.status)
             kept = runner.kept or kept
             summary = checks.verify(cell, cell_dir)
