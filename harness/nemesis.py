@@ -82,6 +82,8 @@ class Nemesis:
         self.default_group = default_group
         self.plan = list(plan)
         self._faults: dict[int, Fault] = {}
+        self._fault_nodes: dict[int, int | str] = {}
+        self._node_locks: dict[str, threading.Lock] = {}
         self._crashed: dict[int, str] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -143,9 +145,11 @@ class Nemesis:
         node = self._resolve(p)
         if node is None:
             return
-        fault = BROKER_FAULTS[p.kind](self.cluster, node).inject()
+        with self._node_lock(node):
+            fault = BROKER_FAULTS[p.kind](self.cluster, node).inject()
         with self._lock:
             self._faults[p.index] = fault
+            self._fault_nodes[p.index] = node
 
     def _heal(self, p: Planned) -> None:
         if p.kind == "consumer-crash":
@@ -156,8 +160,16 @@ class Nemesis:
             return
         with self._lock:
             fault = self._faults.pop(p.index, None)
-        if fault is not None:
-            fault.heal()
+            node = self._fault_nodes.pop(p.index, None)
+        if fault is not None and node is not None:
+            with self._node_lock(node):
+                fault.heal()
+
+    def _node_lock(self, node: int | str) -> threading.Lock:
+        """Faults on one node take turns: a kill must not land while another fault's heal
+        is still bringing that node back (it would then be awaited for a start it never makes)."""
+        with self._lock:
+            return self._node_locks.setdefault(str(node), threading.Lock())
 
     def _resolve(self, p: Planned) -> int | str | None:
         text = p.target

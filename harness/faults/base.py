@@ -86,6 +86,8 @@ class NodeFault(Fault, ABC):
         its old registration still there and exits (NodeExistsException); systemd or
         Kubernetes would start it again, and so do we, until start_timeout_s.
         """
+        if self.node.is_up():
+            return  # already running: something else (an overlapping fault's heal) started it
         deadline = time.monotonic() + self.cluster.start_timeout_s
         while True:
             self.node.start()
