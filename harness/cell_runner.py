@@ -195,35 +195,36 @@ class CellRunner:
         cluster.create_topic(t.name, t.partitions, t.replication_factor, t.config)
         if any(c.kind == "group" for _, c in self.spec.consumer_sets()):
             cluster.admin.ensure_offsets_topic()
-        deadline = time.monotonic() + STEADY_STATE_TIMEOUT_S
-        while not self._healthy(cluster):
-            if time.monotonic() > deadline:
-                raise HarnessError(
-                    f"steady state not reached within {STEADY_STATE_TIMEOUT_S} s "
-                    f"(a partition of {t.name!r} leaderless or its ISR short)"
-                )
-            time.sleep(0.5)
+        if not self._wait_healthy(cluster, STEADY_STATE_TIMEOUT_S):
+            raise HarnessError(
+                f"steady state not reached within {STEADY_STATE_TIMEOUT_S} s "
+                f"(a partition of {t.name!r} leaderless or its ISR short)"
+            )
 
-    def _healthy(self, cluster: KafkaCluster) -> bool:
-        """Every partition led with a full ISR, and every running broker says so alike."""
+    def _wait_healthy(self, cluster: KafkaCluster, timeout_s: float) -> bool:
+        """Until every partition is led with a full ISR, and every running broker says so alike."""
         t = self.spec.topic
-        return cluster.admin.agreed_leaders(t.name, t.partitions) is not None
+        deadline = time.monotonic() + timeout_s
+        while cluster.admin.agreed_leaders(t.name, t.partitions) is None:
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.5)
+        return True
 
     def _recover(self, cluster: KafkaCluster) -> None:
         timeout = self.spec.recovery.timeout_s
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self._healthy(cluster):
-                self.history.append(
-                    "recovery.end", recovered=True, detail="all partitions led, ISR full"
-                )
-                return
-            time.sleep(1)
-        self.history.append(
-            "recovery.end",
-            recovered=False,
-            detail=f"not every partition led with a full ISR after {timeout} s",
-        )
+        if self._wait_healthy(cluster, timeout):
+            self.history.append(
+                "recovery.end",
+                recovered=True,
+                detail="every partition led with a full ISR, in every broker's view",
+            )
+        else:
+            self.history.append(
+                "recovery.end",
+                recovered=False,
+                detail=f"not every partition led with a full ISR after {timeout} s",
+            )
 
     def _drain(
         self, cluster: KafkaCluster, consumers: ConsumerSets, producer: LedgerProducer

@@ -6,23 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from harness.history import read_jsonl
 from harness.report import write_cell_report
 from harness.spec import Cell
 from harness.tables import COUNT_NAMES
 from harness.verdict import Check, evaluate, overall
-
-
-def _history(cell_dir: Path) -> list[dict[str, Any]]:
-    path = cell_dir / "history.jsonl"
-    if not path.exists():
-        return []
-    events = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            events.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return events
 
 
 def run_check(history: list[dict[str, Any]]) -> Check:
@@ -60,7 +48,7 @@ def cell_params(cell: Cell) -> dict[str, Any]:
     ):
         if key in s.cluster.broker_config:
             params[key] = s.cluster.broker_config[key]
-    params.update({k: v for k, v in cell.params.items()})
+    params.update(cell.params)
     return params
 
 
@@ -73,7 +61,8 @@ def summarize(
     cell: Cell, cell_dir: Path, metrics: dict[str, Any] | None, error: str = ""
 ) -> dict[str, Any]:
     """summary.json of the cell (written) from the checks' metrics (None: verification crashed)."""
-    history = _history(cell_dir)
+    path = cell_dir / "history.jsonl"
+    history = read_jsonl(path)[0] if path.exists() else []
     summary: dict[str, Any] = {"cell": cell.id, "params": cell_params(cell)}
     if metrics is None:
         summary.update(

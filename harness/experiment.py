@@ -148,9 +148,7 @@ def run_plan(
         "started": started,
         "duration_s": round(time.monotonic() - t0, 1),
     }
-    write_run_summary(run_dir, info, summaries)
-    run_summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    return run_dir, run_summary, kept
+    return run_dir, write_run_summary(run_dir, info, summaries), kept
 
 
 def verify_run(run_dir: Path) -> dict[str, Any]:
@@ -179,6 +177,4 @@ def verify_run(run_dir: Path) -> dict[str, Any]:
             summaries.append(checks.verify(cells[cell_id], run_dir / "cells" / cell_id))
     info = {k: old.get(k) for k in ("run_id", "started", "duration_s")}
     info.update(spec=spec.name, seed=spec.seed, run_id=old.get("run_id", run_dir.name))
-    write_run_summary(run_dir, info, summaries)
-    result: dict[str, Any] = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    return result
+    return write_run_summary(run_dir, info, summaries)

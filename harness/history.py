@@ -24,6 +24,30 @@ class Event:
         return {"ts": self.ts, "kind": self.kind, **self.fields}
 
 
+def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
+    """A history.jsonl's events sorted by time, and how many lines were not events.
+
+    Lenient on purpose: a torn or foreign line must not stop a summary or a report
+    (the checks in spark_jobs read the same file strictly).
+    """
+    events: list[dict[str, Any]] = []
+    bad = 0
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.strip():
+            continue
+        try:
+            event = json.loads(line)
+        except ValueError:
+            bad += 1
+            continue
+        if isinstance(event, dict) and isinstance(event.get("ts"), int | float):
+            event.setdefault("kind", "?")
+            events.append(event)
+        else:
+            bad += 1
+    return sorted(events, key=lambda e: e["ts"]), bad
+
+
 class History:
     """Thread-safe event log shared by the cluster, the faults and the workload."""
 

@@ -94,7 +94,6 @@ class Nemesis:
             for p in self.plan
         ]
         self._t0 = 0.0
-        self.errors: list[str] = []
 
     def start(self, t0: float) -> Nemesis:
         self._t0 = t0
@@ -132,7 +131,6 @@ class Nemesis:
                 self._inject(p)
         except Exception as exc:  # a failed fault is history, not the end of the run
             msg = f"fault #{p.index} {p.kind} {'heal' if heal else 'inject'}: {exc}"
-            self.errors.append(msg)
             self.history.append("fault.error", index=p.index, error=msg)
 
     def _inject(self, p: Planned) -> None:

@@ -7,32 +7,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
+from harness.tables import COMMITS, CONSUMED, LEDGER, LOG
 
-# Contract columns and their Spark types; extra columns in a file are ignored.
-LEDGER_SCHEMA = {
-    "seq": "bigint",
-    "key": "string",
-    "partition": "int",
-    "offset": "bigint",
-    "status": "string",
-    "error": "string",
-    "send_ts": "bigint",
-    "ack_ts": "bigint",
-}
-CONSUMED_SCHEMA = {
-    "seq": "bigint",
-    "partition": "int",
-    "offset": "bigint",
-    "consumer": "string",
-    "ts": "bigint",
-    "generation": "int",
-}
-LOG_SCHEMA = {"seq": "bigint", "partition": "int", "offset": "bigint"}
-COMMITS_SCHEMA = {"consumer": "string", "partition": "int", "offset": "bigint", "ts": "bigint"}
+# Contract columns (harness.tables, the one definition) as Spark SQL types; extra
+# columns in a file are ignored.
+_SPARK_TYPES = {pa.int64(): "bigint", pa.int32(): "int", pa.string(): "string"}
+
+
+def _spark_columns(schema: pa.Schema) -> dict[str, str]:
+    return {f.name: _SPARK_TYPES[f.type] for f in schema}
+
+
+LEDGER_SCHEMA = _spark_columns(LEDGER)
+CONSUMED_SCHEMA = _spark_columns(CONSUMED)
+LOG_SCHEMA = _spark_columns(LOG)
+COMMITS_SCHEMA = _spark_columns(COMMITS)
 
 ROW = "_row"  # file order = processing order; ties on ts are broken by it
 

@@ -11,6 +11,7 @@ import jinja2
 import pandas as pd
 import pyarrow.parquet as pq
 
+from harness.history import read_jsonl
 from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.timeline import fault_windows, plot_timeline, png_data_uri, utc
 from harness.tables import COUNT_NAMES
@@ -102,23 +103,10 @@ class _Inputs:
         if not path.is_file():
             self.problems.append(f"missing: {path.name} (no phases, fault windows or log tails)")
             return []
-        events, bad = [], 0
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            if not line.strip():
-                continue
-            try:
-                event = json.loads(line)
-            except ValueError:
-                bad += 1
-                continue
-            if isinstance(event, dict) and isinstance(event.get("ts"), int | float):
-                event.setdefault("kind", "?")
-                events.append(event)
-            else:
-                bad += 1
+        events, bad = read_jsonl(path)
         if bad:
             self.problems.append(f"unreadable: {bad} line(s) of {path.name} skipped")
-        return sorted(events, key=lambda e: e["ts"])
+        return events
 
 
 def _plot(inputs: _Inputs) -> tuple[str | None, str | None]:

@@ -176,8 +176,10 @@ def junit_xml(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> ET.Eleme
     return ET.ElementTree(root)
 
 
-def write_run_summary(run_dir: Path, run_info: dict[str, Any], cells: list[dict[str, Any]]) -> None:
-    """summary.json, summary.md and junit.xml in the run folder.
+def write_run_summary(
+    run_dir: Path, run_info: dict[str, Any], cells: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """summary.json, summary.md and junit.xml in the run folder; returns summary.json's content.
 
     run_info: run_id, spec (the spec's name), seed, started, duration_s; extra keys are kept
     in summary.json after the fixed ones.
@@ -195,3 +197,4 @@ def write_run_summary(run_dir: Path, run_info: dict[str, Any], cells: list[dict[
     )
     (run_dir / "summary.md").write_text(render_markdown(run_info, cells), encoding="utf-8")
     junit_xml(run_info, cells).write(run_dir / "junit.xml", encoding="utf-8", xml_declaration=True)
+    return summary

@@ -103,10 +103,6 @@ class GroupConsumers:
                 proc.wait()
                 self.history.append("consumer.crash", consumer=name, note="did not stop on SIGTERM")
 
-    def running(self, name: str) -> bool:
-        proc = self.procs.get(name)
-        return proc is not None and proc.poll() is None
-
     def poll(self) -> None:
         for tail in self.tails.values():
             tail.poll()
@@ -117,14 +113,10 @@ class GroupConsumers:
 
     def reached(self, ends: dict[int, int]) -> bool:
         """Whether the set has processed up to every partition's end offset (exclusive)."""
-        self.poll()
-        for partition, end in ends.items():
-            best = max((t.max_offset.get(partition, -1) for t in self.tails.values()), default=-1)
-            if best + 1 < end:
-                return False
-        return True
+        return not any(self.lag(ends).values())
 
     def lag(self, ends: dict[int, int]) -> dict[int, int]:
+        """Records each partition still has past the furthest offset any member processed."""
         self.poll()
         lag = {}
         for partition, end in ends.items():
