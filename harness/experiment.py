@@ -15,7 +15,7 @@ from typing import Any
 from harness.cell_runner import CellRunner, Reporter
 from harness.cell_verdict import gap_ms, summarize
 from harness.cluster import KafkaCluster
-from harness.errors import ConfigError, HarnessError
+from harness.errors import HarnessError
 from harness.report import write_run_summary
 from harness.schedule import PlannedFault, plan_faults
 from harness.spec import (
@@ -51,13 +51,6 @@ def make_plan(spec_path: Path, seed: int | None = None, cells_filter: str | None
     cells = expand_cells(spec, str(spec_path))
     if cells_filter:
         cells = filter_cells(cells, cells_filter)
-    for cell in cells:
-        kinds = {c.kind for _, c in cell.spec.consumer_sets()}
-        if kinds - {"group"}:
-            raise ConfigError(
-                f"{spec_path}: cell {cell.id}: consumer kind 'spark' is specified but the Spark "
-                "streaming consumer is not part of this version; use kind: group"
-            )
     schedules = {c.id: plan_faults(c, seed_value) for c in cells}
     return Plan(spec_path, spec, seed_value, given, cells, schedules)
 

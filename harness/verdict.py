@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
-from harness.spec.expect import RESUMPTION, STALL_PREFIX, Bound, format_number
+from harness.spec.expect import PER_SET_KEYS, RESUMPTION, Bound, format_number, split_per_set
 
 Verdict = Literal["pass", "fail", "unknown"]
 VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "unknown")
@@ -60,10 +60,13 @@ def overall(checks: Iterable[Check], extra: Iterable[str] = ()) -> Verdict:
 
 
 def lookup(metric: str, summary: Mapping[str, Any]) -> Any:
-    """A metric's value: counts first, then the summary's top level; stall_s.<set> per set."""
-    if metric.startswith(STALL_PREFIX):
-        stalls = summary.get("stalls_by_set") or {}
-        return stalls.get(metric[len(STALL_PREFIX) :])
+    """A metric's value: counts first, then the summary's top level; `<metric>.<set>` from
+    the summary's per-set section of that metric."""
+    per_set = split_per_set(metric)
+    if per_set is not None:
+        name, consumer_set = per_set
+        values = (summary.get(PER_SET_KEYS[name]) or {}).get(consumer_set)
+        return values.get(name) if isinstance(values, Mapping) else values
     counts = summary.get("counts") or {}
     if metric in counts:
         return counts[metric]
@@ -73,8 +76,12 @@ def lookup(metric: str, summary: Mapping[str, Any]) -> Any:
 def _why_undecided(metric: str, summary: Mapping[str, Any]) -> str:
     reasons = summary.get("undecided") or {}
     reason = reasons.get(metric)
-    if reason is None and metric.startswith(STALL_PREFIX):
-        reason = reasons.get("stalls_by_set") or reasons.get("max_stall_s")
+    per_set = split_per_set(metric)
+    if reason is None and per_set is not None:
+        name = per_set[0]
+        reason = reasons.get(PER_SET_KEYS[name]) or reasons.get(
+            "max_stall_s" if name == "stall_s" else name
+        )
     return str(reason) if reason else "not measured"
 
 

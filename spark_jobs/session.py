@@ -37,7 +37,11 @@ def _log4j2_file() -> Path:
     return path
 
 
-def local_session(app: str = "kafka-chaos-verify", jars: list[Path] | None = None) -> SparkSession:
+def local_session(
+    app: str = "kafka-chaos-verify",
+    jars: list[Path] | None = None,
+    conf: dict[str, str] | None = None,
+) -> SparkSession:
     """`local[2]` with few shuffle partitions: the checks run on one laptop-sized machine.
 
     getOrCreate reuses a running session (JVM options then no longer apply).
@@ -59,6 +63,8 @@ def local_session(app: str = "kafka-chaos-verify", jars: list[Path] | None = Non
     )
     if jars:
         builder = builder.config("spark.jars", ",".join(str(p.resolve()) for p in jars))
+    for key, value in (conf or {}).items():
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark

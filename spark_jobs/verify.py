@@ -19,8 +19,10 @@ from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
 from harness.tables import COUNT_NAMES
+from harness.workload.spark_query import query_dir
 from spark_jobs import checks_consumers as cc
 from spark_jobs import checks_records as cr
+from spark_jobs import checks_spark as csp
 from spark_jobs import checks_stall as cs
 from spark_jobs import history_facts as hf
 from spark_jobs.cell_data import CellData, consumer_set, read_cell
@@ -34,7 +36,7 @@ def verify_cell(spark: SparkSession, cell_dir: Path, gap_ms: int = 1000) -> dict
     for df in data.frames():
         df.cache()
     try:
-        return _verify(spark, data, gap_ms)
+        return _verify(spark, data, gap_ms, cell_dir)
     finally:
         for df in data.frames():
             df.unpersist()
@@ -48,7 +50,7 @@ def _sets(data: CellData) -> list[str]:
     return sorted(names)
 
 
-def _verify(spark: SparkSession, data: CellData, gap_ms: int) -> dict[str, Any]:
+def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) -> dict[str, Any]:
     counts: dict[str, int | None] = dict.fromkeys(COUNT_NAMES)
     undecided: dict[str, str] = {}
     out: dict[str, Any] = {
@@ -61,6 +63,9 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int) -> dict[str, Any]:
         "lost_never_consumed_by_set": {},
         "reprocessed_by_generation": [],
         "resumptions": [],
+        "spark_by_set": {},
+        "read_twice": None,
+        "sink_duplicates": None,
         "undecided": undecided,
         "lost_seqs_sample": [],
         "duplicated_seqs_sample": [],
@@ -77,6 +82,8 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int) -> dict[str, Any]:
         drain_reason += history_note
     trusted_log = log if log_reason is None else None
     sets = _sets(data)
+    spark_sets = csp.spark_sets(data.history)
+    spark_names = [f.name for f in spark_sets]
     sends: tuple[int | None, int | None] = (None, None)
 
     # Ledger against the final log.
@@ -109,15 +116,36 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int) -> dict[str, Any]:
         counts["reprocessed"] = cc.reprocessed(consumed)
         counts["out_of_order"] = cc.out_of_order(consumed)
         out["reprocessed_by_generation"] = cc.reprocessed_by_generation(consumed)
-        out["resumptions"] = cc.resumptions(consumed, data.commits, trusted_log)
+        groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
+        out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log)
         if data.commits is None:
             undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
         if ledger is not None:
             _never_consumed(ledger, consumed, sets, drain_reason, out)
 
+    _spark(spark, spark_sets, cell_dir, trusted_log, out)
     _availability(data, gap_ms, sends, out)
     _stall(spark, data, sets, trusted_log, drain_reason, sends[0], out)
     return out
+
+
+def _spark(
+    spark: SparkSession,
+    sets: list[csp.SparkSetFacts],
+    cell_dir: Path,
+    trusted_log: DataFrame | None,
+    out: dict[str, Any],
+) -> None:
+    """Checkpoint resumption, read-twice and sink duplicates, data-loss stop per Spark set."""
+    for facts in sets:
+        figures, rows = csp.spark_set_summary(
+            spark, facts, query_dir(cell_dir, facts.name), None, trusted_log
+        )
+        out["spark_by_set"][facts.name] = figures
+        out["resumptions"] += rows
+    if sets:
+        for name in ("read_twice", "sink_duplicates"):
+            out[name] = sum(s[name] for s in out["spark_by_set"].values())
 
 
 def _never_consumed(

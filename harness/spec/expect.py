@@ -16,8 +16,32 @@ Op = Literal["<", "<=", ">", ">=", "==", "!=", "exact"]
 COUNT_METRICS = COUNT_NAMES
 TIME_METRICS = ("max_stall_s", "unavailable_s")
 RESUMPTION = "resumption"
-STALL_PREFIX = "stall_s."
-ALLOWED_METRICS = (*COUNT_METRICS, *TIME_METRICS, "stall_s.<set>", RESUMPTION)
+# Spark consumer figures, summed over the Spark sets (per set with `.<set>`).
+SPARK_METRICS = ("read_twice", "sink_duplicates")
+# Metrics also measured per consumer set, written `<metric>.<set>`; the summary key holding
+# the per-set values of each.
+PER_SET_KEYS = {
+    "stall_s": "stalls_by_set",
+    "lost_never_consumed": "lost_never_consumed_by_set",
+    "read_twice": "spark_by_set",
+    "sink_duplicates": "spark_by_set",
+    "data_loss_stop": "spark_by_set",
+}
+ALLOWED_METRICS = (
+    *COUNT_METRICS,
+    *TIME_METRICS,
+    *SPARK_METRICS,
+    *(f"{m}.<set>" for m in PER_SET_KEYS),
+    RESUMPTION,
+)
+
+
+def split_per_set(metric: str) -> tuple[str, str] | None:
+    """`stall_s.group` -> ("stall_s", "group"); None for a metric that names no set."""
+    name, dot, consumer_set = metric.partition(".")
+    if dot and name in PER_SET_KEYS:
+        return name, consumer_set
+    return None
 
 _BOUND = re.compile(r"\s*(<=|>=|==|!=|<|>)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*")
 
@@ -86,11 +110,12 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
         if bound is not None and bound.op != "exact":
             return f"expected 'exact' (got '{bound}')"
         return None
-    if metric.startswith(STALL_PREFIX):
-        name = metric[len(STALL_PREFIX) :]
+    per_set = split_per_set(metric)
+    if per_set is not None:
+        name = per_set[1]
         if name not in set_names:
             return f"no consumer set named {name!r}; sets: {', '.join(set_names) or 'none'}"
-    elif metric not in COUNT_METRICS + TIME_METRICS:
+    elif metric not in COUNT_METRICS + TIME_METRICS + SPARK_METRICS:
         return f"unknown metric; allowed: {', '.join(ALLOWED_METRICS)}"
     if bound is not None and bound.op == "exact":
         return "'exact' applies only to resumption; expected '<op> <number>'"

@@ -52,6 +52,16 @@ _PRODUCER_OWNED = {
     "enable.idempotence": "producer.enable_idempotence",
     "bootstrap.servers": "the cluster",
 }
+# Kafka source options a Spark consumer's own keys set (spark_jobs.stream_consumer).
+_SPARK_OWNED = {
+    "kafka.bootstrap.servers": "the cluster",
+    "subscribe": "the spec's topic",
+    "subscribePattern": "the spec's topic",
+    "assign": "the spec's topic",
+    "startingOffsets": "consumer.starting_offsets",
+    "failOnDataLoss": "consumer.fail_on_data_loss",
+    "maxOffsetsPerTrigger": "consumer.max_offsets_per_trigger",
+}
 _CONSUMER_OWNED = {
     "group.id": "consumer.group",
     "enable.auto.commit": "consumer.commit",
@@ -123,6 +133,9 @@ class GroupConsumerSpec(StrictModel):
 
 
 class SparkConsumerSpec(StrictModel):
+    """A Structured Streaming query; `config` holds extra Kafka source options
+    (`kafka.<client setting>`, `minPartitions`, …)."""
+
     kind: Literal["spark"] = "spark"
     config: Settings = {}
     trigger_ms: int = Field(default=1000, ge=1)
@@ -330,6 +343,10 @@ def _consumer_problems(spec: Spec) -> list[Problem]:
             groups.setdefault(c.group, name)
             for key in sorted(set(c.config) & set(_CONSUMER_OWNED)):
                 owner = _CONSUMER_OWNED[key].replace("consumer", path, 1)
+                out.append((f"{path}.config.{key}", f"set through {owner} instead"))
+        else:
+            for key in sorted(set(c.config) & set(_SPARK_OWNED)):
+                owner = _SPARK_OWNED[key].replace("consumer", path, 1)
                 out.append((f"{path}.config.{key}", f"set through {owner} instead"))
     return out
 

@@ -4,15 +4,35 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from harness.errors import ConfigError, HarnessError
+from harness.errors import HarnessError
 from harness.history import History
-from harness.spec import Spec
+from harness.spec import GroupConsumerSpec, Spec
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
 from harness.workload.member_files import MemberPaths, read_events
+from harness.workload.spark_query import SparkQuery, SparkQuerySettings
 
 DEFAULT_GROUP = "chaos-group"
+
+
+class ConsumerSet(Protocol):
+    """A consumer group's member processes, or one Spark streaming query."""
+
+    names: list[str]
+
+    def member(self, index: int) -> str: ...
+    def start(self, name: str | None = None) -> None: ...
+    def crash(self, name: str) -> None: ...
+    def stop(self) -> None: ...
+    def poll(self) -> None: ...
+    def unready(self) -> list[str]: ...
+    def lag(self, ends: dict[int, int]) -> dict[int, int]: ...
+    def reached(self, ends: dict[int, int]) -> bool: ...
+    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]: ...
+
+    @property
+    def rows(self) -> int: ...
 
 
 class ConsumerSets:
@@ -21,13 +41,23 @@ class ConsumerSets:
     ) -> None:
         self.history = history
         self.directory = cell_dir / "consumers"
-        self.sets: dict[str, GroupConsumers] = {}
-        self.default_group = DEFAULT_GROUP
+        self.sets: dict[str, ConsumerSet] = {}
+        self.default_group = spec.default_group() or DEFAULT_GROUP
         for name, consumer in spec.consumer_sets():
-            if consumer.kind != "group":
-                raise ConfigError(f"consumer kind {consumer.kind!r} is not supported yet")
-            if not self.sets:
-                self.default_group = consumer.group
+            if not isinstance(consumer, GroupConsumerSpec):
+                query = SparkQuerySettings(
+                    bootstrap=bootstrap,
+                    topic=spec.topic.name,
+                    set_name=name,
+                    trigger_ms=consumer.trigger_ms,
+                    max_offsets_per_trigger=consumer.max_offsets_per_trigger,
+                    fail_on_data_loss=consumer.fail_on_data_loss,
+                    starting_offsets=consumer.starting_offsets,
+                    config=dict(consumer.config),
+                    max_s=max_s,
+                )
+                self.sets[name] = SparkQuery(query, cell_dir, self.directory, history)
+                continue
             settings = GroupSettings(
                 bootstrap=bootstrap,
                 topic=spec.topic.name,
@@ -45,23 +75,17 @@ class ConsumerSets:
             s.start()
 
     def wait_assigned(self, timeout_s: float) -> None:
-        """Until every member has had partitions assigned once, so the workload starts on a formed group."""
+        """Until every group member has had partitions assigned once and every Spark query has
+        run a batch, so the workload starts on consumers that are reading."""
         deadline = time.monotonic() + timeout_s
-        waiting = [n for s in self.sets.values() for n in s.names]
+        waiting = [n for s in self.sets.values() for n in s.unready()]
         while waiting and time.monotonic() < deadline:
-            waiting = [
-                n
-                for n in waiting
-                if not any(
-                    e["kind"] == "consumer.assign"
-                    for e in read_events(MemberPaths(self.directory, n))
-                )
-            ]
             time.sleep(0.2)
+            waiting = [n for s in self.sets.values() for n in s.unready()]
         if waiting:
             self.history.append("consumer.unassigned", consumers=waiting, waited_s=timeout_s)
 
-    def _resolve(self, ref: str) -> tuple[GroupConsumers, str]:
+    def _resolve(self, ref: str) -> tuple[ConsumerSet, str]:
         set_name, _, index = ref.partition("/")
         if set_name not in self.sets or not index.isdigit():
             raise HarnessError(f"no consumer {ref!r} (sets: {', '.join(self.sets)})")
@@ -103,11 +127,10 @@ class ConsumerSets:
                 consumed.setdefault(key, []).extend(values)
             for key, values in m.items():
                 commits.setdefault(key, []).extend(values)
-        if not consumed:
-            consumed = {
-                k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
-            }
-            commits = {k: [] for k in ("consumer", "partition", "offset", "ts")}
+        consumed = consumed or {
+            k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
+        }
+        commits = commits or {k: [] for k in ("consumer", "partition", "offset", "ts")}
         return consumed, commits
 
     def merge_events(self) -> None:

@@ -12,7 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from harness.history import History
-from harness.workload.member_files import ConsumedTail, MemberPaths, read_commits, read_consumed
+from harness.workload.member_files import (
+    ConsumedTail,
+    MemberPaths,
+    read_commits,
+    read_consumed,
+    read_events,
+)
 
 STOP_GRACE_S = 20.0
 
@@ -102,6 +108,16 @@ class GroupConsumers:
                 proc.kill()
                 proc.wait()
                 self.history.append("consumer.crash", consumer=name, note="did not stop on SIGTERM")
+
+    def unready(self) -> list[str]:
+        """Members that have not yet had partitions assigned."""
+        return [
+            n
+            for n in self.names
+            if not any(
+                e["kind"] == "consumer.assign" for e in read_events(MemberPaths(self.directory, n))
+            )
+        ]
 
     def poll(self) -> None:
         for tail in self.tails.values():

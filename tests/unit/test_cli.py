@@ -53,11 +53,13 @@ def test_verify_a_folder_that_is_not_a_result_exits_2(tmp_path: Path) -> None:
     assert "no spec.yaml" in result.output
 
 
-def test_spark_consumer_refused_before_anything_starts(tmp_path: Path) -> None:
+def test_spark_source_option_owned_by_a_spec_key_is_refused(tmp_path: Path) -> None:
     spec = tmp_path / "spark.yaml"
     spec.write_text(
-        "name: s\nproducer: {records: 10}\nconsumer: {kind: spark}\nexpect: {lost: 0}\n"
+        "name: s\nproducer: {records: 10}\n"
+        "consumer: {kind: spark, config: {failOnDataLoss: 'false'}}\nexpect: {lost: 0}\n"
     )
     result = runner.invoke(app, ["run", "--dry-run", str(spec)])
     assert result.exit_code == EXIT_USAGE
-    assert "spark" in result.output and "spark.yaml" in result.output
+    assert "consumer.config.failOnDataLoss" in result.output
+    assert "consumer.fail_on_data_loss" in result.output

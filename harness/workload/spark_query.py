@@ -1,0 +1,190 @@
+"""A Spark Structured Streaming query as a consumer set: one process, crashed with SIGKILL.
+
+The process (spark_jobs.stream_consumer) runs in its own session; pyspark starts the JVM as
+its child, so a crash kills the whole process group — the JVM dies mid-batch exactly as a
+killed executor would, with no shutdown hook committing anything. Progress is read from the
+query's checkpoint (how far the sink is committed); what it consumed is collected from the
+file sink's commit log.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+
+from harness.history import History
+from harness.workload.member_files import MemberPaths, read_events
+from spark_jobs.checkpoint import committed_end, sink_files
+
+STOP_GRACE_S = 60.0
+
+
+@dataclass
+class SparkQuerySettings:
+    bootstrap: str
+    topic: str
+    set_name: str = "spark"
+    trigger_ms: int = 1000
+    max_offsets_per_trigger: int | None = None
+    fail_on_data_loss: bool = True
+    starting_offsets: str = "earliest"
+    config: dict[str, Any] = field(default_factory=dict)
+    max_s: float = 3600.0
+
+
+def query_dir(cell_dir: Path, set_name: str) -> Path:
+    """`<cell>/spark/<set>/` holds the query's `sink/` and `checkpoint/`."""
+    return cell_dir / "spark" / set_name
+
+
+class SparkQuery:
+    def __init__(
+        self, settings: SparkQuerySettings, cell_dir: Path, directory: Path, history: History
+    ) -> None:
+        self.s = settings
+        self.directory = directory  # the cell's consumers/ folder (events, stderr, generation)
+        self.query_dir = query_dir(cell_dir, settings.set_name)
+        self.history = history
+        directory.mkdir(parents=True, exist_ok=True)
+        self.name = f"{settings.set_name}/q"
+        self.names = [self.name]
+        self.paths = MemberPaths(directory, self.name)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.exited_reported = False
+        self._end: dict[int, int] = {}
+
+    def member(self, index: int) -> str:
+        if index != 0:
+            raise ValueError(f"{self.s.set_name} is one streaming query: index 0, not {index}")
+        return self.name
+
+    def _command(self) -> list[str]:
+        s = self.s
+        cmd = [
+            sys.executable,
+            "-m",
+            "spark_jobs.stream_consumer",
+            "--bootstrap",
+            s.bootstrap,
+            "--topic",
+            s.topic,
+            "--consumer",
+            self.name,
+            "--dir",
+            str(self.directory),
+            "--query-dir",
+            str(self.query_dir),
+            "--trigger-ms",
+            str(s.trigger_ms),
+            "--fail-on-data-loss",
+            str(s.fail_on_data_loss).lower(),
+            "--starting-offsets",
+            s.starting_offsets,
+            "--config",
+            json.dumps(s.config),
+            "--max-s",
+            str(s.max_s),
+        ]
+        if s.max_offsets_per_trigger:
+            cmd += ["--max-offsets-per-trigger", str(s.max_offsets_per_trigger)]
+        return cmd
+
+    def start(self, name: str | None = None) -> None:
+        """Start the query; without a name only if it never ran (one that stopped by itself,
+        e.g. on a data-loss error, stays stopped: restarting it would fail the same way)."""
+        if self.proc is not None and (name is None or self.proc.poll() is None):
+            return
+        with self.paths.stderr.open("ab") as err:
+            self.proc = subprocess.Popen(
+                self._command(), stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
+            )
+        self.exited_reported = False
+        self.history.append("consumer.launch", consumer=self.name, pid=self.proc.pid)
+
+    def crash(self, name: str) -> None:
+        """SIGKILL the process group: the Python driver and its JVM, mid-batch."""
+        if self.proc is None or self.proc.poll() is not None:
+            self.history.append("consumer.crash", consumer=name, note="was not running")
+            return
+        os.killpg(self.proc.pid, signal.SIGKILL)
+        self.proc.wait()
+        self.exited_reported = True
+        self.history.append("consumer.crash", consumer=name, pid=self.proc.pid)
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(STOP_GRACE_S)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+                self.history.append(
+                    "consumer.crash", consumer=self.name, note="did not stop on SIGTERM"
+                )
+        # Anything else in its group (the JVM) goes too.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    @property
+    def exited(self) -> bool:
+        """The query's process ended by itself (failed query, lifetime bound)."""
+        return self.proc is not None and self.proc.poll() is not None and not self.exited_reported
+
+    def poll(self) -> None:
+        try:
+            self._end = committed_end(self.query_dir / "checkpoint", self.s.topic)
+        except (OSError, ValueError):
+            pass  # an entry being written; next poll
+        if self.exited:
+            assert self.proc is not None
+            self.exited_reported = True
+            self.history.append("consumer.exit", consumer=self.name, code=self.proc.returncode)
+
+    @property
+    def rows(self) -> int:
+        return sum(self._end.values())
+
+    def unready(self) -> list[str]:
+        """Until the query has run its first batch (the JVM takes seconds to start)."""
+        events = read_events(self.paths)
+        done = any(e["kind"] in ("spark.batch", "spark.query.failed") for e in events)
+        return [] if done else [self.name]
+
+    def lag(self, ends: dict[int, int]) -> dict[int, int]:
+        """Records per partition past what the sink has committed; none once the query has
+        stopped for good (it will never read them: the checks count them)."""
+        self.poll()
+        if self.proc is not None and self.proc.poll() is not None:
+            return dict.fromkeys(ends, 0)
+        return {p: max(0, end - self._end.get(p, 0)) for p, end in ends.items()}
+
+    def reached(self, ends: dict[int, int]) -> bool:
+        return not any(self.lag(ends).values())
+
+    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        """The sink's committed rows; `ts` is when the file holding the row was written."""
+        consumed: dict[str, list[Any]] = {
+            k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
+        }
+        sink = self.query_dir / "sink"
+        for f in sink_files(sink):
+            table = pq.read_table(sink / Path(f.path).name)
+            n = table.num_rows
+            for key in ("seq", "partition", "offset", "generation"):
+                consumed[key].extend(table.column(key).to_pylist())
+            consumed["consumer"].extend([self.name] * n)
+            consumed["ts"].extend([f.modified_ms] * n)
+        return consumed, {k: [] for k in ("consumer", "partition", "offset", "ts")}

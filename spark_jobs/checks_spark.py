@@ -1,0 +1,202 @@
+"""Checks of a Spark Structured Streaming consumer set, from its checkpoint, sink and history.
+
+Facts used (all in the cell folder): `spark.resume` events (what the checkpoint held when a
+start began: the last committed batch C and the planned-but-uncommitted batch it re-runs),
+the checkpoint's offset log (end offsets of every batch), the file sink's commit log (which
+batch wrote which file) and the files on disk, and `spark.query.failed` events.
+
+- resumption, per later start g and partition p: `committed` = end offset of batch C in the
+  offset log (the initial offsets when nothing was committed); `first_offset` = lowest offset
+  of p the sink holds from the batches g committed (C+1 .. the next start's C); `exact` =
+  equal; `skipped` = log records of p in [committed, first_offset); `reread` = records of p in
+  the re-run batch's offset range (read before the kill and again after it).
+- read_twice = the sum of `reread`; sink_duplicates = rows the sink holds (through its commit
+  log) minus distinct seqs; raw_duplicates the same over every file on disk, orphan rows
+  included (what a reader ignoring the commit log would see).
+- data_loss_stop = 1 when the query stopped with Spark's Kafka data-loss error, else 0.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from spark_jobs.checkpoint import Checkpoint, Offsets, orphan_files, sink_files
+
+SINK_COLUMNS = {"seq": "bigint", "partition": "int", "offset": "bigint"}
+
+
+@dataclass(frozen=True)
+class SparkSetFacts:
+    """What the history says about one Spark consumer set."""
+
+    name: str
+    consumer: str
+    resumes: list[dict[str, Any]]  # spark.resume events in start order
+    failure: dict[str, Any] | None  # the last spark.query.failed event
+
+
+def spark_sets(history: list[dict[str, Any]]) -> list[SparkSetFacts]:
+    by_consumer: dict[str, list[dict[str, Any]]] = {}
+    for e in history:
+        if str(e.get("kind", "")).startswith("spark.") and "consumer" in e:
+            by_consumer.setdefault(str(e["consumer"]), []).append(e)
+    out = []
+    for consumer, events in sorted(by_consumer.items()):
+        resumes = sorted(
+            (e for e in events if e["kind"] == "spark.resume"), key=lambda e: e["generation"]
+        )
+        failures = [e for e in events if e["kind"] == "spark.query.failed"]
+        out.append(
+            SparkSetFacts(
+                consumer.split("/", 1)[0], consumer, resumes, failures[-1] if failures else None
+            )
+        )
+    return out
+
+
+def _read_files(spark: SparkSession, files: list[Path]) -> DataFrame:
+    schema = T.StructType(
+        [
+            T.StructField("seq", T.LongType()),
+            T.StructField("partition", T.IntegerType()),
+            T.StructField("offset", T.LongType()),
+            T.StructField("file", T.StringType()),
+        ]
+    )
+    if not files:
+        return spark.createDataFrame([], schema)
+    df = spark.read.parquet(*[str(f) for f in files])
+    return df.select(
+        *[F.col(c).cast(t).alias(c) for c, t in SINK_COLUMNS.items()],
+        F.substring_index(F.input_file_name(), "/", -1).alias("file"),
+    )
+
+
+def sink_rows(spark: SparkSession, sink: Path) -> DataFrame:
+    """Rows the sink holds through its commit log, each with the batch that committed it.
+    Files are found by name in the folder, so a moved result folder still reads."""
+    files = sink_files(sink)
+    mapping = spark.createDataFrame(
+        [(Path(f.path).name, f.batch) for f in files], "file string, batch bigint"
+    )
+    rows = _read_files(spark, [sink / Path(f.path).name for f in files])
+    return rows.join(F.broadcast(mapping), "file").drop("file")
+
+
+def raw_rows(spark: SparkSession, sink: Path) -> DataFrame:
+    """Every row in the folder's files, committed or not."""
+    named = [sink / Path(f.path).name for f in sink_files(sink)]
+    return _read_files(spark, named + orphan_files(sink)).drop("file")
+
+
+def _duplicates(rows: DataFrame) -> int:
+    r = rows.agg(F.count(F.lit(1)).alias("n"), F.count_distinct("seq").alias("d")).first()
+    return 0 if r is None else int(r["n"]) - int(r["d"])
+
+
+def _count_in(log: DataFrame, partition: int, low: int, high: int) -> int:
+    if high <= low:
+        return 0
+    return log.filter(
+        (F.col("partition") == partition) & (F.col("offset") >= low) & (F.col("offset") < high)
+    ).count()
+
+
+def resumption_rows(
+    facts: SparkSetFacts,
+    checkpoint: Checkpoint,
+    delivered: DataFrame,
+    log: DataFrame | None,
+) -> list[dict[str, Any]]:
+    """One row per (later start, partition it delivered or should have delivered from)."""
+    planned = checkpoint.planned()
+    initial = checkpoint.initial() or {}
+    last_committed = max(checkpoint.committed(), default=-1)
+    starts = facts.resumes
+    out: list[dict[str, Any]] = []
+    for i, resume in enumerate(starts):
+        if i == 0:
+            continue  # the first start resumes nothing
+        c = resume.get("committed_batch")
+        c = -1 if c is None else int(c)
+        nxt = starts[i + 1].get("committed_batch") if i + 1 < len(starts) else last_committed
+        nxt = -1 if nxt is None else int(nxt)
+        if nxt <= c:
+            continue  # killed before it committed a batch: it resumed nothing observable
+        committed: Offsets = planned[c].end if c >= 0 and c in planned else initial
+        until: Offsets = planned[nxt].end if nxt in planned else {}
+        rerun = resume.get("rerun_batch")
+        rerun_range = checkpoint.batch_range(int(rerun)) if rerun is not None else None
+        firsts = {
+            int(r["partition"]): int(r["first"])
+            for r in delivered.filter((F.col("batch") > c) & (F.col("batch") <= nxt))
+            .groupBy("partition")
+            .agg(F.min("offset").alias("first"))
+            .collect()
+        }
+        for p in sorted(set(committed) | set(firsts)):
+            start = committed.get(p)
+            if p not in firsts and until.get(p, start) == start:
+                continue  # no records in this partition while it ran
+            first = firsts.get(p)
+            reread = 0
+            if rerun_range is not None:
+                low, high = rerun_range[0].get(p, 0), rerun_range[1].get(p, 0)
+                reread = max(0, high - low)
+            skipped: int | None = None
+            if start is not None and log is not None:
+                end = first if first is not None else until.get(p, start)
+                skipped = _count_in(log, p, start, end)
+            out.append(
+                {
+                    "set": facts.name,
+                    "consumer": facts.consumer,
+                    "generation": int(resume["generation"]),
+                    "partition": p,
+                    "committed": start,
+                    "first_offset": first,
+                    "exact": None if start is None or first is None else first == start,
+                    "skipped": skipped,
+                    "reread": reread,
+                }
+            )
+    return out
+
+
+def spark_set_summary(
+    spark: SparkSession,
+    facts: SparkSetFacts,
+    query_dir: Path,
+    topic: str | None,
+    log: DataFrame | None,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(per-set figures, resumption rows) of one Spark consumer set."""
+    checkpoint = Checkpoint(query_dir / "checkpoint", topic)
+    sink = query_dir / "sink"
+    delivered = sink_rows(spark, sink).cache()
+    try:
+        rows = resumption_rows(facts, checkpoint, delivered, log)
+        raw = raw_rows(spark, sink)
+        orphans = orphan_files(sink)
+        failure = facts.failure
+        summary = {
+            "starts": len(facts.resumes),
+            "batches": len(checkpoint.committed()),
+            "sink_rows": delivered.count(),
+            "sink_duplicates": _duplicates(delivered),
+            "orphan_files": len(orphans),
+            "raw_rows": raw.count(),
+            "raw_duplicates": _duplicates(raw),
+            "read_twice": sum(r["reread"] for r in rows),
+            "data_loss_stop": 1 if failure is not None and failure.get("data_loss") else 0,
+            "query_error": None if failure is None else str(failure.get("error", ""))[:500],
+        }
+    finally:
+        delivered.unpersist()
+    return summary, rows

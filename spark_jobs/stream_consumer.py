@@ -1,0 +1,268 @@
+"""The Spark Structured Streaming consumer, its own process so the nemesis can SIGKILL it.
+
+`python -m spark_jobs.stream_consumer --bootstrap … --topic … --consumer spark/q --dir DIR
+--query-dir DIR [--trigger-ms 1000] [--max-offsets-per-trigger N] [--fail-on-data-loss true]
+[--starting-offsets earliest] [--config JSON] [--max-s N]`
+
+Spark's own Kafka source (offsets live in the checkpoint, nothing in `__consumer_offsets`)
+feeds a Parquet file sink: `<query-dir>/sink` with `<query-dir>/checkpoint`. Each row is
+`seq, partition, offset, ts` (the batch's timestamp, ms) and the process's `generation`; the
+batch id of a row is in the sink's commit log, which names every file of each batch (Spark
+has no batch-id expression for a file sink). Every start is a new generation; at start the
+process records where the checkpoint says it will resume (`spark.resume`), and every
+finished batch is a `spark.batch` event with its offsets (from a StreamingQueryListener).
+The checkpoint and sink logs keep every batch (no purge, no compaction) so checks can read
+the whole run. SIGTERM stops the query cleanly; so do --max-s and the runner's death. A query
+that fails (e.g. Spark's data-loss error) is recorded as `spark.query.failed`, exit code 3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from harness.history import now_ms
+from harness.workload.member_files import MemberPaths, next_generation
+from harness.workload.records import SEQ_DIGITS
+from spark_jobs.checkpoint import Checkpoint, topic_offsets
+
+JARS_DIR = Path(__file__).resolve().parent / "jars"
+EXIT_QUERY_FAILED = 3
+# Words of Spark's Kafka data-loss errors (error class KAFKA_DATA_LOSS, or the older text).
+DATA_LOSS_MARKERS = ("KAFKA_DATA_LOSS", "failOnDataLoss", "Some data may have been lost")
+
+# Owned by the spec's own keys (see harness.spec.models).
+OWNED_OPTIONS = (
+    "kafka.bootstrap.servers",
+    "subscribe",
+    "subscribePattern",
+    "assign",
+    "startingOffsets",
+    "failOnDataLoss",
+    "maxOffsetsPerTrigger",
+)
+
+
+def is_data_loss(error: str) -> bool:
+    return any(marker in error for marker in DATA_LOSS_MARKERS)
+
+
+def connector_jars() -> list[Path]:
+    jars = sorted(JARS_DIR.glob("*.jar"))
+    if not any(j.name.startswith("spark-sql-kafka") for j in jars):
+        raise SystemExit(
+            f"Spark's Kafka connector is missing from {JARS_DIR}; run `make setup` (spark-jars)"
+        )
+    return jars
+
+
+class Events:
+    """The process's events file; the listener thread and the main thread both append."""
+
+    def __init__(self, paths: MemberPaths, consumer: str) -> None:
+        self.consumer = consumer
+        self.lock = threading.Lock()
+        self.file = paths.events.open("a", encoding="utf-8")
+        if paths.events.stat().st_size > 0:  # end a line torn by an earlier SIGKILL
+            with paths.events.open("rb") as r:
+                r.seek(-1, 2)
+                if r.read(1) != b"\n":
+                    self.file.write("\n")
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        record = {"ts": now_ms(), "kind": kind, "consumer": self.consumer, **fields}
+        with self.lock:
+            self.file.write(json.dumps(record) + "\n")
+            self.file.flush()
+
+
+def resume_point(checkpoint: Checkpoint) -> dict[str, Any]:
+    """Where the checkpoint says this start resumes: last committed batch and its end offsets,
+    and the planned batch it will run again (if the last run died before committing it)."""
+    planned = checkpoint.planned()
+    committed = checkpoint.committed()
+    last = max(committed, default=None)
+    rerun = max(planned, default=None)
+    if rerun is not None and rerun in committed:
+        rerun = None
+    end = planned[last].end if last is not None and last in planned else None
+    return {
+        "committed_batch": last,
+        "committed_end": None if end is None else {str(p): o for p, o in sorted(end.items())},
+        "rerun_batch": rerun,
+    }
+
+
+def _offsets_field(raw: str | None, topic: str) -> dict[str, int] | None:
+    if not raw:
+        return None
+    try:
+        return {str(p): o for p, o in sorted(topic_offsets(raw, topic).items())}
+    except (ValueError, TypeError, AttributeError):
+        return None
+
+
+def make_listener(events: Events, topic: str, generation: int) -> Any:
+    from pyspark.sql.streaming import StreamingQueryListener
+
+    class BatchLog(StreamingQueryListener):  # type: ignore[misc]
+        """Each finished batch, with the offsets it read, into the events file."""
+
+        def onQueryStarted(self, event: Any) -> None:
+            events("spark.query.started", generation=generation, run_id=str(event.runId))
+
+        def onQueryProgress(self, event: Any) -> None:
+            p = event.progress
+            source = p.sources[0] if p.sources else None
+            events(
+                "spark.batch",
+                generation=generation,
+                batch=int(p.batchId),
+                rows=int(p.numInputRows),
+                start=_offsets_field(source.startOffset if source else None, topic),
+                end=_offsets_field(source.endOffset if source else None, topic),
+                trigger_ms=int(p.durationMs.get("triggerExecution", 0)),
+                batch_ts=p.timestamp,
+            )
+
+        def onQueryIdle(self, event: Any) -> None:
+            pass
+
+        def onQueryTerminated(self, event: Any) -> None:
+            pass
+
+    return BatchLog()
+
+
+class StreamConsumer:
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.set_name = args.consumer.split("/", 1)[0]
+        self.paths = MemberPaths(args.dir, args.consumer)
+        self.events = Events(self.paths, args.consumer)
+        self.stopping = False
+        self.checkpoint = args.query_dir / "checkpoint"
+        self.sink = args.query_dir / "sink"
+
+    def options(self) -> dict[str, str]:
+        a = self.args
+        opts = {k: str(v) for k, v in json.loads(a.config).items()}
+        opts.update(
+            {
+                "kafka.bootstrap.servers": a.bootstrap,
+                "subscribe": a.topic,
+                "startingOffsets": a.starting_offsets,
+                "failOnDataLoss": str(a.fail_on_data_loss).lower(),
+            }
+        )
+        if a.max_offsets_per_trigger:
+            opts["maxOffsetsPerTrigger"] = str(a.max_offsets_per_trigger)
+        return opts
+
+    def run(self) -> int:
+        generation = next_generation(self.args.dir, self.set_name)
+        self.events("consumer.start", pid=os.getpid(), generation=generation)
+        self.args.query_dir.mkdir(parents=True, exist_ok=True)
+        resume = resume_point(Checkpoint(self.checkpoint, self.args.topic))
+        self.events("spark.resume", generation=generation, **resume)
+
+        from pyspark.sql import functions as F
+
+        from spark_jobs.session import local_session
+
+        spark = local_session(
+            f"kafka-chaos-{self.args.consumer}",
+            jars=connector_jars(),
+            conf={
+                "spark.sql.shuffle.partitions": "2",
+                # Keep every batch of the checkpoint and the sink log for the checks.
+                "spark.sql.streaming.minBatchesToRetain": "1000000",
+                "spark.sql.streaming.fileSink.log.compactInterval": "1000000",
+                "spark.sql.streaming.fileSink.log.deletion": "false",
+            },
+        )
+        spark.streams.addListener(make_listener(self.events, self.args.topic, generation))
+        value = F.col("value").cast("string")
+        rows = (
+            spark.readStream.format("kafka")
+            .options(**self.options())
+            .load()
+            .select(
+                F.substring(value, 1, SEQ_DIGITS).cast("bigint").alias("seq"),
+                F.col("partition"),
+                F.col("offset"),
+                F.unix_millis(F.current_timestamp()).alias("ts"),
+                F.lit(generation).alias("generation"),
+            )
+            .where(F.col("seq").isNotNull())
+        )
+        query = (
+            rows.writeStream.format("parquet")
+            .option("path", str(self.sink))
+            .option("checkpointLocation", str(self.checkpoint))
+            .trigger(processingTime=f"{self.args.trigger_ms} milliseconds")
+            .start()
+        )
+        deadline = time.monotonic() + self.args.max_s
+        parent = os.getppid()
+        terminated = False
+        while not self.stopping and time.monotonic() < deadline and os.getppid() == parent:
+            if query.awaitTermination(0.5):
+                terminated = True
+                break
+        error = query.exception()
+        if error is not None:
+            text = str(error)
+            self.events(
+                "spark.query.failed",
+                generation=generation,
+                data_loss=is_data_loss(text),
+                error=text[:2000],
+            )
+            spark.stop()
+            return EXIT_QUERY_FAILED
+        if not terminated:
+            query.stop()
+        self.events("consumer.stop", generation=generation)
+        spark.stop()
+        return 0
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bootstrap", required=True)
+    parser.add_argument("--topic", required=True)
+    parser.add_argument("--consumer", required=True, help="<set>/q")
+    parser.add_argument("--dir", type=Path, required=True, help="the cell's consumers folder")
+    parser.add_argument("--query-dir", type=Path, required=True, help="sink and checkpoint here")
+    parser.add_argument("--trigger-ms", type=int, default=1000)
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
+    parser.add_argument(
+        "--fail-on-data-loss", type=lambda s: s.lower() == "true", default=True
+    )
+    parser.add_argument("--starting-offsets", choices=["earliest", "latest"], default="earliest")
+    parser.add_argument("--config", default="{}", help="extra Kafka source options as JSON")
+    parser.add_argument("--max-s", type=float, default=3600.0)
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    consumer = StreamConsumer(parse_args(sys.argv[1:] if argv is None else argv))
+
+    def stop(signum: int, frame: object) -> None:
+        consumer.stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    sys.exit(consumer.run())
+
+
+if __name__ == "__main__":
+    main()
