@@ -55,6 +55,7 @@ BROKER_FAULTS: dict[str, Callable[[KafkaCluster, int | str], Fault]] = {
     "isolate": PartitionFault.isolate,
     "partition": PartitionFault.isolate,
     "cut-clients": ClientCutFault,
+    "cut-replication": PartitionFault.from_brokers,
 }
 
 

@@ -110,9 +110,9 @@ def _offsets_field(raw: str | None, topic: str) -> dict[str, int] | None:
 
 
 def make_listener(events: Events, topic: str, generation: int) -> Any:
-    from pyspark.sql.streaming import StreamingQueryListener
+    from pyspark.sql.streaming.listener import StreamingQueryListener
 
-    class BatchLog(StreamingQueryListener):  # type: ignore[misc]
+    class BatchLog(StreamingQueryListener):
         """Each finished batch, with the offsets it read, into the events file."""
 
         def onQueryStarted(self, event: Any) -> None:
@@ -153,7 +153,10 @@ class StreamConsumer:
 
     def options(self) -> dict[str, str]:
         a = self.args
-        opts = {k: str(v) for k, v in json.loads(a.config).items()}
+        # Spark gives up listing offsets after 3 tries 1 s apart, failing the query while a
+        # partition fails over; a chaos run wants the query to ride out a leader election.
+        opts = {"fetchOffset.numRetries": "60", "fetchOffset.retryIntervalMs": "1000"}
+        opts.update({k: str(v) for k, v in json.loads(a.config).items()})
         opts.update(
             {
                 "kafka.bootstrap.servers": a.bootstrap,
@@ -181,6 +184,9 @@ class StreamConsumer:
             f"kafka-chaos-{self.args.consumer}",
             jars=connector_jars(),
             conf={
+                # A task failing on a broker fault is retried (4 attempts, as on a cluster)
+                # instead of failing the query at once as plain local[2] would.
+                "spark.master": "local[2,4]",
                 "spark.sql.shuffle.partitions": "2",
                 # Keep every batch of the checkpoint and the sink log for the checks.
                 "spark.sql.streaming.minBatchesToRetain": "1000000",
@@ -214,7 +220,7 @@ class StreamConsumer:
         parent = os.getppid()
         terminated = False
         while not self.stopping and time.monotonic() < deadline and os.getppid() == parent:
-            if query.awaitTermination(0.5):
+            if query.awaitTermination(1):
                 terminated = True
                 break
         error = query.exception()
@@ -244,9 +250,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--query-dir", type=Path, required=True, help="sink and checkpoint here")
     parser.add_argument("--trigger-ms", type=int, default=1000)
     parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
-    parser.add_argument(
-        "--fail-on-data-loss", type=lambda s: s.lower() == "true", default=True
-    )
+    parser.add_argument("--fail-on-data-loss", type=lambda s: s.lower() == "true", default=True)
     parser.add_argument("--starting-offsets", choices=["earliest", "latest"], default="earliest")
     parser.add_argument("--config", default="{}", help="extra Kafka source options as JSON")
     parser.add_argument("--max-s", type=float, default=3600.0)

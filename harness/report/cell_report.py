@@ -171,6 +171,12 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "unavailable_s": summary.get("unavailable_s"),
         "stalls_by_set": sorted((summary.get("stalls_by_set") or {}).items()),
         "resumptions": generic_table(summary.get("resumptions") or []),
+        "spark": generic_table(
+            [
+                {"set": name, **figures}
+                for name, figures in (summary.get("spark_by_set") or {}).items()
+            ]
+        ),
         "reprocessed": generic_table(summary.get("reprocessed_by_generation") or []),
         "plot_uri": plot_uri,
         "plot_error": plot_error,

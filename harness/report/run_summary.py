@@ -40,18 +40,33 @@ def stall_sets(cells: list[dict[str, Any]]) -> list[str]:
     return sets
 
 
+# Figures of a Spark consumer set shown in the run table, as `<figure>.<set>` columns.
+SPARK_COLUMNS = ("read_twice", "sink_duplicates", "data_loss_stop")
+
+
+def spark_sets(cells: list[dict[str, Any]]) -> list[str]:
+    """Spark consumer sets with figures in any cell, in first-seen order."""
+    sets: list[str] = []
+    for cell in cells:
+        sets += [name for name in cell.get("spark_by_set") or {} if name not in sets]
+    return sets
+
+
 def table_columns(cells: list[dict[str, Any]]) -> list[str]:
     sets = [f"stall_s.{name}" for name in stall_sets(cells)]
-    return ["cell", "verdict", *COUNT_NAMES, *METRIC_COLUMNS, *sets]
+    spark = [f"{figure}.{name}" for name in spark_sets(cells) for figure in SPARK_COLUMNS]
+    return ["cell", "verdict", *COUNT_NAMES, *METRIC_COLUMNS, *sets, *spark]
 
 
 def table_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
     """One row of display strings per cell: None is "?", floats have one decimal."""
     sets = stall_sets(cells)
+    queries = spark_sets(cells)
     rows = []
     for cell in cells:
         counts = cell.get("counts") or {}
         stalls = cell.get("stalls_by_set") or {}
+        spark = cell.get("spark_by_set") or {}
         rows.append(
             [
                 str(cell.get("cell", "?")),
@@ -59,6 +74,11 @@ def table_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
                 *(fmt(counts.get(name)) for name in COUNT_NAMES),
                 *(fmt(cell.get(name)) for name in METRIC_COLUMNS),
                 *(fmt(stalls[name]) if name in stalls else NOT_APPLICABLE for name in sets),
+                *(
+                    fmt(spark[name].get(figure)) if name in spark else NOT_APPLICABLE
+                    for name in queries
+                    for figure in SPARK_COLUMNS
+                ),
             ]
         )
     return rows
@@ -126,6 +146,8 @@ def _system_out(cell: dict[str, Any]) -> str:
     lines = [f"{name}={fmt(counts.get(name))}" for name in COUNT_NAMES]
     lines += [f"{name}={fmt(cell.get(name))}" for name in METRIC_COLUMNS]
     lines += [f"stall_s.{k}={fmt(v)}" for k, v in (cell.get("stalls_by_set") or {}).items()]
+    for name, figures in (cell.get("spark_by_set") or {}).items():
+        lines += [f"{k}.{name}={v}" for k, v in figures.items()]
     lines += [f"undecided.{k}: {v}" for k, v in (cell.get("undecided") or {}).items()]
     return "\n".join(lines) + "\n"
 

@@ -43,6 +43,7 @@ def split_per_set(metric: str) -> tuple[str, str] | None:
         return name, consumer_set
     return None
 
+
 _BOUND = re.compile(r"\s*(<=|>=|==|!=|<|>)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*")
 
 

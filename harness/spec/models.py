@@ -38,10 +38,19 @@ FAULT_KINDS = (
     "isolate",
     "partition",
     "cut-clients",
+    "cut-replication",
     "consumer-crash",
 )
 FaultKind = Literal[
-    "kill", "stop", "restart", "pause", "isolate", "partition", "cut-clients", "consumer-crash"
+    "kill",
+    "stop",
+    "restart",
+    "pause",
+    "isolate",
+    "partition",
+    "cut-clients",
+    "cut-replication",
+    "consumer-crash",
 ]
 _CONSUMER_TARGET = re.compile(r"consumer:(?P<set>[A-Za-z0-9._-]+)/(?P<member>\d+)")
 
@@ -418,4 +427,6 @@ def _broker_target_problem(spec: Spec, fault: FaultSpec) -> str | None:
             return "target zookeeper exists only in mode zookeeper"
         if fault.kind == "cut-clients":
             return "ZooKeeper has no client listener to cut"
+        if fault.kind == "cut-replication":
+            return "ZooKeeper does not replicate partitions; target a broker"
     return None

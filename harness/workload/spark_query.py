@@ -9,6 +9,7 @@ file sink's commit log.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -133,10 +134,8 @@ class SparkQuery:
                     "consumer.crash", consumer=self.name, note="did not stop on SIGTERM"
                 )
         # Anything else in its group (the JVM) goes too.
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
     @property
     def exited(self) -> bool:
@@ -144,10 +143,8 @@ class SparkQuery:
         return self.proc is not None and self.proc.poll() is not None and not self.exited_reported
 
     def poll(self) -> None:
-        try:
+        with contextlib.suppress(OSError, ValueError):  # an entry being written: next poll
             self._end = committed_end(self.query_dir / "checkpoint", self.s.topic)
-        except (OSError, ValueError):
-            pass  # an entry being written; next poll
         if self.exited:
             assert self.proc is not None
             self.exited_reported = True
