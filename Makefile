@@ -48,3 +48,4 @@ chaos-run: venv ## the default matrix of experiments; prints the table, results 
 bench: venv
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md
 	$(PY) benchmarks/producer_throughput.py --repeat 3 --out benchmarks/results/producer_throughput.md
+	$(PY) benchmarks/verify_throughput.py --repeat 3 --out benchmarks/results/verify_throughput.md

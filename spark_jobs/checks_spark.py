@@ -14,6 +14,9 @@ batch wrote which file) and the files on disk, and `spark.query.failed` events.
   log) minus distinct seqs; raw_duplicates the same over every file on disk, orphan rows
   included (what a reader ignoring the commit log would see).
 - data_loss_stop = 1 when the query stopped with Spark's Kafka data-loss error, else 0.
+- consumed_then_lost = rows the sink holds whose record the final log no longer has: what
+  the query read before Kafka lost it (truncation after an unclean election); None without
+  a trusted final log.
 """
 
 from __future__ import annotations
@@ -195,6 +198,9 @@ def spark_set_summary(
             "raw_duplicates": _duplicates(raw),
             "read_twice": sum(r["reread"] for r in rows),
             "data_loss_stop": 1 if failure is not None and failure.get("data_loss") else 0,
+            "consumed_then_lost": None
+            if log is None
+            else delivered.join(log.select("seq"), "seq", "left_anti").count(),
             "query_error": None if failure is None else str(failure.get("error", ""))[:500],
         }
     finally:

@@ -176,6 +176,7 @@ class StreamConsumer:
         resume = resume_point(Checkpoint(self.checkpoint, self.args.topic))
         self.events("spark.resume", generation=generation, **resume)
 
+        from pyspark.errors import StreamingQueryException
         from pyspark.sql import functions as F
 
         from spark_jobs.session import local_session
@@ -219,13 +220,19 @@ class StreamConsumer:
         deadline = time.monotonic() + self.args.max_s
         parent = os.getppid()
         terminated = False
+        failure: str | None = None
         while not self.stopping and time.monotonic() < deadline and os.getppid() == parent:
-            if query.awaitTermination(1):
-                terminated = True
+            try:
+                if query.awaitTermination(1):
+                    terminated = True
+                    break
+            except StreamingQueryException as exc:  # how a failed query's wait ends
+                terminated, failure = True, str(exc)
                 break
-        error = query.exception()
-        if error is not None:
-            text = str(error)
+        if failure is None and query.exception() is not None:
+            failure = str(query.exception())
+        if failure is not None:
+            text = failure
             self.events(
                 "spark.query.failed",
                 generation=generation,

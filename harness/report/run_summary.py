@@ -41,7 +41,7 @@ def stall_sets(cells: list[dict[str, Any]]) -> list[str]:
 
 
 # Figures of a Spark consumer set shown in the run table, as `<figure>.<set>` columns.
-SPARK_COLUMNS = ("read_twice", "sink_duplicates", "data_loss_stop")
+SPARK_COLUMNS = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
 
 
 def spark_sets(cells: list[dict[str, Any]]) -> list[str]:

@@ -26,6 +26,7 @@ PER_SET_KEYS = {
     "read_twice": "spark_by_set",
     "sink_duplicates": "spark_by_set",
     "data_loss_stop": "spark_by_set",
+    "consumed_then_lost": "spark_by_set",
 }
 ALLOWED_METRICS = (
     *COUNT_METRICS,
