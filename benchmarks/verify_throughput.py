@@ -22,6 +22,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +155,7 @@ def main() -> None:
 
     spark = local_session("kafka-chaos-bench-verify")
     lines = [
-        "| ledger rows | method | median s | rows/s | speed vs pandas (×) |",
+        "| ledger rows | method | median s | rows/s | speed vs pandas (x) |",
         "|---:|---|---:|---:|---:|",
     ]
     try:
@@ -163,9 +164,9 @@ def main() -> None:
                 cell = Path(tmp) / "cell"
                 truth = write_cell(cell, rows)
                 methods: dict[str, Callable[[], dict[str, int]]] = {
-                    "pandas_counts": lambda: pandas_counts(cell),
-                    "spark_counts": lambda: spark_counts(spark, cell),
-                    "spark_all": lambda: spark_all(spark, cell),
+                    "pandas_counts": partial(pandas_counts, cell),
+                    "spark_counts": partial(spark_counts, spark, cell),
+                    "spark_all": partial(spark_all, spark, cell),
                 }
                 times: dict[str, list[float]] = {m: [] for m in methods}
                 spark_counts(spark, cell)  # warm the JVM once, untimed

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.history import now_ms
-from harness.workload.member_files import MemberPaths, next_generation
+from harness.workload.member_files import MemberPaths, next_generation, open_for_append
 from harness.workload.records import SEQ_DIGITS
 from spark_jobs.checkpoint import Checkpoint, topic_offsets
 
@@ -37,17 +37,6 @@ JARS_DIR = Path(__file__).resolve().parent / "jars"
 EXIT_QUERY_FAILED = 3
 # Words of Spark's Kafka data-loss errors (error class KAFKA_DATA_LOSS, or the older text).
 DATA_LOSS_MARKERS = ("KAFKA_DATA_LOSS", "failOnDataLoss", "Some data may have been lost")
-
-# Owned by the spec's own keys (see harness.spec.models).
-OWNED_OPTIONS = (
-    "kafka.bootstrap.servers",
-    "subscribe",
-    "subscribePattern",
-    "assign",
-    "startingOffsets",
-    "failOnDataLoss",
-    "maxOffsetsPerTrigger",
-)
 
 
 def is_data_loss(error: str) -> bool:
@@ -69,12 +58,7 @@ class Events:
     def __init__(self, paths: MemberPaths, consumer: str) -> None:
         self.consumer = consumer
         self.lock = threading.Lock()
-        self.file = paths.events.open("a", encoding="utf-8")
-        if paths.events.stat().st_size > 0:  # end a line torn by an earlier SIGKILL
-            with paths.events.open("rb") as r:
-                r.seek(-1, 2)
-                if r.read(1) != b"\n":
-                    self.file.write("\n")
+        self.file = open_for_append(paths.events)
 
     def __call__(self, kind: str, **fields: Any) -> None:
         record = {"ts": now_ms(), "kind": kind, "consumer": self.consumer, **fields}

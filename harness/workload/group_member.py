@@ -20,26 +20,15 @@ import signal
 import sys
 import time
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from harness.history import now_ms
-from harness.workload.member_files import MemberPaths, next_generation
+from harness.workload.member_files import MemberPaths, next_generation, open_for_append
 from harness.workload.records import decode_seq
 
 BATCH = 500
-
-
-def _append_after_torn_line(path: Path) -> IO[str]:
-    """Append mode; a line torn by an earlier SIGKILL is ended first so it stays alone."""
-    f = path.open("a", encoding="utf-8")
-    if path.stat().st_size > 0:
-        with path.open("rb") as r:
-            r.seek(-1, 2)
-            if r.read(1) != b"\n":
-                f.write("\n")
-    return f
 
 
 class Member:
@@ -49,9 +38,9 @@ class Member:
         self.set_name = args.consumer.split("/", 1)[0]
         self.generation = 0
         self.stopping = False
-        self.consumed = _append_after_torn_line(self.paths.consumed)
-        self.commits = _append_after_torn_line(self.paths.commits)
-        self.events = _append_after_torn_line(self.paths.events)
+        self.consumed = open_for_append(self.paths.consumed)
+        self.commits = open_for_append(self.paths.commits)
+        self.events = open_for_append(self.paths.events)
 
     def event(self, kind: str, **fields: Any) -> None:
         record = {"ts": now_ms(), "kind": kind, "consumer": self.args.consumer, **fields}

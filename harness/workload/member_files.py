@@ -11,7 +11,7 @@ import fcntl
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 
 @dataclass(frozen=True)
@@ -38,6 +38,17 @@ class MemberPaths:
     @property
     def stderr(self) -> Path:
         return self.directory / f"{self.stem}.stderr.log"
+
+
+def open_for_append(path: Path) -> IO[str]:
+    """Append mode; a line torn by an earlier SIGKILL is ended first so it stays alone."""
+    f = path.open("a", encoding="utf-8")
+    if path.stat().st_size > 0:
+        with path.open("rb") as r:
+            r.seek(-1, 2)
+            if r.read(1) != b"\n":
+                f.write("\n")
+    return f
 
 
 def next_generation(directory: Path, consumer_set: str) -> int:
