@@ -302,6 +302,14 @@ def _run_cells() -> list[dict[str, Any]]:
         "unknown",
         checks=[{"name": "order", "verdict": "unknown", "detail": "drain timed out"}],
         stalls_by_set={"group": None, "spark": 2.0},
+        spark_by_set={
+            "spark": {
+                "read_twice": 40,
+                "sink_duplicates": 0,
+                "data_loss_stop": 1,
+                "consumed_then_lost": None,
+            }
+        },
     )
     unknown["counts"]["lost"] = None
     return [_cell("acks=0", "pass"), failed, unknown]
@@ -327,6 +335,10 @@ def test_summary_markdown_rows(tmp_path: Path) -> None:
         "unavailable_s",
         "stall_s.group",
         "stall_s.spark",
+        "read_twice.spark",
+        "sink_duplicates.spark",
+        "data_loss_stop.spark",
+        "consumed_then_lost.spark",
     ]
     rows = {
         cells[0]: cells
@@ -336,7 +348,8 @@ def test_summary_markdown_rows(tmp_path: Path) -> None:
     }
     assert rows["acks=1"][1] == "fail" and rows["acks=1"][4] == "3"
     assert rows["acks=1"][10] == "1.3"  # one decimal
-    assert rows["acks=1"][12:] == ["12.5", "-"]
+    assert rows["acks=1"][12:] == ["12.5", "-", "-", "-", "-", "-"]  # no Spark set in that cell
+    assert rows["acks=all"][14:] == ["40", "0", "1", "?"]
     assert rows["acks=all"][4] == "?"
     assert rows["acks=all"][12:] == ["?", "2.0"]
     assert rows["acks=0"][12:] == ["-", "-"]

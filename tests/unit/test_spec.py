@@ -194,7 +194,7 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
         (
             "name: a\nproducer: {records: 1}\nfaults: [{at_s: 1, kind: explode}]\n",
             "faults[0].kind: expected one of kill, stop, restart, pause, isolate, partition, "
-            "cut-clients, consumer-crash (got 'explode')",
+            "cut-clients, cut-replication, consumer-crash (got 'explode')",
         ),
         (
             "name: a\nproducer: {records: 1}\nfaults: [{kind: kill}]\n",
@@ -271,6 +271,16 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
         (
             "name: a\nproducer: {records: 1}\nexpect: {stall_s.spark: '< 3'}\n",
             "expect.stall_s.spark: no consumer set named 'spark'; sets: group",
+        ),
+        (
+            "name: a\nproducer: {records: 1}\nconsumer: {kind: spark}\n"
+            "expect: {data_loss_stop.q: 1}\n",
+            "expect.data_loss_stop.q: no consumer set named 'q'; sets: spark",
+        ),
+        (
+            "name: a\ncluster: {mode: zookeeper}\nproducer: {records: 1}\n"
+            "faults: [{at_s: 1, kind: cut-replication, target: zookeeper}]\n",
+            "faults[0].target: ZooKeeper does not replicate partitions; target a broker",
         ),
         (
             "name: a\nproducer: {records: 1}\nrecovery: {timeout_s: 0}\n",

@@ -67,6 +67,31 @@ def test_top_level_and_per_set_metrics() -> None:
     ]
 
 
+def test_spark_and_per_set_figures() -> None:
+    """`<metric>.<set>` reads the per-set section of that metric; Spark sums are top level."""
+    cell = summary(
+        spark_by_set={"spark": {"data_loss_stop": 1, "sink_duplicates": 0, "read_twice": 40}},
+        lost_never_consumed_by_set={"group": 0, "spark": 17},
+        read_twice=40,
+        sink_duplicates=0,
+    )
+    checks = evaluate(
+        expect(
+            data_loss_stop__spark=1,
+            sink_duplicates=0,
+            read_twice=">= 1",
+            lost_never_consumed__spark=">= 1",
+            lost_never_consumed__group=0,
+            consumed_then_lost__spark=">= 1",
+        ),
+        cell,
+    )
+    assert [c.verdict for c in checks] == ["pass"] * 5 + ["unknown"]
+    assert checks[0].detail == "data_loss_stop.spark = 1, expected == 1"
+    assert checks[3].detail == "lost_never_consumed.spark = 17, expected >= 1"
+    assert checks[5].detail.startswith("consumed_then_lost.spark undecided")
+
+
 def test_undecided_metrics_are_unknown_with_the_reason() -> None:
     checks = evaluate(
         expect(reprocessed="<= 500", unavailable_s="< 5", stall_s__spark="< 1"), summary()
