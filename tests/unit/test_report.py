@@ -351,8 +351,8 @@ def test_summary_markdown_rows(tmp_path: Path) -> None:
     assert rows["acks=1"][12:] == ["12.5", "-", "-", "-", "-", "-"]  # no Spark set in that cell
     assert rows["acks=all"][14:] == ["40", "0", "1", "?"]
     assert rows["acks=all"][4] == "?"
-    assert rows["acks=all"][12:] == ["?", "2.0"]
-    assert rows["acks=0"][12:] == ["-", "-"]
+    assert rows["acks=all"][12:14] == ["?", "2.0"]
+    assert rows["acks=0"][12:] == ["-"] * 6
     notes = [line for line in md if line.startswith("- ")]
     assert len(notes) == 2
     assert "lost == 0" in notes[0] and "3 acked records lost" in notes[0]
@@ -386,5 +386,5 @@ def test_junit_counts_and_messages(tmp_path: Path) -> None:
 
 def test_render_table_matches_markdown_shape() -> None:
     table = render_table(_run_cells())
-    assert len(table.columns) == 14
+    assert len(table.columns) == 18  # 12 + 2 stall sets + 4 Spark figures
     assert table.row_count == 3
