@@ -146,6 +146,8 @@ def _spark(
     if sets:
         for name in ("read_twice", "sink_duplicates"):
             out[name] = sum(s[name] for s in out["spark_by_set"].values())
+        if trusted_log is None:  # the same reason as `lost`: no trusted final read
+            out["undecided"]["consumed_then_lost"] = out["undecided"].get("lost", "no final log")
 
 
 def _never_consumed(

@@ -30,17 +30,6 @@ Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")]
 Scalar = str | int | float | bool
 Settings = dict[str, Scalar]
 
-FAULT_KINDS = (
-    "kill",
-    "stop",
-    "restart",
-    "pause",
-    "isolate",
-    "partition",
-    "cut-clients",
-    "cut-replication",
-    "consumer-crash",
-)
 FaultKind = Literal[
     "kill",
     "stop",
