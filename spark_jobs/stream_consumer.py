@@ -216,12 +216,11 @@ class StreamConsumer:
         if failure is None and query.exception() is not None:
             failure = str(query.exception())
         if failure is not None:
-            text = failure
             self.events(
                 "spark.query.failed",
                 generation=generation,
-                data_loss=is_data_loss(text),
-                error=text[:2000],
+                data_loss=is_data_loss(failure),
+                error=failure[:2000],
             )
             spark.stop()
             return EXIT_QUERY_FAILED
