@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 Offsets = dict[int, int]  # partition -> offset
 
 
@@ -102,13 +105,23 @@ def sink_files(sink: Path) -> list[SinkFile]:
 
 
 def orphan_files(sink: Path) -> list[Path]:
-    """Parquet files in the sink folder that no commit-log entry names (killed attempts)."""
+    """Parquet files in the sink folder that no commit-log entry names (killed attempts).
+    A kill can leave one empty or without its footer: see `readable`."""
     if not sink.is_dir():
         return []
-    named = {Path(f.path.removeprefix("file:")).name for f in sink_files(sink)}
+    named = {Path(f.path).name for f in sink_files(sink)}
     return sorted(
         p for p in sink.glob("*.parquet") if p.name not in named and not p.name.startswith(".")
     )
+
+
+def readable(path: Path) -> bool:
+    """Whether a Parquet file is whole (a writer killed mid-file leaves no footer)."""
+    try:
+        pq.ParquetFile(path).close()
+    except (OSError, ValueError, pa.ArrowException):
+        return False
+    return True
 
 
 def committed_end(checkpoint: Path, topic: str | None = None) -> Offsets:

@@ -12,7 +12,8 @@ batch wrote which file) and the files on disk, and `spark.query.failed` events.
   the re-run batch's offset range (read before the kill and again after it).
 - read_twice = the sum of `reread`; sink_duplicates = rows the sink holds (through its commit
   log) minus distinct seqs; raw_duplicates the same over every file on disk, orphan rows
-  included (what a reader ignoring the commit log would see).
+  included (what a reader ignoring the commit log would see); torn_files = orphans a kill
+  left without a footer (unreadable, so not in raw_duplicates).
 - data_loss_stop = 1 when the query stopped with Spark's Kafka data-loss error, else 0.
 - consumed_then_lost = rows the sink holds whose record the final log no longer has: what
   the query read before Kafka lost it (truncation after an unclean election); None without
@@ -29,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.checkpoint import Checkpoint, Offsets, orphan_files, sink_files
+from spark_jobs.checkpoint import Checkpoint, Offsets, orphan_files, readable, sink_files
 
 SINK_COLUMNS = {"seq": "bigint", "partition": "int", "offset": "bigint"}
 
@@ -92,10 +93,11 @@ def sink_rows(spark: SparkSession, sink: Path) -> DataFrame:
     return rows.join(F.broadcast(mapping), "file").drop("file")
 
 
-def raw_rows(spark: SparkSession, sink: Path) -> DataFrame:
-    """Every row in the folder's files, committed or not."""
+def raw_rows(spark: SparkSession, sink: Path, orphans: list[Path]) -> DataFrame:
+    """Every row in the folder's files, committed or not (orphans cut short by a kill,
+    with no footer to read, are left out)."""
     named = [sink / Path(f.path).name for f in sink_files(sink)]
-    return _read_files(spark, named + orphan_files(sink)).drop("file")
+    return _read_files(spark, named + orphans).drop("file")
 
 
 def _duplicates(rows: DataFrame) -> int:
@@ -185,8 +187,9 @@ def spark_set_summary(
     delivered = sink_rows(spark, sink).cache()
     try:
         rows = resumption_rows(facts, checkpoint, delivered, log)
-        raw = raw_rows(spark, sink)
         orphans = orphan_files(sink)
+        whole = [p for p in orphans if readable(p)]
+        raw = raw_rows(spark, sink, whole)
         failure = facts.failure
         summary = {
             "starts": len(facts.resumes),
@@ -194,6 +197,7 @@ def spark_set_summary(
             "sink_rows": delivered.count(),
             "sink_duplicates": _duplicates(delivered),
             "orphan_files": len(orphans),
+            "torn_files": len(orphans) - len(whole),
             "raw_rows": raw.count(),
             "raw_duplicates": _duplicates(raw),
             "read_twice": sum(r["reread"] for r in rows),

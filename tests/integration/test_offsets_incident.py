@@ -54,7 +54,9 @@ def test_coordinator_loss(start_cluster: ClusterFactory, mode: str, offsets_rf: 
     )
 
     if offsets_rf == 1:
-        assert cluster.coordinator(group) is None  # its only replica is dead: no leader
+        # Its only replica is dead: no leader (a broker may answer from its pre-fencing view
+        # for a moment, hence the bounded wait rather than one look).
+        wait_until(lambda: cluster.coordinator(group) is None, 30, "a leaderless offsets partition")
         outcomes = [
             try_commit(cluster.bootstrap_servers, group, "t", 2 + i, timeout_s=10) for i in range(3)
         ]

@@ -190,8 +190,23 @@ def test_exact_resumption_with_the_rerun_batch_read_twice(spark: Any, tmp_path: 
     assert figures["read_twice"] == 5
     assert figures["sink_rows"] == 20 and figures["sink_duplicates"] == 0
     assert figures["orphan_files"] == 1 and figures["raw_duplicates"] == 3
+    assert figures["torn_files"] == 0
     assert figures["starts"] == 2 and figures["batches"] == 4
     assert figures["data_loss_stop"] == 0 and figures["query_error"] is None
+
+
+@needs_java
+def test_orphans_cut_short_by_a_kill_are_counted_not_read(spark: Any, tmp_path: Path) -> None:
+    """A kill can leave an orphan empty or without its footer; Spark could not read it."""
+    build_checkpoint(tmp_path, [0, 1, 2, 3], [0, 1, 2, 3])
+    sink = build_sink(tmp_path)
+    (sink / "part-00001-empty.c000.snappy.parquet").write_bytes(b"")
+    whole = (sink / "part-00000-orphan.c000.snappy.parquet").read_bytes()
+    (sink / "part-00002-torn.c000.snappy.parquet").write_bytes(whole[: len(whole) // 2])
+    figures, rows = summary_of(spark, tmp_path, RESUMES)
+    assert figures["orphan_files"] == 3 and figures["torn_files"] == 2
+    assert figures["raw_duplicates"] == 3 and figures["sink_duplicates"] == 0
+    assert all(r["exact"] for r in rows)
 
 
 @needs_java
