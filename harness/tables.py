@@ -54,6 +54,11 @@ COMMITS = pa.schema(
 )
 
 
+def empty_columns(schema: pa.Schema) -> dict[str, list[Any]]:
+    """One empty list per column of a table contract, to be filled row by row."""
+    return {name: [] for name in schema.names}
+
+
 def write_table(path: Path, schema: pa.Schema, columns: Mapping[str, Sequence[Any]]) -> int:
     """Write columns (name -> values, None for null) as Parquet with exactly `schema`."""
     table = pa.table(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +56,8 @@ class PlannedBatch:
 
 @dataclass(frozen=True)
 class Checkpoint:
+    """One look at a checkpoint folder: the offset log is read once per instance."""
+
     directory: Path
     topic: str | None = None
 
@@ -65,6 +68,10 @@ class Checkpoint:
         return topic_offsets(_entry_lines(path)[0], self.topic)
 
     def planned(self) -> dict[int, PlannedBatch]:
+        return self._planned
+
+    @cached_property
+    def _planned(self) -> dict[int, PlannedBatch]:
         out = {}
         for batch, path in _numbered(self.directory / "offsets").items():
             lines = _entry_lines(path)
@@ -92,6 +99,10 @@ class SinkFile:
     path: str
     modified_ms: int
 
+    def local(self, sink: Path) -> Path:
+        """The file in `sink` itself: found by name, so a moved result folder still reads."""
+        return sink / Path(self.path).name
+
 
 def sink_files(sink: Path) -> list[SinkFile]:
     """Every file the sink's commit log names, with the batch that committed it."""
@@ -104,12 +115,13 @@ def sink_files(sink: Path) -> list[SinkFile]:
     return out
 
 
-def orphan_files(sink: Path) -> list[Path]:
+def orphan_files(sink: Path, committed: list[SinkFile] | None = None) -> list[Path]:
     """Parquet files in the sink folder that no commit-log entry names (killed attempts).
-    A kill can leave one empty or without its footer: see `readable`."""
+    A kill can leave one empty or without its footer: see `readable`. `committed`: the
+    sink's `sink_files`, when the caller has them already."""
     if not sink.is_dir():
         return []
-    named = {Path(f.path).name for f in sink_files(sink)}
+    named = {f.local(sink).name for f in (sink_files(sink) if committed is None else committed)}
     return sorted(
         p for p in sink.glob("*.parquet") if p.name not in named and not p.name.startswith(".")
     )
@@ -131,7 +143,7 @@ def committed_end(checkpoint: Path, topic: str | None = None) -> Offsets:
     if not committed:
         return {}
     offsets = _numbered(checkpoint / "offsets")
-    last = max(b for b in committed if b in offsets) if set(committed) & set(offsets) else None
-    if last is None:
+    both = set(committed) & set(offsets)
+    if not both:
         return {}
-    return topic_offsets(_entry_lines(offsets[last])[1], topic)
+    return topic_offsets(_entry_lines(offsets[max(both)])[1], topic)

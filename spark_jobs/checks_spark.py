@@ -30,7 +30,14 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.checkpoint import Checkpoint, Offsets, orphan_files, readable, sink_files
+from spark_jobs.checkpoint import (
+    Checkpoint,
+    Offsets,
+    SinkFile,
+    orphan_files,
+    readable,
+    sink_files,
+)
 
 SINK_COLUMNS = {"seq": "bigint", "partition": "int", "offset": "bigint"}
 
@@ -82,22 +89,22 @@ def _read_files(spark: SparkSession, files: list[Path]) -> DataFrame:
     )
 
 
-def sink_rows(spark: SparkSession, sink: Path) -> DataFrame:
-    """Rows the sink holds through its commit log, each with the batch that committed it.
-    Files are found by name in the folder, so a moved result folder still reads."""
-    files = sink_files(sink)
+def sink_rows(spark: SparkSession, sink: Path, files: list[SinkFile]) -> DataFrame:
+    """Rows the sink holds through its commit log (`files`), each with the batch that
+    committed it."""
     mapping = spark.createDataFrame(
-        [(Path(f.path).name, f.batch) for f in files], "file string, batch bigint"
+        [(f.local(sink).name, f.batch) for f in files], "file string, batch bigint"
     )
-    rows = _read_files(spark, [sink / Path(f.path).name for f in files])
+    rows = _read_files(spark, [f.local(sink) for f in files])
     return rows.join(F.broadcast(mapping), "file").drop("file")
 
 
-def raw_rows(spark: SparkSession, sink: Path, orphans: list[Path]) -> DataFrame:
+def raw_rows(
+    spark: SparkSession, sink: Path, files: list[SinkFile], orphans: list[Path]
+) -> DataFrame:
     """Every row in the folder's files, committed or not (orphans cut short by a kill,
     with no footer to read, are left out)."""
-    named = [sink / Path(f.path).name for f in sink_files(sink)]
-    return _read_files(spark, named + orphans).drop("file")
+    return _read_files(spark, [f.local(sink) for f in files] + orphans).drop("file")
 
 
 def _duplicates(rows: DataFrame) -> int:
@@ -184,12 +191,13 @@ def spark_set_summary(
     """(per-set figures, resumption rows) of one Spark consumer set."""
     checkpoint = Checkpoint(query_dir / "checkpoint", topic)
     sink = query_dir / "sink"
-    delivered = sink_rows(spark, sink).cache()
+    files = sink_files(sink)
+    delivered = sink_rows(spark, sink, files).cache()
     try:
         rows = resumption_rows(facts, checkpoint, delivered, log)
-        orphans = orphan_files(sink)
+        orphans = orphan_files(sink, files)
         whole = [p for p in orphans if readable(p)]
-        raw = raw_rows(spark, sink, whole)
+        raw = raw_rows(spark, sink, files, whole)
         failure = facts.failure
         summary = {
             "starts": len(facts.resumes),

@@ -23,13 +23,11 @@ import json
 import os
 import signal
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from harness.history import now_ms
-from harness.workload.member_files import MemberPaths, next_generation, open_for_append
+from harness.workload.member_files import EventLog, MemberPaths, next_generation
 from harness.workload.records import SEQ_DIGITS
 from spark_jobs.checkpoint import Checkpoint, topic_offsets
 
@@ -50,21 +48,6 @@ def connector_jars() -> list[Path]:
             f"Spark's Kafka connector is missing from {JARS_DIR}; run `make setup` (spark-jars)"
         )
     return jars
-
-
-class Events:
-    """The process's events file; the listener thread and the main thread both append."""
-
-    def __init__(self, paths: MemberPaths, consumer: str) -> None:
-        self.consumer = consumer
-        self.lock = threading.Lock()
-        self.file = open_for_append(paths.events)
-
-    def __call__(self, kind: str, **fields: Any) -> None:
-        record = {"ts": now_ms(), "kind": kind, "consumer": self.consumer, **fields}
-        with self.lock:
-            self.file.write(json.dumps(record) + "\n")
-            self.file.flush()
 
 
 def resume_point(checkpoint: Checkpoint) -> dict[str, Any]:
@@ -93,7 +76,7 @@ def _offsets_field(raw: str | None, topic: str) -> dict[str, int] | None:
         return None
 
 
-def make_listener(events: Events, topic: str, generation: int) -> Any:
+def make_listener(events: EventLog, topic: str, generation: int) -> Any:
     from pyspark.sql.streaming.listener import StreamingQueryListener
 
     class BatchLog(StreamingQueryListener):
@@ -116,9 +99,6 @@ def make_listener(events: Events, topic: str, generation: int) -> Any:
                 batch_ts=p.timestamp,
             )
 
-        def onQueryIdle(self, event: Any) -> None:
-            pass
-
         def onQueryTerminated(self, event: Any) -> None:
             pass
 
@@ -130,7 +110,7 @@ class StreamConsumer:
         self.args = args
         self.set_name = args.consumer.split("/", 1)[0]
         self.paths = MemberPaths(args.dir, args.consumer)
-        self.events = Events(self.paths, args.consumer)
+        self.events = EventLog(self.paths)
         self.stopping = False
         self.checkpoint = args.query_dir / "checkpoint"
         self.sink = args.query_dir / "sink"

@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
+from harness.spec.expect import SPARK_METRICS
 from harness.tables import COUNT_NAMES
 from harness.workload.spark_query import query_dir
 from spark_jobs import checks_consumers as cc
@@ -144,7 +145,7 @@ def _spark(
         out["spark_by_set"][facts.name] = figures
         out["resumptions"] += rows
     if sets:
-        for name in ("read_twice", "sink_duplicates"):
+        for name in SPARK_METRICS:
             out[name] = sum(s[name] for s in out["spark_by_set"].values())
         if trusted_log is None:  # the same reason as `lost`: no trusted final read
             out["undecided"]["consumed_then_lost"] = out["undecided"].get("lost", "no final log")

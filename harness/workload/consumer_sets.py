@@ -9,6 +9,7 @@ from typing import Any, Protocol
 from harness.errors import HarnessError
 from harness.history import History
 from harness.spec import GroupConsumerSpec, Spec
+from harness.tables import COMMITS, CONSUMED, empty_columns
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
 from harness.workload.member_files import MemberPaths, read_events
 from harness.workload.spark_query import SparkQuery, SparkQuerySettings
@@ -28,7 +29,6 @@ class ConsumerSet(Protocol):
     def poll(self) -> None: ...
     def unready(self) -> list[str]: ...
     def lag(self, ends: dict[int, int]) -> dict[int, int]: ...
-    def reached(self, ends: dict[int, int]) -> bool: ...
     def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]: ...
 
     @property
@@ -109,7 +109,7 @@ class ConsumerSets:
         return sum(s.rows for s in self.sets.values())
 
     def reached(self, ends: dict[int, int]) -> bool:
-        return all(s.reached(ends) for s in self.sets.values())
+        return not any(any(s.lag(ends).values()) for s in self.sets.values())
 
     def lag(self, ends: dict[int, int]) -> dict[str, dict[int, int]]:
         return {name: s.lag(ends) for name, s in self.sets.items()}
@@ -127,11 +127,7 @@ class ConsumerSets:
                 consumed.setdefault(key, []).extend(values)
             for key, values in m.items():
                 commits.setdefault(key, []).extend(values)
-        consumed = consumed or {
-            k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
-        }
-        commits = commits or {k: [] for k in ("consumer", "partition", "offset", "ts")}
-        return consumed, commits
+        return consumed or empty_columns(CONSUMED), commits or empty_columns(COMMITS)
 
     def merge_events(self) -> None:
         """Member processes' own events (start, assign, revoke, stop) join the cell's history."""

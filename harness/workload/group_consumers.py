@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.history import History
+from harness.tables import COMMITS, CONSUMED, empty_columns
 from harness.workload.member_files import (
     ConsumedTail,
     MemberPaths,
@@ -127,10 +128,6 @@ class GroupConsumers:
     def rows(self) -> int:
         return sum(t.rows for t in self.tails.values())
 
-    def reached(self, ends: dict[int, int]) -> bool:
-        """Whether the set has processed up to every partition's end offset (exclusive)."""
-        return not any(self.lag(ends).values())
-
     def lag(self, ends: dict[int, int]) -> dict[int, int]:
         """Records each partition still has past the furthest offset any member processed."""
         self.poll()
@@ -142,10 +139,8 @@ class GroupConsumers:
 
     def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
         """consumed and commits columns of every member, in each member's processing order."""
-        consumed: dict[str, list[Any]] = {
-            k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
-        }
-        commits: dict[str, list[Any]] = {k: [] for k in ("consumer", "partition", "offset", "ts")}
+        consumed = empty_columns(CONSUMED)
+        commits = empty_columns(COMMITS)
         for name in self.names:
             paths = MemberPaths(self.directory, name)
             for seq, part, off, ts, gen in read_consumed(paths):

@@ -25,7 +25,12 @@ from typing import Any
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
 from harness.history import now_ms
-from harness.workload.member_files import MemberPaths, next_generation, open_for_append
+from harness.workload.member_files import (
+    EventLog,
+    MemberPaths,
+    next_generation,
+    open_for_append,
+)
 from harness.workload.records import decode_seq
 
 BATCH = 500
@@ -40,12 +45,7 @@ class Member:
         self.stopping = False
         self.consumed = open_for_append(self.paths.consumed)
         self.commits = open_for_append(self.paths.commits)
-        self.events = open_for_append(self.paths.events)
-
-    def event(self, kind: str, **fields: Any) -> None:
-        record = {"ts": now_ms(), "kind": kind, "consumer": self.args.consumer, **fields}
-        self.events.write(json.dumps(record) + "\n")
-        self.events.flush()
+        self.event = EventLog(self.paths)
 
     def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.generation = next_generation(self.args.dir, self.set_name)

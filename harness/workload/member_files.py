@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import fcntl
 import json
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
+
+from harness.history import now_ms
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,22 @@ def open_for_append(path: Path) -> IO[str]:
             if r.read(1) != b"\n":
                 f.write("\n")
     return f
+
+
+class EventLog:
+    """A consumer process's own events (JSON lines, flushed one by one, read back into the
+    cell's history); callable from several threads (Spark's listener writes too)."""
+
+    def __init__(self, paths: MemberPaths) -> None:
+        self.consumer = paths.consumer
+        self._lock = threading.Lock()
+        self._file = open_for_append(paths.events)
+
+    def __call__(self, kind: str, **fields: Any) -> None:
+        record = {"ts": now_ms(), "kind": kind, "consumer": self.consumer, **fields}
+        with self._lock:
+            self._file.write(json.dumps(record) + "\n")
+            self._file.flush()
 
 
 def next_generation(directory: Path, consumer_set: str) -> int:

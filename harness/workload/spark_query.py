@@ -22,6 +22,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from harness.history import History
+from harness.tables import COMMITS, CONSUMED, empty_columns
 from harness.workload.member_files import MemberPaths, read_events
 from spark_jobs.checkpoint import committed_end, sink_files
 
@@ -168,20 +169,15 @@ class SparkQuery:
             return dict.fromkeys(ends, 0)
         return {p: max(0, end - self._end.get(p, 0)) for p, end in ends.items()}
 
-    def reached(self, ends: dict[int, int]) -> bool:
-        return not any(self.lag(ends).values())
-
     def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
         """The sink's committed rows; `ts` is when the file holding the row was written."""
-        consumed: dict[str, list[Any]] = {
-            k: [] for k in ("seq", "partition", "offset", "consumer", "ts", "generation")
-        }
+        consumed = empty_columns(CONSUMED)
         sink = self.query_dir / "sink"
         for f in sink_files(sink):
-            table = pq.read_table(sink / Path(f.path).name)
+            table = pq.read_table(f.local(sink))
             n = table.num_rows
             for key in ("seq", "partition", "offset", "generation"):
                 consumed[key].extend(table.column(key).to_pylist())
             consumed["consumer"].extend([self.name] * n)
             consumed["ts"].extend([f.modified_ms] * n)
-        return consumed, {k: [] for k in ("consumer", "partition", "offset", "ts")}
+        return consumed, empty_columns(COMMITS)
