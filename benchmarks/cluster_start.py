@@ -15,12 +15,12 @@ from pathlib import Path
 from testcontainers.core.network import Network
 
 from harness import KafkaCluster
-from harness.cluster import docker_client
-from harness.images import built_versions, require_image
-from harness.node import ClusterNode
-from harness.ports import free_ports
-from harness.reaper import RunGuard, run_labels
-from harness.topology import kafka_properties, major_version, new_cluster_id, plan_nodes
+from harness.cluster.kafka_cluster import docker_client
+from harness.nodes.images import built_versions, require_image
+from harness.nodes.node import ClusterNode
+from harness.nodes.ports import free_ports
+from harness.nodes.reaper import RunGuard, run_labels
+from harness.nodes.topology import kafka_properties, major_version, new_cluster_id, plan_nodes
 
 
 def bare_single_broker(version: str) -> float:

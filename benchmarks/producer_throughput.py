@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from harness import DEFAULT_VERSION, KafkaCluster
-from harness.history import History
+from harness.results.history import History
 from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.tables import CONSUMED, LEDGER, LOG
+from harness.results.tables import CONSUMED, LEDGER, LOG
 
 PARTITIONS = 6
 T0 = 1_700_000_000_000

@@ -16,7 +16,7 @@ from confluent_kafka.admin import (
 )
 from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
-from harness.client_log import CLIENT_LOGGER
+from harness.common.client_log import CLIENT_LOGGER
 from harness.errors import HarnessError
 
 OFFSETS_TOPIC = "__consumer_offsets"

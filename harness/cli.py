@@ -15,10 +15,10 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness.cell_runner import Status
-from harness.cluster import docker_client
+from harness.cluster.kafka_cluster import docker_client
 from harness.errors import ConfigError, HarnessError
-from harness.reaper import RUN_LABEL, remove_dead_runs, remove_run
+from harness.nodes.reaper import RUN_LABEL, remove_dead_runs, remove_run
+from harness.runner.cell_runner import Status
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."

@@ -12,12 +12,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.cell_runner import CellRunner, Reporter
-from harness.cell_verdict import gap_ms, summarize
-from harness.cluster import KafkaCluster
+from harness.cluster.kafka_cluster import KafkaCluster
 from harness.errors import HarnessError
+from harness.nemesis.schedule import PlannedFault, plan_faults
 from harness.report import write_run_summary
-from harness.schedule import PlannedFault, plan_faults
+from harness.runner.cell_runner import CellRunner, Reporter
 from harness.spec import (
     Cell,
     Spec,
@@ -27,6 +26,7 @@ from harness.spec import (
     load_spec,
     spec_to_yaml,
 )
+from harness.verdict.cell_verdict import gap_ms, summarize
 
 EXIT_FOR_VERDICT = {"pass": 0, "fail": 1, "unknown": 3}
 

@@ -12,9 +12,9 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
-from harness.tables import COMMITS, CONSUMED, LEDGER, LOG
+from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG
 
-# Contract columns (harness.tables, the one definition) as Spark SQL types; extra
+# Contract columns (harness.results.tables, the one definition) as Spark SQL types; extra
 # columns in a file are ignored.
 _SPARK_TYPES = {pa.int64(): "bigint", pa.int32(): "int", pa.string(): "string"}
 

@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from spark_jobs.checkpoint import (
+from harness.results.checkpoint import (
     Checkpoint,
     Offsets,
     SinkFile,

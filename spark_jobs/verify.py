@@ -18,8 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
+from harness.results.tables import COUNT_NAMES
 from harness.spec.expect import SPARK_METRICS
-from harness.tables import COUNT_NAMES
 from harness.workload.spark_query import query_dir
 from spark_jobs import checks_consumers as cc
 from spark_jobs import checks_records as cr

@@ -12,8 +12,8 @@ from harness.errors import ClusterStartError
 RESTART_BACKOFF_S = 2.0
 
 if TYPE_CHECKING:
-    from harness.cluster import KafkaCluster
-    from harness.node import ClusterNode, NodeRef
+    from harness.cluster.kafka_cluster import KafkaCluster
+    from harness.nodes.node import ClusterNode, NodeRef
 
 _ids = itertools.count(1)
 

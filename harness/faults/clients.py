@@ -9,8 +9,8 @@ from harness.faults import iptables
 from harness.faults.base import NodeFault
 
 if TYPE_CHECKING:
-    from harness.cluster import KafkaCluster
-    from harness.node import NodeRef
+    from harness.cluster.kafka_cluster import KafkaCluster
+    from harness.nodes.node import NodeRef
 
 
 class ClientCutFault(NodeFault):

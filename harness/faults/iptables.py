@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Sequence
 
 from harness.errors import FaultError
-from harness.node import ClusterNode
+from harness.nodes.node import ClusterNode
 
 CHAIN_PREFIX = "KC_"
 

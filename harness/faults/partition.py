@@ -15,8 +15,8 @@ from harness.faults import iptables
 from harness.faults.base import Fault
 
 if TYPE_CHECKING:
-    from harness.cluster import KafkaCluster
-    from harness.node import ClusterNode, NodeRef
+    from harness.cluster.kafka_cluster import KafkaCluster
+    from harness.nodes.node import ClusterNode, NodeRef
 
 
 class PartitionFault(Fault):

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING, Any
 from harness.faults.base import Fault, NodeFault
 
 if TYPE_CHECKING:
-    from harness.cluster import KafkaCluster
-    from harness.node import NodeRef
+    from harness.cluster.kafka_cluster import KafkaCluster
+    from harness.nodes.node import NodeRef
 
 
 class RestartFault(NodeFault):

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Literal
 from harness.errors import ConfigError, FaultError
 
 if TYPE_CHECKING:
-    from harness.cluster import KafkaCluster
+    from harness.cluster.kafka_cluster import KafkaCluster
 
 TargetKind = Literal["broker", "controller", "leader-of", "coordinator-of", "random", "zookeeper"]
 

@@ -11,10 +11,10 @@ import jinja2
 import pandas as pd
 import pyarrow.parquet as pq
 
-from harness.history import read_jsonl
 from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.timeline import fault_windows, plot_timeline, png_data_uri, utc
-from harness.tables import COUNT_NAMES
+from harness.results.history import read_jsonl
+from harness.results.tables import COUNT_NAMES
 
 LEDGER_COLUMNS = ["seq", "status", "send_ts", "ack_ts"]
 CONSUMED_COLUMNS = ["seq", "consumer", "ts"]

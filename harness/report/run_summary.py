@@ -10,7 +10,7 @@ from typing import Any
 from rich.table import Table
 
 from harness.report.cell_report import fmt
-from harness.tables import COUNT_NAMES
+from harness.results.tables import COUNT_NAMES
 
 VERDICTS = ("pass", "fail", "unknown")
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "unknown": "yellow"}

@@ -9,7 +9,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, PlainSerializer
 
-from harness.tables import COUNT_NAMES
+from harness.results.tables import COUNT_NAMES
 
 Op = Literal["<", "<=", ">", ">=", "==", "!=", "exact"]
 

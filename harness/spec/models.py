@@ -21,10 +21,9 @@ from pydantic import (
     model_validator,
 )
 
-from harness.cluster import DEFAULT_VERSION
 from harness.faults.targets import Target
+from harness.nodes.topology import CONTROLLER_ID_BASE, DEFAULT_VERSION, MANAGED_KEYS, MAX_BROKERS
 from harness.spec.expect import Expect, metric_problem
-from harness.topology import CONTROLLER_ID_BASE, MANAGED_KEYS, MAX_BROKERS
 
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")]
 Scalar = str | int | float | bool
@@ -50,7 +49,7 @@ _PRODUCER_OWNED = {
     "enable.idempotence": "producer.enable_idempotence",
     "bootstrap.servers": "the cluster",
 }
-# Kafka source options a Spark consumer's own keys set (spark_jobs.stream_consumer).
+# Kafka source options a Spark consumer's own keys set (harness.workload.stream_consumer).
 _SPARK_OWNED = {
     "kafka.bootstrap.servers": "the cluster",
     "subscribe": "the spec's topic",

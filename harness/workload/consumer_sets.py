@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from harness.errors import HarnessError
-from harness.history import History
+from harness.results.history import History
+from harness.results.member_files import MemberPaths, read_events
+from harness.results.tables import COMMITS, CONSUMED, empty_columns
 from harness.spec import GroupConsumerSpec, Spec
-from harness.tables import COMMITS, CONSUMED, empty_columns
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
-from harness.workload.member_files import MemberPaths, read_events
 from harness.workload.spark_query import SparkQuery, SparkQuerySettings
 
 DEFAULT_GROUP = "chaos-group"

@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history import History
-from harness.tables import COMMITS, CONSUMED, empty_columns
-from harness.workload.member_files import (
+from harness.results.history import History
+from harness.results.member_files import (
     ConsumedTail,
     MemberPaths,
     read_commits,
     read_consumed,
     read_events,
 )
+from harness.results.tables import COMMITS, CONSUMED, empty_columns
 
 STOP_GRACE_S = 20.0
 

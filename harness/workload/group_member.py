@@ -24,8 +24,8 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from harness.history import now_ms
-from harness.workload.member_files import (
+from harness.results.history import now_ms
+from harness.results.member_files import (
     EventLog,
     MemberPaths,
     next_generation,

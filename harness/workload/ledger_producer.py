@@ -10,9 +10,9 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from harness.client_log import CLIENT_LOGGER
-from harness.history import History, now_ms
-from harness.tables import LEDGER, write_table
+from harness.common.client_log import CLIENT_LOGGER
+from harness.results.history import History, now_ms
+from harness.results.tables import LEDGER, write_table
 from harness.workload.records import encode_key, encode_value
 
 # Errors after which the record may still have been written: its outcome is unknown,

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from harness.client_log import CLIENT_LOGGER
+from harness.common.client_log import CLIENT_LOGGER
 from harness.workload.records import decode_seq
 
 

@@ -1,6 +1,6 @@
 """A Spark Structured Streaming query as a consumer set: one process, crashed with SIGKILL.
 
-The process (spark_jobs.stream_consumer) runs in its own session; pyspark starts the JVM as
+The process (harness.workload.stream_consumer) runs in its own session; pyspark starts the JVM as
 its child, so a crash kills the whole process group — the JVM dies mid-batch exactly as a
 killed executor would, with no shutdown hook committing anything. Progress is read from the
 query's checkpoint (how far the sink is committed); what it consumed is collected from the
@@ -21,10 +21,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from harness.history import History
-from harness.tables import COMMITS, CONSUMED, empty_columns
-from harness.workload.member_files import MemberPaths, read_events
-from spark_jobs.checkpoint import committed_end, sink_files
+from harness.results.checkpoint import committed_end, sink_files
+from harness.results.history import History
+from harness.results.member_files import MemberPaths, read_events
+from harness.results.tables import COMMITS, CONSUMED, empty_columns
 
 STOP_GRACE_S = 60.0
 
@@ -73,7 +73,7 @@ class SparkQuery:
         cmd = [
             sys.executable,
             "-m",
-            "spark_jobs.stream_consumer",
+            "harness.workload.stream_consumer",
             "--bootstrap",
             s.bootstrap,
             "--topic",

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import docker
 
-from harness.reaper import OWNER_LABEL
+from harness.nodes.reaper import OWNER_LABEL
 from tests.integration.kafka_io import wait_until
 
 HERE = Path(__file__).parent

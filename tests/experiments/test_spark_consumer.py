@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from spark_jobs.checkpoint import Checkpoint, sink_files
+from harness.results.checkpoint import Checkpoint, sink_files
 from tests.experiments.test_end_to_end import HERE, harness
 
 

@@ -7,7 +7,7 @@ import docker
 import pytest
 
 from harness import ClusterStartError, ImageMissingError, KafkaCluster
-from harness.reaper import RUN_LABEL
+from harness.nodes.reaper import RUN_LABEL
 
 
 def _ours() -> list[str]:

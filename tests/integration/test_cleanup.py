@@ -13,7 +13,7 @@ import docker
 import pytest
 
 from harness import KafkaCluster
-from harness.reaper import RUN_LABEL
+from harness.nodes.reaper import RUN_LABEL
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import wait_until
 

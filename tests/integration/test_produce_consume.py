@@ -27,7 +27,7 @@ def test_three_brokers_roundtrip(start_cluster: ClusterFactory, mode: str) -> No
 
 
 def test_kafka4_kraft_roundtrip(start_cluster: ClusterFactory) -> None:
-    from harness.images import built_versions
+    from harness.nodes.images import built_versions
 
     newest = max(built_versions(), key=lambda v: tuple(int(x) for x in v.split(".")))
     assert newest.startswith("4.")

@@ -7,7 +7,7 @@ import socket
 import subprocess
 import sys
 
-from harness.reaper import owner_is_alive, owner_label
+from harness.nodes.reaper import owner_is_alive, owner_label
 
 
 def test_own_process_is_alive() -> None:

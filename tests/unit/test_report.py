@@ -16,7 +16,7 @@ import pytest
 from harness.report import overall_verdict, render_table, write_cell_report, write_run_summary
 from harness.report.log_tails import LogEntry, parse_log, tail_around
 from harness.report.timeline import fault_windows, per_second_series
-from harness.tables import CONSUMED, COUNT_NAMES, LEDGER
+from harness.results.tables import CONSUMED, COUNT_NAMES, LEDGER
 
 T0 = int(datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc).timestamp() * 1000)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import yaml
 
 from harness.faults.targets import Target
-from harness.schedule import PlannedFault, describe_schedule, plan_faults
+from harness.nemesis.schedule import PlannedFault, describe_schedule, plan_faults
 from harness.spec import Cell, expand_cells, load_spec, parse_spec
 
 EXPERIMENTS = Path(__file__).parents[2] / "experiments"

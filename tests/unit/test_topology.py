@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness import ConfigError, KafkaCluster
-from harness.topology import kafka_properties, new_cluster_id, plan_nodes, validate
+from harness.nodes.topology import kafka_properties, new_cluster_id, plan_nodes, validate
 
 
 def props(text: str) -> dict[str, str]:

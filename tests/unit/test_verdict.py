@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.spec import Bound, parse_bound
-from harness.verdict import Check, evaluate, overall
+from harness.verdict.checks import Check, evaluate, overall
 
 
 def summary(**over: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from harness.tables import COMMITS, CONSUMED, LEDGER, LOG
+from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG
 
 pytestmark = pytest.mark.skipif(
     shutil.which("java") is None and not os.environ.get("JAVA_HOME"),

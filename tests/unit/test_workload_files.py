@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.workload.member_files import (
+from harness.results.member_files import (
     ConsumedTail,
     MemberPaths,
     next_generation,

@@ -17,7 +17,7 @@ from docker.errors import DockerException
 from testcontainers.core.network import Network
 
 from harness.admin import OFFSETS_TOPIC, ClusterAdmin
-from harness.client_log import CLIENT_LOGGER
+from harness.common.client_log import CLIENT_LOGGER
 from harness.errors import ClusterStartError, ConfigError, HarnessError
 from harness.faults import iptables
 from harness.faults.clients import ClientCutFault
@@ -26,12 +26,12 @@ from harness.faults.partition import PartitionFault
 from harness.faults.pause import PauseFault
 from harness.faults.restart import RestartFault
 from harness.faults.stop import StopFault
-from harness.history import History
-from harness.images import require_image
-from harness.node import ClusterNode, NodeRef
-from harness.ports import free_ports
-from harness.reaper import RunGuard, remove_dead_runs, run_labels
-from harness.topology import (
+from harness.nodes.images import require_image
+from harness.nodes.node import ClusterNode, NodeRef
+from harness.nodes.ports import free_ports
+from harness.nodes.reaper import RunGuard, disable_ryuk, remove_dead_runs, run_labels
+from harness.nodes.topology import (
+    DEFAULT_VERSION,
     INTERNAL_PORT,
     Mode,
     kafka_properties,
@@ -41,11 +41,11 @@ from harness.topology import (
     validate,
     zookeeper_properties,
 )
+from harness.results.history import History
 
 if TYPE_CHECKING:
     from harness.faults.base import Fault
 
-DEFAULT_VERSION = "3.9.2"
 READY_TOPIC = "__kafka_chaos_ready"
 
 
@@ -105,6 +105,7 @@ class KafkaCluster:
         self.close()
 
     def up(self) -> KafkaCluster:
+        disable_ryuk()
         client = docker_client()
         image = require_image(client, self.version)
         remove_dead_runs(client)

@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.client_log import client_log_to
-from harness.cluster import KafkaCluster
+from harness.cluster.kafka_cluster import KafkaCluster
+from harness.common.client_log import client_log_to
 from harness.errors import HarnessError
-from harness.history import History
-from harness.nemesis import Nemesis
-from harness.schedule import PlannedFault
+from harness.nemesis.nemesis import Nemesis
+from harness.nemesis.schedule import PlannedFault
+from harness.results.history import History
+from harness.results.tables import COMMITS, CONSUMED, LOG, write_table
 from harness.spec import Cell
-from harness.tables import COMMITS, CONSUMED, LOG, write_table
 from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
 from harness.workload.log_reader import end_offsets, read_log

@@ -13,8 +13,8 @@ from testcontainers.core.wait_strategies import WaitStrategy
 from testcontainers.core.waiting_utils import WaitStrategyTarget
 
 from harness.errors import ClusterStartError
-from harness.reaper import run_labels
-from harness.topology import NodeSpec
+from harness.nodes.reaper import run_labels
+from harness.nodes.topology import NodeSpec
 
 _STARTED = {
     "zookeeper": re.compile(r"binding to port"),

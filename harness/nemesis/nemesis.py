@@ -19,10 +19,10 @@ from harness.faults import (
     StopFault,
     Target,
 )
-from harness.history import History
+from harness.results.history import History
 
 if TYPE_CHECKING:
-    from harness.cluster import KafkaCluster
+    from harness.cluster.kafka_cluster import KafkaCluster
 
 
 class Planned(Protocol):

@@ -10,6 +10,8 @@ from typing import Literal
 
 from harness.errors import ConfigError
 
+DEFAULT_VERSION = "3.9.2"  # the Kafka version a spec gets when it names none
+
 Mode = Literal["kraft", "zookeeper"]
 Role = Literal["broker", "combined", "controller", "zookeeper"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from harness.history import now_ms
+from harness.results.history import now_ms
 
 
 @dataclass(frozen=True)

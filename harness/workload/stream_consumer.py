@@ -1,6 +1,6 @@
 """The Spark Structured Streaming consumer, its own process so the nemesis can SIGKILL it.
 
-`python -m spark_jobs.stream_consumer --bootstrap … --topic … --consumer spark/q --dir DIR
+`python -m harness.workload.stream_consumer --bootstrap … --topic … --consumer spark/q --dir DIR
 --query-dir DIR [--trigger-ms 1000] [--max-offsets-per-trigger N] [--fail-on-data-loss true]
 [--starting-offsets earliest] [--config JSON] [--max-s N]`
 
@@ -27,9 +27,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.workload.member_files import EventLog, MemberPaths, next_generation
+from harness.results.checkpoint import Checkpoint, topic_offsets
+from harness.results.member_files import EventLog, MemberPaths, next_generation
 from harness.workload.records import SEQ_DIGITS
-from spark_jobs.checkpoint import Checkpoint, topic_offsets
 
 JARS_DIR = Path(__file__).resolve().parent / "jars"
 EXIT_QUERY_FAILED = 3

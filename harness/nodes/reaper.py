@@ -25,8 +25,13 @@ from testcontainers.core.config import testcontainers_config
 RUN_LABEL = "kafka-chaos.run"
 OWNER_LABEL = "kafka-chaos.owner"
 
-# Ryuk's image is not reachable: disable it for every container we start.
-testcontainers_config.ryuk_disabled = True
+
+def disable_ryuk() -> None:
+    """Ryuk's image is not reachable here: we do its job (RunGuard, the watchdog).
+
+    Called when a cluster starts, not at import: importing the harness changes nothing.
+    """
+    testcontainers_config.ryuk_disabled = True
 
 
 def _process_start_time(pid: int) -> str | None:

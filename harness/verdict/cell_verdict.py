@@ -6,11 +6,11 @@ import json
 from pathlib import Path
 from typing import Any
 
-from harness.history import read_jsonl
 from harness.report import write_cell_report
+from harness.results.history import read_jsonl
+from harness.results.tables import COUNT_NAMES
 from harness.spec import Cell
-from harness.tables import COUNT_NAMES
-from harness.verdict import Check, evaluate, overall
+from harness.verdict.checks import Check, evaluate, overall
 
 
 def run_check(history: list[dict[str, Any]]) -> Check:

@@ -1,0 +1,1 @@
+"""Small helpers every layer may use: waiting, child processes, client logging."""

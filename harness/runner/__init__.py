@@ -1,0 +1,1 @@
+"""Running one cell, phase by phase, into its result folder."""
