@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: setup venv docker images spark-jars test test-unit test-integration lint typecheck cleanup bench chaos-run
+.PHONY: setup venv docker images spark-jars test test-unit test-integration lint-imports cleanup bench chaos-run
 
 setup: venv docker images spark-jars ## everything: virtualenv, package, Docker engine, broker images, Spark's Kafka jars (Maven)
 
@@ -30,8 +30,12 @@ test: venv ## unit tests, lint, types, then integration tests against real clust
 	$(PY) -m ruff check harness spark_jobs tests benchmarks
 	$(PY) -m ruff format --check harness spark_jobs tests benchmarks
 	$(PY) -m mypy
+	.venv/bin/lint-imports --no-cache --no-logo
 	$(PY) -m pytest -m "not integration" -q
 	$(PY) -m pytest -m integration -q
+
+lint-imports: venv ## the architecture's import contracts (pyproject.toml [tool.importlinter])
+	.venv/bin/lint-imports --no-cache --no-logo
 
 test-unit: venv
 	$(PY) -m pytest -m "not integration" -q

@@ -17,7 +17,6 @@ from harness.errors import (
     HarnessError,
     ImageMissingError,
 )
-from harness.nodes.topology import DEFAULT_VERSION
 from harness.results.history import History
 
 if TYPE_CHECKING:
@@ -32,8 +31,10 @@ if TYPE_CHECKING:
         StopFault,
         Target,
     )
+    from harness.nodes.topology import DEFAULT_VERSION
 
 _LAZY = {
+    "DEFAULT_VERSION": "harness.nodes.topology",  # so the checks never load harness.nodes
     "KafkaCluster": "harness.cluster",
     "ClientCutFault": "harness.faults",
     "Fault": "harness.faults",

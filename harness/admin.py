@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -14,9 +15,9 @@ from confluent_kafka.admin import (
     PartitionMetadata,
     TopicMetadata,
 )
-from tenacity import retry, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from harness.common.client_log import CLIENT_LOGGER
+from harness.common.waiting import wait_until
 from harness.errors import HarnessError
 
 OFFSETS_TOPIC = "__consumer_offsets"
@@ -151,22 +152,25 @@ class ClusterAdmin:
         mean the next one asked will.
         """
 
-        @retry(
-            stop=stop_after_delay(timeout_s),
-            wait=wait_fixed(0.25),
-            reraise=True,
-            retry=retry_if_exception_type(HarnessError),
-        )
-        def check() -> None:
+        def unled() -> str:
+            """The first broker's complaint, or "" once every trusted broker sees all led."""
             for port in self._trusted_ports():
                 meta = self._ask_port(port, lambda c: c.list_topics(topic=name, timeout=10))
                 topic = meta.topics.get(name)
                 parts = topic.partitions if topic is not None and topic.error is None else {}
-                unled = [p for p in range(partitions) if p not in parts or parts[p].leader < 0]
-                if unled:
-                    raise HarnessError(f"broker at :{port} sees no leader for {name}{unled}")
+                missing = [p for p in range(partitions) if p not in parts or parts[p].leader < 0]
+                if missing:
+                    return f"broker at :{port} sees no leader for {name}{missing}"
+            return ""
 
-        check()
+        wait_until(
+            unled,
+            timeout_s,
+            f"a leader for every partition of {name}",
+            done=lambda complaint: not complaint,
+            interval_s=0.25,
+            retry_on=HarnessError,
+        )
 
     def agreed_leaders(self, name: str, partitions: int) -> dict[int, int] | None:
         """Each partition's leader if every trusted broker reports the same one with a full ISR.
@@ -202,18 +206,20 @@ class ClusterAdmin:
     def ensure_offsets_topic(self, timeout_s: float = 60) -> None:
         """The offsets topic is created lazily on first group use; asking for a coordinator creates it."""
         deadline = time.monotonic() + timeout_s
-        while OFFSETS_TOPIC not in self.topics():
-            if time.monotonic() > deadline:
-                raise HarnessError(f"{OFFSETS_TOPIC} was not created within {timeout_s} s")
-            try:
+
+        def created() -> bool:
+            if OFFSETS_TOPIC in self.topics():
+                return True
+            with contextlib.suppress(HarnessError):  # no coordinator yet: ask again
                 self._ask(
                     "DescribeConsumerGroups",
                     lambda c: c.describe_consumer_groups([PROBE_GROUP], request_timeout=5)[
                         PROBE_GROUP
                     ].result(),
                 )
-            except HarnessError:
-                time.sleep(0.5)
+            return False
+
+        wait_until(created, timeout_s, f"{OFFSETS_TOPIC} created")
         meta = self.topic(OFFSETS_TOPIC)
         self.wait_all_led(
             OFFSETS_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic())

@@ -147,10 +147,10 @@ def verify(
 
     try:
         summary = verify_run(results_dir)
-    except ConfigError as exc:
+    except ConfigError as exc:  # not a result folder, or its spec.yaml is wrong
         raise _fail(EXIT_USAGE, str(exc)) from None
-    except HarnessError as exc:
-        raise _fail(EXIT_USAGE, str(exc)) from None
+    except (HarnessError, OSError) as exc:  # the folder could not be read or written
+        raise _fail(EXIT_INFRA, str(exc)) from None
     console.print(render_table(summary["cells"]))
     console.print(f"verdict: [bold]{summary['verdict']}[/bold]")
     raise typer.Exit(EXIT_FOR_VERDICT.get(summary["verdict"], EXIT_INFRA))

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from harness.cluster.kafka_cluster import KafkaCluster
-from harness.errors import HarnessError
+from harness.errors import ConfigError
 from harness.nemesis.schedule import PlannedFault, plan_faults
 from harness.report import write_run_summary
+from harness.results.layout import RunPaths
 from harness.runner.cell_runner import CellRunner, Reporter
 from harness.spec import (
     Cell,
@@ -145,29 +146,24 @@ def run_plan(
 
 
 def verify_run(run_dir: Path) -> dict[str, Any]:
-    """Re-run every check of a result folder from its files alone (Jepsen's `analyze`)."""
-    spec_path = run_dir / "spec.yaml"
-    if not spec_path.exists():
-        raise HarnessError(f"{run_dir} is not a result folder: it has no spec.yaml")
-    old = (
-        json.loads((run_dir / "summary.json").read_text())
-        if (run_dir / "summary.json").exists()
-        else {}
-    )
-    spec = load_spec(spec_path)
-    cells = {c.id: c for c in expand_cells(spec, str(spec_path))}
-    present = (
-        sorted(p.name for p in (run_dir / "cells").iterdir() if p.is_dir())
-        if (run_dir / "cells").exists()
-        else []
-    )
+    """Re-run every check of a result folder from its files alone (Jepsen's `analyze`).
+
+    ConfigError when the folder is not a result folder or its spec.yaml does not hold its cells.
+    """
+    paths = RunPaths(run_dir)
+    if not paths.spec.exists():
+        raise ConfigError(f"{run_dir} is not a result folder: it has no spec.yaml")
+    old = json.loads(paths.summary.read_text()) if paths.summary.exists() else {}
+    spec = load_spec(paths.spec)
+    cells = {c.id: c for c in expand_cells(spec, str(paths.spec))}
+    present = paths.cell_ids()
     unknown = [c for c in present if c not in cells]
     if unknown:
-        raise HarnessError(f"cells {unknown} of {run_dir} are not cells of its spec.yaml")
+        raise ConfigError(f"cells {unknown} of {run_dir} are not cells of its spec.yaml")
     summaries = []
     with spark_checks() as checks:
         for cell_id in present:
-            summaries.append(checks.verify(cells[cell_id], run_dir / "cells" / cell_id))
+            summaries.append(checks.verify(cells[cell_id], paths.cell(cell_id).root))
     info = {k: old.get(k) for k in ("run_id", "started", "duration_s")}
     info.update(spec=spec.name, seed=spec.seed, run_id=old.get("run_id", run_dir.name))
     return write_run_summary(run_dir, info, summaries)

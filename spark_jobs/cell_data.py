@@ -12,6 +12,8 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
+from harness.results.consumers import SEPARATOR
+from harness.results.layout import CellPaths
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG
 
 # Contract columns (harness.results.tables, the one definition) as Spark SQL types; extra
@@ -32,8 +34,8 @@ ROW = "_row"  # file order = processing order; ties on ts are broken by it
 
 
 def consumer_set(consumer: Column) -> Column:
-    """`group/m0` -> `group`: the part of the consumer name before '/'."""
-    return F.substring_index(consumer, "/", 1)
+    """`group/m0` -> `group`: harness.results.consumers.set_of as a Spark column."""
+    return F.substring_index(consumer, SEPARATOR, 1)
 
 
 @dataclass
@@ -86,12 +88,13 @@ def read_history(path: Path) -> list[dict[str, Any]] | None:
 
 
 def read_cell(spark: SparkSession, cell_dir: Path) -> CellData:
-    history = read_history(cell_dir / "history.jsonl")
+    paths = CellPaths(cell_dir)
+    history = read_history(paths.history)
     return CellData(
-        ledger=read_parquet(spark, cell_dir / "ledger.parquet", LEDGER_SCHEMA),
-        consumed=read_parquet(spark, cell_dir / "consumed.parquet", CONSUMED_SCHEMA, True),
-        log=read_parquet(spark, cell_dir / "log.parquet", LOG_SCHEMA),
-        commits=read_parquet(spark, cell_dir / "commits.parquet", COMMITS_SCHEMA, True),
+        ledger=read_parquet(spark, paths.ledger, LEDGER_SCHEMA),
+        consumed=read_parquet(spark, paths.consumed, CONSUMED_SCHEMA, True),
+        log=read_parquet(spark, paths.log, LOG_SCHEMA),
+        commits=read_parquet(spark, paths.commits, COMMITS_SCHEMA, True),
         history=history or [],
         has_history=history is not None,
     )

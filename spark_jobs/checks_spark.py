@@ -30,6 +30,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from harness.results import events as ev
 from harness.results.checkpoint import (
     Checkpoint,
     Offsets,
@@ -38,6 +39,8 @@ from harness.results.checkpoint import (
     readable,
     sink_files,
 )
+from harness.results.consumers import set_of
+from harness.results.layout import QueryPaths
 
 SINK_COLUMNS = {"seq": "bigint", "partition": "int", "offset": "bigint"}
 
@@ -55,18 +58,16 @@ class SparkSetFacts:
 def spark_sets(history: list[dict[str, Any]]) -> list[SparkSetFacts]:
     by_consumer: dict[str, list[dict[str, Any]]] = {}
     for e in history:
-        if str(e.get("kind", "")).startswith("spark.") and "consumer" in e:
+        if str(e.get("kind", "")).startswith(ev.SPARK_PREFIX) and "consumer" in e:
             by_consumer.setdefault(str(e["consumer"]), []).append(e)
     out = []
     for consumer, events in sorted(by_consumer.items()):
         resumes = sorted(
-            (e for e in events if e["kind"] == "spark.resume"), key=lambda e: e["generation"]
+            (e for e in events if e["kind"] == ev.SPARK_RESUME), key=lambda e: e["generation"]
         )
-        failures = [e for e in events if e["kind"] == "spark.query.failed"]
+        failures = [e for e in events if e["kind"] == ev.SPARK_QUERY_FAILED]
         out.append(
-            SparkSetFacts(
-                consumer.split("/", 1)[0], consumer, resumes, failures[-1] if failures else None
-            )
+            SparkSetFacts(set_of(consumer), consumer, resumes, failures[-1] if failures else None)
         )
     return out
 
@@ -184,13 +185,13 @@ def resumption_rows(
 def spark_set_summary(
     spark: SparkSession,
     facts: SparkSetFacts,
-    query_dir: Path,
+    query: QueryPaths,
     topic: str | None,
     log: DataFrame | None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """(per-set figures, resumption rows) of one Spark consumer set."""
-    checkpoint = Checkpoint(query_dir / "checkpoint", topic)
-    sink = query_dir / "sink"
+    checkpoint = Checkpoint(query.checkpoint, topic)
+    sink = query.sink
     files = sink_files(sink)
     delivered = sink_rows(spark, sink, files).cache()
     try:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.results import events as ev
+from harness.results.consumers import set_of
+
 
 def events(history: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in history if e.get("kind") == kind]
@@ -13,9 +16,9 @@ def log_undecided(history: list[dict[str, Any]], has_log: bool) -> str | None:
     """Why the final log read cannot be trusted to be the whole topic (None if it can)."""
     if not has_log:
         return "log.parquet missing"
-    reads = events(history, "log.read")
+    reads = events(history, ev.LOG_READ)
     if not reads:
-        return "no log.read event in history.jsonl"
+        return f"no {ev.LOG_READ} event in history.jsonl"
     incomplete = [e for e in reads if e.get("complete") is not True]
     if incomplete:
         records = incomplete[0].get("records")
@@ -25,9 +28,9 @@ def log_undecided(history: list[dict[str, Any]], has_log: bool) -> str | None:
 
 def drain_undecided(history: list[dict[str, Any]]) -> str | None:
     """Why the consumers cannot be said to have read to the end (None if they did)."""
-    drains = events(history, "drain.end")
+    drains = events(history, ev.DRAIN_END)
     if not drains:
-        return "no drain.end event in history.jsonl"
+        return f"no {ev.DRAIN_END} event in history.jsonl"
     incomplete = [e for e in drains if e.get("complete") is not True]
     if incomplete:
         return f"final drain incomplete (drain.end complete=false, lag={incomplete[0].get('lag')})"
@@ -35,20 +38,21 @@ def drain_undecided(history: list[dict[str, Any]]) -> str | None:
 
 
 def workload_start(history: list[dict[str, Any]]) -> int | None:
-    starts = [int(e["ts"]) for e in events(history, "phase") if e.get("phase") == "workload"]
+    starts = [
+        int(e["ts"]) for e in events(history, ev.PHASE) if e.get("phase") == ev.PHASE_WORKLOAD
+    ]
     return min(starts) if starts else None
 
 
 def drain_end(history: list[dict[str, Any]]) -> int | None:
-    ends = [int(e["ts"]) for e in events(history, "drain.end")]
+    ends = [int(e["ts"]) for e in events(history, ev.DRAIN_END)]
     return max(ends) if ends else None
 
 
 def consumer_sets(history: list[dict[str, Any]]) -> set[str]:
     """Sets named by consumer events: a set that never consumed still counts as a set."""
-    names = {
-        str(e["consumer"]).split("/", 1)[0]
+    return {
+        set_of(str(e["consumer"]))
         for e in history
-        if str(e.get("kind", "")).startswith("consumer.") and e.get("consumer")
+        if str(e.get("kind", "")).startswith(ev.CONSUMER_PREFIX) and e.get("consumer")
     }
-    return names

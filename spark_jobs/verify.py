@@ -18,9 +18,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
-from harness.results.tables import COUNT_NAMES
-from harness.spec.expect import SPARK_METRICS
-from harness.workload.spark_query import query_dir
+from harness.results.layout import CellPaths
+from harness.results.metrics import COUNT_NAMES, SPARK_METRICS
 from spark_jobs import checks_consumers as cc
 from spark_jobs import checks_records as cr
 from spark_jobs import checks_spark as csp
@@ -140,7 +139,7 @@ def _spark(
     """Checkpoint resumption, read-twice and sink duplicates, data-loss stop per Spark set."""
     for facts in sets:
         figures, rows = csp.spark_set_summary(
-            spark, facts, query_dir(cell_dir, facts.name), None, trusted_log
+            spark, facts, CellPaths(cell_dir).query(facts.name), None, trusted_log
         )
         out["spark_by_set"][facts.name] = figures
         out["resumptions"] += rows

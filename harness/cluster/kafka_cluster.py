@@ -4,49 +4,43 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import re
 import time
 import uuid
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import docker
 from confluent_kafka import KafkaError, Producer
-from docker.errors import DockerException
+from docker.errors import APIError, DockerException
 from testcontainers.core.network import Network
 
-from harness.admin import OFFSETS_TOPIC, ClusterAdmin
+from harness.admin import ClusterAdmin
+from harness.cluster.shortcuts import FaultShortcuts
+from harness.cluster.views import AdminViews
 from harness.common.client_log import CLIENT_LOGGER
+from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, ConfigError, HarnessError
-from harness.faults import iptables
-from harness.faults.clients import ClientCutFault
-from harness.faults.kill import KillFault
-from harness.faults.partition import PartitionFault
-from harness.faults.pause import PauseFault
-from harness.faults.restart import RestartFault
-from harness.faults.stop import StopFault
+from harness.faults.control import ActiveFaults
 from harness.nodes.images import require_image
 from harness.nodes.node import ClusterNode, NodeRef
-from harness.nodes.ports import free_ports
-from harness.nodes.reaper import RunGuard, disable_ryuk, remove_dead_runs, run_labels
+from harness.nodes.ports import busy_ports, free_ports
+from harness.nodes.reaper import RunGuard, disable_ryuk, remove_dead_runs, remove_run, run_labels
 from harness.nodes.topology import (
     DEFAULT_VERSION,
-    INTERNAL_PORT,
     Mode,
+    NodeSpec,
     kafka_properties,
-    kafka_value,
     new_cluster_id,
     plan_nodes,
     validate,
     zookeeper_properties,
 )
+from harness.nodes.watchdog import start_watchdog
 from harness.results.history import History
 
-if TYPE_CHECKING:
-    from harness.faults.base import Fault
-
 READY_TOPIC = "__kafka_chaos_ready"
+PORT_ATTEMPTS = 5  # picks of host ports before a start gives up on bind failures
 
 
 def docker_client() -> docker.DockerClient:
@@ -61,11 +55,14 @@ def docker_client() -> docker.DockerClient:
     return client
 
 
-class KafkaCluster:
+class KafkaCluster(AdminViews, FaultShortcuts):
     """Brokers (KRaft combined nodes, dedicated controllers, or ZooKeeper mode) on a private network.
 
     Broker settings not given keep Kafka's own defaults, so a default-config
-    incident can be reproduced as it happens in production.
+    incident can be reproduced as it happens in production. This module is the lifecycle;
+    what the cluster looks like (leader, ISR, controller...) is AdminViews, what can be
+    done to it (kill, isolate, heal_all...) is FaultShortcuts. Faults act on it through
+    harness.faults.control.NodeControl, never through this class.
     """
 
     def __init__(
@@ -93,7 +90,7 @@ class KafkaCluster:
         self.start_timeout_s = start_timeout_s
         self.logs_dir = logs_dir
         self.nodes: list[ClusterNode] = []
-        self._faults: list[Fault] = []
+        self.faults = ActiveFaults()  # injected and not yet healed, kept by the faults
         self._guard: RunGuard | None = None
         self._admin: ClusterAdmin | None = None
 
@@ -109,9 +106,11 @@ class KafkaCluster:
         client = docker_client()
         image = require_image(client, self.version)
         remove_dead_runs(client)
-        self._guard = RunGuard(client, self.run_id).__enter__()
+        # Before anything is created: from here on a SIGKILL of this process leaves nothing.
+        watchdog = start_watchdog(self.run_id)
+        self._guard = RunGuard(client, self.run_id, watchdog).__enter__()
         try:
-            self._create(image)
+            self._create(image, client)
             self._wait_ready(time.monotonic() + self.start_timeout_s)
         except BaseException:
             self.close()
@@ -119,13 +118,13 @@ class KafkaCluster:
         self.history.append("cluster.ready", run_id=self.run_id, bootstrap=self.bootstrap_servers)
         return self
 
-    def _create(self, image: str) -> None:
+    def _create(self, image: str, client: docker.DockerClient) -> None:
+        """Network, then every node; on a port taken since it was picked, new ports and again."""
         network = Network(docker_network_kw={"labels": run_labels(self.run_id)})
         network.name = f"kc-{self.run_id}"
         network.create()
-        specs = plan_nodes(
-            self.mode, self.broker_count, self.controller_count, free_ports(self.broker_count)
-        )
+        ports = free_ports(self.broker_count)
+        specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports)
         cluster_id = new_cluster_id() if self.mode == "kraft" else None
         self.history.append(
             "cluster.start",
@@ -135,6 +134,33 @@ class KafkaCluster:
             nodes=[s.name for s in specs],
             broker_config=self.broker_config,
         )
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            try:
+                self._create_nodes(image, network, specs, cluster_id)
+                return
+            except APIError as exc:
+                busy = busy_ports(exc)
+                if busy is None:
+                    raise
+                error = str(exc.explanation or exc)
+                if attempt == PORT_ATTEMPTS:
+                    raise ClusterStartError(
+                        f"cluster {self.run_id}: host ports were taken before Docker bound them, "
+                        f"{PORT_ATTEMPTS} times in a row; last: {error}"
+                    ) from exc
+            # Another process took a port between free_ports() and Docker's bind: this
+            # attempt's containers go, the network stays, and new ports are picked.
+            remove_run(client, self.run_id, networks=False)
+            self.nodes = []
+            self.history.append(
+                "cluster.ports_retry", attempt=attempt, ports=ports, busy=busy, error=error
+            )
+            ports = free_ports(self.broker_count)
+            specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports)
+
+    def _create_nodes(
+        self, image: str, network: Network, specs: list[NodeSpec], cluster_id: str | None
+    ) -> None:
         for spec in specs:
             if spec.role == "zookeeper":
                 properties = zookeeper_properties()
@@ -158,15 +184,15 @@ class KafkaCluster:
             ) from exc
 
     def wait_registered(self, deadline: float) -> None:
-        expected = {n.spec.kafka_id for n in self.broker_nodes}
-        seen: set[int] = set()
-        while time.monotonic() < deadline:
-            with contextlib.suppress(Exception):
-                seen = self.admin.registered_brokers(timeout_s=5)
-                if seen == expected:
-                    return
-            time.sleep(0.5)
-        raise HarnessError(f"brokers registered: {sorted(seen)}, expected {sorted(expected)}")
+        """Until the cluster's metadata lists every broker (WaitTimeout names the ones seen)."""
+        expected = sorted(n.spec.kafka_id for n in self.broker_nodes)
+        wait_until(
+            lambda: sorted(self.admin.registered_brokers(timeout_s=5)),
+            max(0.0, deadline - time.monotonic()),
+            f"brokers {expected} registered",
+            done=lambda seen: seen == expected,
+            retry_on=Exception,
+        )
 
     def _probe_write(self, deadline: float) -> None:
         remaining = max(1.0, deadline - time.monotonic())
@@ -198,9 +224,9 @@ class KafkaCluster:
             self._guard = None
             self.history.append("cluster.removed", run_id=self.run_id)
         self.nodes = []
-        self._faults = []
+        self.faults.clear()
 
-    # --- addresses and nodes -----------------------------------------------------------------
+    # --- addresses, nodes and the admin client ----------------------------------------------------
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"127.0.0.1:{n.spec.host_port}" for n in self.broker_nodes)
@@ -214,14 +240,20 @@ class KafkaCluster:
         """Ids of brokers whose container is running (not killed, stopped or paused)."""
         return [n.spec.kafka_id for n in self.broker_nodes if n.is_up()]
 
-    def _trusted_brokers(self) -> list[ClusterNode]:
+    def trusted_brokers(self) -> list[ClusterNode]:
         """Running brokers that no active fault touches (all running ones if every one is touched)."""
-        touched = {node.name for fault in self._faults for node in fault.affected_nodes()}
+        touched = self.faults.touched()
         running = [n for n in self.broker_nodes if n.is_up()]
         return [n for n in running if n.name not in touched] or running
 
     def _trusted_ports(self) -> list[int]:
-        return [cast(int, n.spec.host_port) for n in self._trusted_brokers()]
+        return [cast(int, n.spec.host_port) for n in self.trusted_brokers()]
+
+    @property
+    def admin(self) -> ClusterAdmin:
+        if self._admin is None:
+            raise HarnessError("the cluster is not running; use it inside 'with KafkaCluster(...)'")
+        return self._admin
 
     def node(self, ref: NodeRef) -> ClusterNode:
         for node in self.nodes:
@@ -245,156 +277,4 @@ class KafkaCluster:
         for node in self.nodes:
             (directory / f"{node.spec.node_id or node.name}.log").write_text(
                 node.logs(), encoding="utf-8"
-            )
-
-    # --- admin views -------------------------------------------------------------------------
-    @property
-    def admin(self) -> ClusterAdmin:
-        if self._admin is None:
-            raise HarnessError("the cluster is not running; use it inside 'with KafkaCluster(...)'")
-        return self._admin
-
-    def create_topic(
-        self,
-        name: str,
-        partitions: int = 1,
-        replication_factor: int = 1,
-        config: Mapping[str, object] | None = None,
-    ) -> None:
-        settings = {k: kafka_value(v) for k, v in (config or {}).items()}
-        self.admin.create_topic(name, partitions, replication_factor, settings)
-        self.history.append(
-            "topic.create",
-            topic=name,
-            partitions=partitions,
-            replication_factor=replication_factor,
-            config=settings,
-        )
-
-    def leader(self, topic: str, partition: int) -> int | None:
-        leader = self.admin.partition(topic, partition).leader
-        return leader if leader >= 0 else None
-
-    def isr(self, topic: str, partition: int) -> list[int]:
-        return sorted(self.admin.partition(topic, partition).isrs)
-
-    def replicas(self, topic: str, partition: int) -> list[int]:
-        return list(self.admin.partition(topic, partition).replicas)
-
-    def controller(self) -> int:
-        """The active controller: from ZooKeeper's view, or the KRaft quorum leader."""
-        if self.mode == "zookeeper":
-            return self.admin.zk_controller()
-        return self._quorum_leader()
-
-    def _quorum_leader(self) -> int:
-        # Clients are told a random broker in KRaft; the quorum itself knows its leader.
-        for node in self._trusted_brokers():
-            code, out = node.exec(
-                "java",
-                "-Xmx128m",
-                "-cp",
-                "/opt/kafka/libs/*",
-                "org.apache.kafka.tools.MetadataQuorumCommand",
-                "--bootstrap-server",
-                f"{node.name}:{INTERNAL_PORT}",
-                "describe",
-                "--status",
-            )
-            match = re.search(r"LeaderId:\s*(\d+)", out)
-            if code == 0 and match:
-                return int(match.group(1))
-        raise HarnessError("no running broker could describe the KRaft quorum")
-
-    def coordinator(self, group: str) -> int | None:
-        """Broker leading the group's __consumer_offsets partition (None if leaderless)."""
-        self._ensure_offsets_topic()
-        return self.admin.coordinator(group)
-
-    def offsets_topic_placement(self) -> dict[int, list[int]]:
-        """__consumer_offsets partition -> replicas: where the single points of failure are."""
-        self._ensure_offsets_topic()
-        return self.admin.offsets_topic_placement()
-
-    def _ensure_offsets_topic(self) -> None:
-        if OFFSETS_TOPIC not in self.admin.topics():
-            self.admin.ensure_offsets_topic()
-
-    def under_replicated(self) -> list[tuple[str, int]]:
-        return self.admin.under_replicated()
-
-    # --- faults ------------------------------------------------------------------------------
-    def register_fault(self, fault: Fault) -> None:
-        self._faults.append(fault)
-
-    def unregister_fault(self, fault: Fault) -> None:
-        with contextlib.suppress(ValueError):
-            self._faults.remove(fault)
-
-    @property
-    def active_faults(self) -> list[Fault]:
-        return list(self._faults)
-
-    def kill(self, ref: NodeRef) -> Fault:
-        return KillFault(self, ref).inject()
-
-    def stop(self, ref: NodeRef) -> Fault:
-        return StopFault(self, ref).inject()
-
-    def restart(self, ref: NodeRef, hard: bool = False) -> Fault:
-        return RestartFault(self, ref, hard=hard).inject()
-
-    def pause(self, ref: NodeRef) -> Fault:
-        return PauseFault(self, ref).inject()
-
-    def isolate(self, ref: NodeRef) -> Fault:
-        return PartitionFault.isolate(self, ref).inject()
-
-    def cut_clients(self, ref: NodeRef) -> Fault:
-        return ClientCutFault(self, ref).inject()
-
-    def start(self, ref: NodeRef) -> None:
-        """Bring back a killed or stopped node (healing its fault) and wait until it has started."""
-        node = self.node(ref)
-        self._heal_faults_of(node, (KillFault, StopFault))
-        if node.status() != "running":
-            node.start()
-            node.wait_started(self.start_timeout_s)
-
-    def unpause(self, ref: NodeRef) -> None:
-        node = self.node(ref)
-        self._heal_faults_of(node, (PauseFault,))
-        if node.status() == "paused":
-            node.unpause()
-
-    def _heal_faults_of(self, node: ClusterNode, kinds: tuple[type[Fault], ...]) -> None:
-        for fault in reversed(self._faults):
-            if isinstance(fault, kinds) and node in fault.affected_nodes():
-                fault.heal()
-
-    def heal_all(self) -> None:
-        """Undo every fault, then sweep: nothing paused, stopped or partitioned remains."""
-        errors: list[str] = []
-        for fault in reversed(self._faults):
-            try:
-                fault.heal()
-            except Exception as exc:  # keep healing the rest
-                errors.append(f"{fault.kind} #{fault.id}: {exc}")
-        restarted = []
-        for node in self.nodes:
-            status = node.status()
-            if status == "paused":
-                node.unpause()
-            elif status in ("exited", "created", "dead"):
-                node.start()
-                restarted.append(node)
-            iptables.remove_all(node)
-        deadline = time.monotonic() + self.start_timeout_s
-        for node in restarted:
-            node.wait_started(max(1.0, deadline - time.monotonic()))
-        self.wait_registered(deadline)
-        self.history.append("cluster.healed", errors=errors)
-        if errors:
-            raise HarnessError(
-                "heal_all restored the cluster, but some heals failed: " + "; ".join(errors)
             )

@@ -1,4 +1,8 @@
-"""Faults with inject()/heal(), usable directly or through KafkaCluster's shortcuts."""
+"""Faults with inject()/heal(), usable directly or through KafkaCluster's shortcuts.
+
+One module per kind; `registry` maps each spec kind to what makes it; every fault acts
+through the protocols of `control` (NodeControl, Node, ClusterView), never the cluster class.
+"""
 
 from harness.faults.base import Fault, NodeFault
 from harness.faults.clients import ClientCutFault

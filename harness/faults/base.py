@@ -1,19 +1,21 @@
-"""A fault: inject() then heal(), each recorded in the cluster's one history."""
+"""A fault: inject() then heal(), each recorded in the cluster's one history.
+
+A fault acts through `NodeControl` (harness.faults.control), never through the
+cluster class: the cluster knows its faults, its faults do not know it.
+"""
 
 from __future__ import annotations
 
 import itertools
 import time
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
-from harness.errors import ClusterStartError
+from harness.common.waiting import wait_until
+from harness.errors import ClusterStartError, WaitTimeout
+from harness.faults.control import Node, NodeControl, NodeRef
 
 RESTART_BACKOFF_S = 2.0
-
-if TYPE_CHECKING:
-    from harness.cluster.kafka_cluster import KafkaCluster
-    from harness.nodes.node import ClusterNode, NodeRef
 
 _ids = itertools.count(1)
 
@@ -23,7 +25,7 @@ class Fault(ABC):
 
     kind: ClassVar[str]
 
-    def __init__(self, cluster: KafkaCluster) -> None:
+    def __init__(self, cluster: NodeControl) -> None:
         self.cluster = cluster
         self.id = next(_ids)
         self.active = False
@@ -39,7 +41,7 @@ class Fault(ABC):
         """What the history records about this fault (kind, targets)."""
 
     @abstractmethod
-    def affected_nodes(self) -> list[ClusterNode]:
+    def affected_nodes(self) -> list[Node]:
         """Nodes whose view of the cluster this fault may make stale or unreachable."""
 
     def inject(self) -> Fault:
@@ -48,7 +50,7 @@ class Fault(ABC):
         self.cluster.history.append("fault.inject", fault_id=self.id, **self.describe())
         self._inject()
         self.active = True
-        self.cluster.register_fault(self)
+        self.cluster.faults.add(self)
         return self
 
     def heal(self) -> None:
@@ -56,7 +58,7 @@ class Fault(ABC):
             return
         self._heal()
         self.active = False
-        self.cluster.unregister_fault(self)
+        self.cluster.faults.remove(self)
         self.cluster.history.append("fault.heal", fault_id=self.id, **self.describe())
 
     def __enter__(self) -> Fault:
@@ -69,14 +71,14 @@ class Fault(ABC):
 class NodeFault(Fault, ABC):
     """A fault done to one node's process or container."""
 
-    def __init__(self, cluster: KafkaCluster, target: NodeRef) -> None:
+    def __init__(self, cluster: NodeControl, target: NodeRef) -> None:
         super().__init__(cluster)
-        self.node: ClusterNode = cluster.node(target)
+        self.node: Node = cluster.node(target)
 
     def describe(self) -> dict[str, Any]:
         return {"fault": self.kind, "target": self.node.name}
 
-    def affected_nodes(self) -> list[ClusterNode]:
+    def affected_nodes(self) -> list[Node]:
         return [self.node]
 
     def _bring_back(self) -> None:
@@ -88,15 +90,32 @@ class NodeFault(Fault, ABC):
         """
         if self.node.is_up():
             return  # already running: something else (an overlapping fault's heal) started it
-        deadline = time.monotonic() + self.cluster.start_timeout_s
-        while True:
+        timeout = self.cluster.start_timeout_s
+        deadline = time.monotonic() + timeout
+
+        def start_once() -> ClusterStartError | None:
+            """None once started; the error if the node exited before logging start-up."""
             self.node.start()
             try:
                 self.node.wait_started(max(1.0, deadline - time.monotonic()))
-                return
             except ClusterStartError as exc:
-                if self.node.is_up() or time.monotonic() > deadline - RESTART_BACKOFF_S:
-                    raise
-                reason = str(exc).splitlines()[0]
-                self.cluster.history.append("node.start_failed", node=self.node.name, error=reason)
-                time.sleep(RESTART_BACKOFF_S)
+                if self.node.is_up():
+                    raise  # running but silent: starting it again would not help
+                return exc
+            return None
+
+        def record(failure: object) -> None:
+            reason = str(failure).splitlines()[0]
+            self.cluster.history.append("node.start_failed", node=self.node.name, error=reason)
+
+        try:
+            wait_until(
+                start_once,
+                timeout,
+                f"{self.node.name} started (restarted while it exits early)",
+                done=lambda failure: failure is None,
+                interval_s=RESTART_BACKOFF_S,
+                on_retry=record,
+            )
+        except WaitTimeout as exc:
+            raise ClusterStartError(str(exc)) from None

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.faults import iptables
 from harness.faults.base import NodeFault
-
-if TYPE_CHECKING:
-    from harness.cluster.kafka_cluster import KafkaCluster
-    from harness.nodes.node import NodeRef
+from harness.faults.control import NodeControl, NodeRef
 
 
 class ClientCutFault(NodeFault):
@@ -18,11 +15,11 @@ class ClientCutFault(NodeFault):
 
     kind = "cut-clients"
 
-    def __init__(self, cluster: KafkaCluster, target: NodeRef) -> None:
+    def __init__(self, cluster: NodeControl, target: NodeRef) -> None:
         super().__init__(cluster, target)
-        if self.node.spec.host_port is None:
+        if self.node.host_port is None:
             raise ConfigError(f"{self.node.name} has no client listener to cut")
-        self.port: int = self.node.spec.host_port
+        self.port: int = self.node.host_port
 
     def describe(self) -> dict[str, Any]:
         return {**super().describe(), "port": self.port}

@@ -10,7 +10,7 @@ import shlex
 from collections.abc import Sequence
 
 from harness.errors import FaultError
-from harness.nodes.node import ClusterNode
+from harness.faults.control import Node
 
 CHAIN_PREFIX = "KC_"
 
@@ -19,7 +19,7 @@ def chain_for(fault_id: int) -> str:
     return f"{CHAIN_PREFIX}{fault_id}"
 
 
-def install(node: ClusterNode, chain: str, rules: Sequence[Sequence[str]]) -> None:
+def install(node: Node, chain: str, rules: Sequence[Sequence[str]]) -> None:
     lines = [f"iptables -w -N {chain}"]
     lines += [f"iptables -w -A {chain} {shlex.join(rule)}" for rule in rules]
     lines += [f"iptables -w -I INPUT -j {chain}", f"iptables -w -I OUTPUT -j {chain}"]
@@ -35,12 +35,12 @@ def _drop_chain_script(chain: str) -> str:
     )
 
 
-def remove(node: ClusterNode, chain: str) -> None:
+def remove(node: Node, chain: str) -> None:
     if node.is_up():
         node.exec("sh", "-c", _drop_chain_script(chain))
 
 
-def remove_all(node: ClusterNode) -> None:
+def remove_all(node: Node) -> None:
     """Drop every chain any fault left in this node (heal_all's sweep)."""
     if not node.is_up():
         return

@@ -8,15 +8,12 @@ own rules are gone) and possibly a new address: heal_all() clears everything.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.errors import ConfigError, FaultError
 from harness.faults import iptables
 from harness.faults.base import Fault
-
-if TYPE_CHECKING:
-    from harness.cluster.kafka_cluster import KafkaCluster
-    from harness.nodes.node import ClusterNode, NodeRef
+from harness.faults.control import Node, NodeControl, NodeRef
 
 
 class PartitionFault(Fault):
@@ -25,11 +22,11 @@ class PartitionFault(Fault):
     kind = "partition"
 
     def __init__(
-        self, cluster: KafkaCluster, sides: Sequence[Iterable[NodeRef]], label: str = "split"
+        self, cluster: NodeControl, sides: Sequence[Iterable[NodeRef]], label: str = "split"
     ) -> None:
         super().__init__(cluster)
         self.label = label
-        self.sides: list[list[ClusterNode]] = [[cluster.node(r) for r in side] for side in sides]
+        self.sides: list[list[Node]] = [[cluster.node(r) for r in side] for side in sides]
         names = [n.name for side in self.sides for n in side]
         if len(self.sides) < 2 or any(not side for side in self.sides):
             raise ConfigError(
@@ -37,11 +34,11 @@ class PartitionFault(Fault):
             )
         if len(names) != len(set(names)):
             raise ConfigError(f"a node is on more than one side of the partition: {self._names()}")
-        self._touched: list[ClusterNode] = []
+        self._touched: list[Node] = []
 
     # --- the shapes experiments ask for -----------------------------------------------------
     @classmethod
-    def isolate(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+    def isolate(cls, cluster: NodeControl, target: NodeRef) -> PartitionFault:
         """Cut one node off from every other node (brokers, controllers, ZooKeeper)."""
         node = cluster.node(target)
         return cls(
@@ -49,30 +46,30 @@ class PartitionFault(Fault):
         )
 
     @classmethod
-    def from_brokers(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+    def from_brokers(cls, cluster: NodeControl, target: NodeRef) -> PartitionFault:
         """Cut one broker off from the other brokers only (replication stops)."""
         node = cluster.node(target)
         others = [n.name for n in cluster.broker_nodes if n is not node]
         return cls(cluster, [[node.name], others], "from-brokers")
 
     @classmethod
-    def from_controllers(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+    def from_controllers(cls, cluster: NodeControl, target: NodeRef) -> PartitionFault:
         """Cut one node off from the KRaft controller quorum (the other voters)."""
         node = cluster.node(target)
-        voters = [n.name for n in cluster.nodes if n.spec.is_controller and n is not node]
+        voters = [n.name for n in cluster.nodes if n.is_controller and n is not node]
         if not voters:
             raise ConfigError("from_controllers needs a KRaft cluster with another controller")
         return cls(cluster, [[node.name], voters], "from-controllers")
 
     @classmethod
-    def from_zookeeper(cls, cluster: KafkaCluster, target: NodeRef) -> PartitionFault:
+    def from_zookeeper(cls, cluster: NodeControl, target: NodeRef) -> PartitionFault:
         """Cut one broker off from ZooKeeper (its session expires after zookeeper.session.timeout.ms)."""
         if cluster.mode != "zookeeper":
             raise ConfigError("from_zookeeper needs mode='zookeeper'")
         return cls(cluster, [[cluster.node(target).name], ["zookeeper"]], "from-zookeeper")
 
     @classmethod
-    def split(cls, cluster: KafkaCluster, side: Iterable[NodeRef]) -> PartitionFault:
+    def split(cls, cluster: NodeControl, side: Iterable[NodeRef]) -> PartitionFault:
         """Two halves: the given nodes against all the others."""
         chosen = {cluster.node(r).name for r in side}
         rest = [n.name for n in cluster.nodes if n.name not in chosen]
@@ -87,7 +84,7 @@ class PartitionFault(Fault):
         target = ",".join(n.name for n in self.affected_nodes())
         return {"fault": self.kind, "target": target, "shape": self.label, "sides": self._names()}
 
-    def affected_nodes(self) -> list[ClusterNode]:
+    def affected_nodes(self) -> list[Node]:
         """The smaller side(s): a majority keeps an up-to-date view of the cluster."""
         largest = max(len(side) for side in self.sides)
         return [n for side in self.sides if len(side) < largest for n in side] or self.sides[0]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from harness.faults.base import Fault, NodeFault
-
-if TYPE_CHECKING:
-    from harness.cluster.kafka_cluster import KafkaCluster
-    from harness.nodes.node import NodeRef
+from harness.faults.control import NodeControl, NodeRef
 
 
 class RestartFault(NodeFault):
@@ -16,7 +13,7 @@ class RestartFault(NodeFault):
 
     kind = "restart"
 
-    def __init__(self, cluster: KafkaCluster, target: NodeRef, hard: bool = False) -> None:
+    def __init__(self, cluster: NodeControl, target: NodeRef, hard: bool = False) -> None:
         super().__init__(cluster, target)
         self.hard = hard
 

@@ -9,12 +9,10 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
 from harness.errors import ConfigError, FaultError
-
-if TYPE_CHECKING:
-    from harness.cluster.kafka_cluster import KafkaCluster
+from harness.faults.control import ClusterView
 
 TargetKind = Literal["broker", "controller", "leader-of", "coordinator-of", "random", "zookeeper"]
 
@@ -52,7 +50,7 @@ class Target:
                 )
         raise ConfigError(f"unknown fault target {text!r}; expected {SYNTAX}")
 
-    def resolve(self, cluster: KafkaCluster, rng: random.Random) -> int | str:
+    def resolve(self, cluster: ClusterView, rng: random.Random) -> int | str:
         """The node this target names right now (a broker/controller id, or 'zookeeper')."""
         if self.kind == "broker":
             assert self.broker is not None

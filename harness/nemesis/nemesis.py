@@ -5,28 +5,19 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Sequence
+from typing import Protocol
 
 from harness.errors import HarnessError
-from harness.faults import (
-    ClientCutFault,
-    Fault,
-    KillFault,
-    PartitionFault,
-    PauseFault,
-    RestartFault,
-    StopFault,
-    Target,
-)
+from harness.faults.base import Fault
+from harness.faults.control import ChaosTarget
+from harness.faults.registry import is_consumer_fault, make_fault
+from harness.faults.targets import Target
 from harness.results.history import History
-
-if TYPE_CHECKING:
-    from harness.cluster.kafka_cluster import KafkaCluster
 
 
 class Planned(Protocol):
-    """What the nemesis needs of a planned fault (harness.schedule.PlannedFault)."""
+    """What the nemesis needs of a planned fault (harness.nemesis.schedule.PlannedFault)."""
 
     @property
     def index(self) -> int: ...
@@ -47,16 +38,20 @@ class ConsumerControl(Protocol):
     def restart_member(self, name: str) -> None: ...
 
 
-BROKER_FAULTS: dict[str, Callable[[KafkaCluster, int | str], Fault]] = {
-    "kill": KillFault,
-    "stop": StopFault,
-    "restart": RestartFault,
-    "pause": PauseFault,
-    "isolate": PartitionFault.isolate,
-    "partition": PartitionFault.isolate,
-    "cut-clients": ClientCutFault,
-    "cut-replication": PartitionFault.from_brokers,
-}
+class Clock(Protocol):
+    """The nemesis's sense of time; tests pass a fake one and need no real seconds."""
+
+    def monotonic(self) -> float: ...
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        """Up to `seconds`, or until `event` is set; whether it was set."""
+
+
+class RealClock:
+    def monotonic(self) -> float:
+        return time.monotonic()
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        return event.wait(seconds)
 
 
 class Nemesis:
@@ -64,19 +59,22 @@ class Nemesis:
 
     A fault whose target cannot be resolved (no leader, say) is recorded as
     `fault.skipped` and the run goes on; faults without a duration stay until
-    the heal phase (`heal_all`).
+    the heal phase (`heal_all`). Kinds come from harness.faults.registry; time from
+    `clock` (real by default, virtual in unit tests).
     """
 
     def __init__(
         self,
-        cluster: KafkaCluster,
+        cluster: ChaosTarget,
         plan: Sequence[Planned],
         consumers: ConsumerControl,
         history: History,
         seed: int,
         default_group: str,
+        clock: Clock | None = None,
     ) -> None:
         self.cluster = cluster
+        self.clock = clock or RealClock()
         self.consumers = consumers
         self.history = history
         self.rng = random.Random(seed)
@@ -96,8 +94,9 @@ class Nemesis:
         ]
         self._t0 = 0.0
 
-    def start(self, t0: float) -> Nemesis:
-        self._t0 = t0
+    def start(self, t0: float | None = None) -> Nemesis:
+        """Play the plan, `at_s` counted from t0 (the clock's now if not given)."""
+        self._t0 = self.clock.monotonic() if t0 is None else t0
         for thread in self._threads:
             thread.start()
         return self
@@ -110,8 +109,13 @@ class Nemesis:
             thread.join(timeout)
 
     @property
+    def playing(self) -> int:
+        """How many planned faults are still waiting, injecting or healing."""
+        return sum(t.is_alive() for t in self._threads)
+
+    @property
     def done(self) -> bool:
-        return not any(t.is_alive() for t in self._threads)
+        return self.playing == 0
 
     def _play(self, p: Planned) -> None:
         if not self._at(p.at_s):
@@ -122,7 +126,8 @@ class Nemesis:
 
     def _at(self, at_s: float) -> bool:
         """Wait until `at_s` into the workload; False if the run is being stopped."""
-        return not self._stop.wait(max(0.0, self._t0 + at_s - time.monotonic()))
+        delay = max(0.0, self._t0 + at_s - self.clock.monotonic())
+        return not self.clock.wait(self._stop, delay)
 
     def _do(self, p: Planned, heal: bool) -> None:
         try:
@@ -135,7 +140,7 @@ class Nemesis:
             self.history.append("fault.error", index=p.index, error=msg)
 
     def _inject(self, p: Planned) -> None:
-        if p.kind == "consumer-crash":
+        if is_consumer_fault(p.kind):
             ref = p.target.removeprefix("consumer:")
             name = self.consumers.crash_member(ref)
             with self._lock:
@@ -145,13 +150,13 @@ class Nemesis:
         if node is None:
             return
         with self._node_lock(node):
-            fault = BROKER_FAULTS[p.kind](self.cluster, node).inject()
+            fault = make_fault(p.kind, self.cluster, node).inject()
         with self._lock:
             self._faults[p.index] = fault
             self._fault_nodes[p.index] = node
 
     def _heal(self, p: Planned) -> None:
-        if p.kind == "consumer-crash":
+        if is_consumer_fault(p.kind):
             with self._lock:
                 name = self._crashed.pop(p.index, None)
             if name is not None:

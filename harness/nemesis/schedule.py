@@ -11,6 +11,7 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.faults.registry import is_consumer_fault
 from harness.spec.expect import format_number
 from harness.spec.matrix import Cell
 from harness.spec.models import Spec
@@ -30,7 +31,7 @@ class PlannedFault:
 
     @property
     def is_consumer_fault(self) -> bool:
-        return self.kind == "consumer-crash"
+        return is_consumer_fault(self.kind)
 
 
 def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
@@ -45,7 +46,7 @@ def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
 
 
 def _resolve(spec: Spec, kind: str, target: str, rng: random.Random) -> str:
-    if kind == "consumer-crash":
+    if is_consumer_fault(kind):
         if target != "random":
             return target
         name, consumer = rng.choice(spec.consumer_sets())

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-import time
 from typing import Any
 
 from docker.models.containers import Container
@@ -12,7 +11,8 @@ from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import WaitStrategy
 from testcontainers.core.waiting_utils import WaitStrategyTarget
 
-from harness.errors import ClusterStartError
+from harness.common.waiting import wait_until
+from harness.errors import ClusterStartError, WaitTimeout
 from harness.nodes.reaper import run_labels
 from harness.nodes.topology import NodeSpec
 
@@ -36,20 +36,25 @@ class StartedCountWait(WaitStrategy):
         self._times = times
 
     def wait_until_ready(self, container: WaitStrategyTarget) -> None:
-        deadline = time.monotonic() + self._startup_timeout
-        while True:
+        """WaitTimeout (the count seen) if too slow; RuntimeError at once if the container died."""
+
+        def logged() -> int:
             out, err = container.get_logs()
             text = out.decode(errors="replace") + err.decode(errors="replace")
-            if len(self._pattern.findall(text)) >= self._times:
-                return
-            container.reload()
-            if container.status not in ("running", "created", "restarting"):
-                raise RuntimeError(f"container is {container.status} before it logged start-up")
-            if time.monotonic() > deadline:
-                raise TimeoutError(
-                    f"no start-up line /{self._pattern.pattern}/ within {self._startup_timeout:.0f} s"
-                )
-            time.sleep(self._poll_interval)
+            count = len(self._pattern.findall(text))
+            if count < self._times:
+                container.reload()
+                if container.status not in ("running", "created", "restarting"):
+                    raise RuntimeError(f"container is {container.status} before it logged start-up")
+            return count
+
+        wait_until(
+            logged,
+            self._startup_timeout,
+            f"start-up line /{self._pattern.pattern}/ logged {self._times} time(s)",
+            done=lambda count: count >= self._times,
+            interval_s=self._poll_interval,
+        )
 
 
 NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
@@ -95,6 +100,23 @@ class ClusterNode:
     def name(self) -> str:
         return self.spec.name
 
+    # Read-only views of the spec: what harness.faults.control.Node asks of a node.
+    @property
+    def node_id(self) -> int | None:
+        return self.spec.node_id
+
+    @property
+    def is_broker(self) -> bool:
+        return self.spec.is_broker
+
+    @property
+    def is_controller(self) -> bool:
+        return self.spec.is_controller
+
+    @property
+    def host_port(self) -> int | None:
+        return self.spec.host_port
+
     @property
     def docker(self) -> Container:
         return self.container.get_wrapped_container()
@@ -115,7 +137,7 @@ class ClusterNode:
         wait = StartedCountWait(self._pattern, self.starts).with_startup_timeout(int(timeout_s))
         try:
             wait.with_poll_interval(0.5).wait_until_ready(self.container)
-        except (TimeoutError, RuntimeError) as exc:
+        except (WaitTimeout, RuntimeError) as exc:
             raise ClusterStartError(
                 f"{self.name}: {exc}\n--- last log lines of {self.name} ---\n{self.logs(40)}"
             ) from exc

@@ -2,8 +2,9 @@
 
 Every container and network carries `kafka-chaos.run=<run id>` and an owner
 label naming the process that made it. Resources of a run are removed when it
-ends (context exit, atexit, SIGINT/SIGTERM); resources whose owner process is
-gone (e.g. killed with SIGKILL) are removed at the next start or by
+ends (context exit, atexit, SIGINT/SIGTERM); when its owner process is killed
+with SIGKILL, the run's watchdog (harness.nodes.watchdog) removes them within
+seconds, and anything left whose owner is gone is removed at the next start or by
 `python -m harness cleanup`.
 """
 
@@ -20,7 +21,10 @@ from types import FrameType
 
 import docker
 from docker.errors import APIError, NotFound
-from testcontainers.core.config import testcontainers_config
+
+from harness.common.processes import ManagedProcess
+
+WATCHDOG_STOP_S = 5.0
 
 RUN_LABEL = "kafka-chaos.run"
 OWNER_LABEL = "kafka-chaos.owner"
@@ -29,8 +33,11 @@ OWNER_LABEL = "kafka-chaos.owner"
 def disable_ryuk() -> None:
     """Ryuk's image is not reachable here: we do its job (RunGuard, the watchdog).
 
-    Called when a cluster starts, not at import: importing the harness changes nothing.
+    Called when a cluster starts, not at import: importing the harness changes nothing
+    (and the watchdog, which imports this module, does not load testcontainers).
     """
+    from testcontainers.core.config import testcontainers_config
+
     testcontainers_config.ryuk_disabled = True
 
 
@@ -62,10 +69,12 @@ def run_labels(run_id: str) -> dict[str, str]:
     return {RUN_LABEL: run_id, OWNER_LABEL: owner_label()}
 
 
-def remove_run(client: docker.DockerClient, run_id: str | None = None) -> list[str]:
+def remove_run(
+    client: docker.DockerClient, run_id: str | None = None, *, networks: bool = True
+) -> list[str]:
     """Remove containers then networks of one run (or of every run); return their names."""
     selector = f"{RUN_LABEL}={run_id}" if run_id else RUN_LABEL
-    return _remove(client, selector, lambda _labels: True)
+    return _remove(client, selector, lambda _labels: True, networks)
 
 
 def remove_dead_runs(client: docker.DockerClient) -> list[str]:
@@ -76,15 +85,24 @@ def remove_dead_runs(client: docker.DockerClient) -> list[str]:
 
 
 def _remove(
-    client: docker.DockerClient, selector: str, doomed: Callable[[dict[str, str]], bool]
+    client: docker.DockerClient,
+    selector: str,
+    doomed: Callable[[dict[str, str]], bool],
+    networks: bool = True,
 ) -> list[str]:
     removed: list[str] = []
     for container in client.containers.list(all=True, filters={"label": selector}):
         if doomed(container.labels):
-            with contextlib.suppress(NotFound):
+            try:
                 container.remove(force=True, v=True)
-                removed.append(str(container.name))
-    for network in client.networks.list(filters={"label": selector}):
+            except NotFound:
+                continue
+            except APIError as exc:
+                if exc.status_code != 409:  # 409: another remover (the watchdog) got there first
+                    raise
+                continue
+            removed.append(str(container.name))
+    for network in client.networks.list(filters={"label": selector}) if networks else []:
         if doomed(network.attrs.get("Labels") or {}):
             with contextlib.suppress(NotFound, APIError):
                 network.remove()
@@ -93,15 +111,22 @@ def _remove(
 
 
 class RunGuard:
-    """Removes one run's resources at exit and turns SIGTERM into a clean exit."""
+    """Removes one run's resources at exit and turns SIGTERM into a clean exit.
+
+    A run's watchdog, if given, covers the one exit no handler sees (SIGKILL); release()
+    stops it once the resources are gone.
+    """
 
     _lock = threading.Lock()
     _active: dict[str, RunGuard] = {}  # noqa: RUF012 - process-wide registry
     _handlers_installed = False
 
-    def __init__(self, client: docker.DockerClient, run_id: str) -> None:
+    def __init__(
+        self, client: docker.DockerClient, run_id: str, watchdog: ManagedProcess | None = None
+    ) -> None:
         self.client = client
         self.run_id = run_id
+        self.watchdog = watchdog
 
     def __enter__(self) -> RunGuard:
         with RunGuard._lock:
@@ -116,6 +141,9 @@ class RunGuard:
         with RunGuard._lock:
             RunGuard._active.pop(self.run_id, None)
         remove_run(self.client, self.run_id)
+        # Only once removed: if removal failed, the watchdog retries when this process ends.
+        if self.watchdog is not None:
+            self.watchdog.stop(WATCHDOG_STOP_S)
 
     @classmethod
     def _install_handlers(cls) -> None:

@@ -13,22 +13,17 @@ import pyarrow.parquet as pq
 
 from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.timeline import fault_windows, plot_timeline, png_data_uri, utc
+from harness.results import events as ev
 from harness.results.history import read_jsonl
-from harness.results.tables import COUNT_NAMES
+from harness.results.layout import RAW_FILES, CellPaths
+from harness.results.metrics import COUNT_NAMES
+from harness.results.verdicts import as_verdict
 
 LEDGER_COLUMNS = ["seq", "status", "send_ts", "ack_ts"]
 CONSUMED_COLUMNS = ["seq", "consumer", "ts"]
 # History kinds too chatty for the events table (they are in the plot already).
-QUIET_KINDS = {"producer.errors"}
+QUIET_KINDS = {ev.PRODUCER_ERRORS}
 MAX_EVENT_ROWS = 300
-RAW_FILES = (
-    "summary.json",
-    "ledger.parquet",
-    "consumed.parquet",
-    "log.parquet",
-    "commits.parquet",
-    "history.jsonl",
-)
 
 
 def fmt(value: Any) -> str:
@@ -61,16 +56,17 @@ class _Inputs:
     """What could be read from the cell folder, and what could not (said in the report)."""
 
     def __init__(self, cell_dir: Path) -> None:
+        paths = CellPaths(cell_dir)
         self.problems: list[str] = []
-        self.summary = self._summary(cell_dir / "summary.json")
+        self.summary = self._summary(paths.summary)
         self.ledger = self._parquet(
-            cell_dir / "ledger.parquet", LEDGER_COLUMNS, "no acked/error series and no lag"
+            paths.ledger, LEDGER_COLUMNS, "no acked/error series and no lag"
         )
         self.consumed = self._parquet(
-            cell_dir / "consumed.parquet", CONSUMED_COLUMNS, "no consumption series and no lag"
+            paths.consumed, CONSUMED_COLUMNS, "no consumption series and no lag"
         )
-        self.events = self._history(cell_dir / "history.jsonl")
-        brokers = cell_dir / "brokers"
+        self.events = self._history(paths.history)
+        brokers = paths.brokers
         self.logs = read_broker_logs(brokers) if brokers.is_dir() else {}
         if not self.logs:
             self.problems.append("missing: brokers/*.log (no broker log tails)")
@@ -117,38 +113,56 @@ def _plot(inputs: _Inputs) -> tuple[str | None, str | None]:
         return None, f"timeline plot failed: {type(exc).__name__}: {exc}"
 
 
+def _skipped(events: list[dict[str, Any]]) -> list[dict[str, str]]:
+    """Planned faults that never fired (their target could not be resolved), for the table."""
+    return [
+        {
+            "id": f"#{fmt(e.get('index'))}",  # the fault's place in the spec, as the nemesis says
+            "label": f"{e.get('fault', 'fault')} {e.get('target', '?')}",
+            "inject": utc(int(e["ts"])),
+            "heal": f"skipped: {e.get('reason', '')}",
+            "duration": "-",
+        }
+        for e in events
+        if e["kind"] == ev.FAULT_SKIPPED
+    ]
+
+
 def _faults(inputs: _Inputs) -> tuple[list[dict[str, str]], list[dict[str, Any]]]:
-    """Fault windows for the table, and broker log tails around each inject and heal."""
+    """Fault windows (and skipped faults) for the table, and broker log tails around each
+    inject and heal."""
     rows, tails = [], []
     for window in fault_windows(inputs.events):
         end = window.end_ms
         rows.append(
             {
-                "id": fmt(window.fault_id),
+                "id": "-" if window.fault_id is None else fmt(window.fault_id),
                 "label": window.label,
                 "inject": utc(window.start_ms),
                 "heal": "not healed" if end is None else utc(end),
                 "duration": "-" if end is None else f"{(end - window.start_ms) / 1000:.1f} s",
             }
         )
-        moments = [("inject", window.start_ms)]
+        crash = window.fault_id is None  # a consumer crash: no broker fault id
+        moments = [("crash" if crash else "inject", window.start_ms)]
         if end is not None:
-            moments.append(("heal", end))
+            moments.append(("restart" if crash else "heal", end))
+        which = "" if crash else f" (fault {fmt(window.fault_id)})"
         for what, ts in moments:
             tails.append(
                 {
-                    "title": f"{what} {window.label} (fault {fmt(window.fault_id)}) at {utc(ts)} UTC",
+                    "title": f"{what} {window.label}{which} at {utc(ts)} UTC",
                     "brokers": tails_around(inputs.logs, ts),
                 }
             )
-    return rows, tails
+    rows += _skipped(inputs.events)
+    return sorted(rows, key=lambda r: r["inject"]), tails
 
 
 def _context(cell_dir: Path) -> dict[str, Any]:
     inputs = _Inputs(cell_dir)
     summary = inputs.summary
-    verdict = summary.get("verdict")
-    verdict = verdict if verdict in ("pass", "fail", "unknown") else "unknown"
+    verdict = as_verdict(summary.get("verdict"))
     counts = summary.get("counts") or {}
     undecided = summary.get("undecided") or {}
     count_rows = [
@@ -203,6 +217,6 @@ def _template() -> jinja2.Template:
 
 def write_cell_report(cell_dir: Path) -> Path:
     """Write `cell_dir/report.html` from whatever the cell folder holds; missing inputs are named."""
-    out = cell_dir / "report.html"
+    out = CellPaths(cell_dir).report
     out.write_text(_template().render(**_context(cell_dir)), encoding="utf-8")
     return out

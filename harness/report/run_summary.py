@@ -10,26 +10,23 @@ from typing import Any
 from rich.table import Table
 
 from harness.report.cell_report import fmt
-from harness.results.tables import COUNT_NAMES
+from harness.results.layout import RunPaths
+from harness.results.metrics import COUNT_NAMES, SPARK_FIGURES, TIME_METRICS
+from harness.results.verdicts import Verdict, as_verdict, worst
 
-VERDICTS = ("pass", "fail", "unknown")
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "unknown": "yellow"}
-METRIC_COLUMNS = ("max_stall_s", "unavailable_s")
+METRIC_COLUMNS = TIME_METRICS
 NOT_APPLICABLE = "-"  # a cell without that consumer set, unlike "?" (undecided)
 
 
-def cell_verdict(cell: dict[str, Any]) -> str:
+def cell_verdict(cell: dict[str, Any]) -> Verdict:
     """Anything other than pass/fail counts as unknown: it must never read as a pass."""
-    verdict = cell.get("verdict")
-    return verdict if verdict in VERDICTS else "unknown"
+    return as_verdict(cell.get("verdict"))
 
 
-def overall_verdict(cells: list[dict[str, Any]]) -> str:
+def overall_verdict(cells: list[dict[str, Any]]) -> Verdict:
     """fail beats unknown beats pass; no cells decide nothing, so unknown."""
-    verdicts = {cell_verdict(cell) for cell in cells}
-    if "fail" in verdicts:
-        return "fail"
-    return "unknown" if not cells or "unknown" in verdicts else "pass"
+    return worst(cell_verdict(cell) for cell in cells)
 
 
 def stall_sets(cells: list[dict[str, Any]]) -> list[str]:
@@ -41,7 +38,7 @@ def stall_sets(cells: list[dict[str, Any]]) -> list[str]:
 
 
 # Figures of a Spark consumer set shown in the run table, as `<figure>.<set>` columns.
-SPARK_COLUMNS = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
+SPARK_COLUMNS = SPARK_FIGURES
 
 
 def spark_sets(cells: list[dict[str, Any]]) -> list[str]:
@@ -206,6 +203,7 @@ def write_run_summary(
     run_info: run_id, spec (the spec's name), seed, started, duration_s; extra keys are kept
     in summary.json after the fixed ones.
     """
+    paths = RunPaths(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     fixed = ("run_id", "spec", "seed")
     summary: dict[str, Any] = {key: run_info.get(key) for key in fixed}
@@ -214,9 +212,7 @@ def write_run_summary(
     summary["duration_s"] = run_info.get("duration_s")
     summary.update({k: v for k, v in run_info.items() if k not in summary})
     summary["cells"] = cells
-    (run_dir / "summary.json").write_text(
-        json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8"
-    )
-    (run_dir / "summary.md").write_text(render_markdown(run_info, cells), encoding="utf-8")
-    junit_xml(run_info, cells).write(run_dir / "junit.xml", encoding="utf-8", xml_declaration=True)
+    paths.summary.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    paths.summary_md.write_text(render_markdown(run_info, cells), encoding="utf-8")
+    junit_xml(run_info, cells).write(paths.junit, encoding="utf-8", xml_declaration=True)
     return summary

@@ -14,6 +14,9 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from harness.results import events as ev
+from harness.results.consumers import set_of
+
 FAULT_COLOURS = ("tab:orange", "tab:purple", "tab:olive", "tab:cyan", "tab:brown", "tab:pink")
 # Producer series solid and fixed (errors red); consumer sets dashed in the remaining colours.
 SERIES_STYLES = {
@@ -42,28 +45,45 @@ class PhaseMark:
     phase: str
 
 
+# The spec's fault kind a `consumer.crash` event comes from.
+CONSUMER_CRASH_FAULT = "consumer-crash"
+
+
 def fault_windows(events: list[dict[str, Any]]) -> list[FaultWindow]:
-    """Pair `fault.inject` with the `fault.heal` of the same `fault_id`, in time order."""
+    """Every fault's window, in time order: `fault.inject` up to the `fault.heal` of the same
+    `fault_id`; a consumer crash (`consumer.crash` of a running process, with its pid) up to
+    the next `consumer.launch` of that consumer. A window never closed stays open (None)."""
     open_: dict[Any, dict[str, Any]] = {}
     windows: list[FaultWindow] = []
     for i, event in enumerate(sorted(events, key=lambda e: e["ts"])):
-        key = event.get("fault_id", f"#{i}")
-        if event["kind"] == "fault.inject":
+        kind = event["kind"]
+        if kind in (ev.FAULT_INJECT, ev.FAULT_HEAL):
+            key: Any = ("fault", event.get("fault_id", f"#{i}"))
+        elif kind in (ev.CONSUMER_CRASH, ev.CONSUMER_LAUNCH) and event.get("consumer"):
+            key = ("consumer", str(event["consumer"]))
+        else:
+            continue
+        opens = kind == ev.FAULT_INJECT or (kind == ev.CONSUMER_CRASH and "pid" in event)
+        if opens:
             if key in open_:  # injected twice without a heal: close the first at the second
                 windows.append(_window(open_.pop(key), event["ts"]))
             open_[key] = event
-        elif event["kind"] == "fault.heal" and key in open_:
+        elif kind in (ev.FAULT_HEAL, ev.CONSUMER_LAUNCH) and key in open_:
             windows.append(_window(open_.pop(key), event["ts"]))
-    windows.extend(_window(inject, None) for inject in open_.values())
+    windows.extend(_window(start, None) for start in open_.values())
     return sorted(windows, key=lambda w: w.start_ms)
 
 
-def _window(inject: dict[str, Any], end_ms: int | None) -> FaultWindow:
+def _window(start: dict[str, Any], end_ms: int | None) -> FaultWindow:
+    if start["kind"] == ev.CONSUMER_CRASH:
+        return FaultWindow(
+            None, CONSUMER_CRASH_FAULT, str(start["consumer"]), int(start["ts"]), end_ms
+        )
     return FaultWindow(
-        fault_id=inject.get("fault_id"),
-        fault=str(inject.get("fault", "fault")),
-        target=str(inject.get("target", "?")),
-        start_ms=int(inject["ts"]),
+        fault_id=start.get("fault_id"),
+        fault=str(start.get("fault", "fault")),
+        target=str(start.get("target", "?")),
+        start_ms=int(start["ts"]),
         end_ms=end_ms,
     )
 
@@ -72,7 +92,7 @@ def phase_marks(events: list[dict[str, Any]]) -> list[PhaseMark]:
     return [
         PhaseMark(int(e["ts"]), str(e.get("phase", "?")))
         for e in sorted(events, key=lambda e: e["ts"])
-        if e["kind"] == "phase"
+        if e["kind"] == ev.PHASE
     ]
 
 
@@ -103,10 +123,6 @@ def _per_second(ts_ms: pd.Series, t0: int, n: int) -> pd.Series:
     return seconds.value_counts().reindex(range(n), fill_value=0).sort_index()
 
 
-def consumer_set(consumer: str) -> str:
-    return consumer.split("/", 1)[0]
-
-
 def per_second_series(
     ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, t0: int, t_end: int
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -126,7 +142,7 @@ def per_second_series(
         rates["errors/s"] = _per_second(bad["ack_ts"].fillna(bad["send_ts"]), t0, n)
         acked_so_far = acked.cumsum()
     if consumed is not None:
-        sets = consumed["consumer"].astype(str).map(consumer_set)
+        sets = consumed["consumer"].astype(str).map(set_of)
         for name in sorted(sets.unique()):
             rows = consumed[sets == name]
             rates[f"consumed/s {name}"] = _per_second(rows["ts"], t0, n)

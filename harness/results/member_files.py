@@ -12,9 +12,56 @@ import json
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
+from harness.results.consumers import ConsumerRef
 from harness.results.history import now_ms
+
+
+class ConsumedLine(NamedTuple):
+    """One record a member processed: a line `seq,partition,offset,ts,generation` of its
+    `<stem>.consumed.csv` (ts = when the batch holding it was processed, ms)."""
+
+    seq: int
+    partition: int
+    offset: int
+    ts: int
+    generation: int
+
+    def csv(self) -> str:
+        return _csv(self)
+
+
+class CommitLine(NamedTuple):
+    """One commit a member saw succeed: a line `partition,offset,ts` of `<stem>.commits.csv`
+    (offset = the next to read)."""
+
+    partition: int
+    offset: int
+    ts: int
+
+    def csv(self) -> str:
+        return _csv(self)
+
+
+# The columns of the member CSV files, in file order (no header line).
+CONSUMED_CSV: tuple[str, ...] = ConsumedLine._fields
+COMMITS_CSV: tuple[str, ...] = CommitLine._fields
+
+
+def _csv(row: tuple[int, ...]) -> str:
+    return ",".join(str(v) for v in row) + "\n"
+
+
+def _columns(line: str, columns: tuple[str, ...]) -> dict[str, int] | None:
+    """A CSV line as {column: value}; None for a torn or foreign line."""
+    parts = line.split(",")
+    if len(parts) != len(columns):
+        return None
+    try:
+        return {name: int(value) for name, value in zip(columns, parts, strict=True)}
+    except ValueError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -24,7 +71,7 @@ class MemberPaths:
 
     @property
     def stem(self) -> str:
-        return self.consumer.replace("/", "-")
+        return ConsumerRef.parse(self.consumer).file_stem
 
     @property
     def consumed(self) -> Path:
@@ -110,37 +157,27 @@ class ConsumedTail:
     def poll(self) -> None:
         lines, self.position = _complete_lines(self.paths.consumed, self.position)
         for line in lines:
-            parts = line.split(",")
-            if len(parts) != 5:
+            row = _columns(line, CONSUMED_CSV)
+            if row is None:
                 continue
-            partition, offset = int(parts[1]), int(parts[2])
+            partition, offset = row["partition"], row["offset"]
             self.rows += 1
             if offset > self.max_offset.get(partition, -1):
                 self.max_offset[partition] = offset
 
 
-def read_consumed(paths: MemberPaths) -> list[tuple[int, int, int, int, int]]:
-    """(seq, partition, offset, ts, generation) rows, torn lines dropped."""
+def read_consumed(paths: MemberPaths) -> list[ConsumedLine]:
+    """Every record the member processed, in its processing order; torn lines dropped."""
     lines, _ = _complete_lines(paths.consumed, 0)
-    rows = []
-    for line in lines:
-        parts = line.split(",")
-        if len(parts) == 5:
-            seq, part, off, ts, gen = (int(x) for x in parts)
-            rows.append((seq, part, off, ts, gen))
-    return rows
+    rows = (_columns(line, CONSUMED_CSV) for line in lines)
+    return [ConsumedLine(**row) for row in rows if row is not None]
 
 
-def read_commits(paths: MemberPaths) -> list[tuple[int, int, int]]:
-    """(partition, offset, ts) of every commit the member saw succeed."""
+def read_commits(paths: MemberPaths) -> list[CommitLine]:
+    """Every commit the member saw succeed, in order; torn lines dropped."""
     lines, _ = _complete_lines(paths.commits, 0)
-    rows = []
-    for line in lines:
-        parts = line.split(",")
-        if len(parts) == 3:
-            part, off, ts = (int(x) for x in parts)
-            rows.append((part, off, ts))
-    return rows
+    rows = (_columns(line, COMMITS_CSV) for line in lines)
+    return [CommitLine(**row) for row in rows if row is not None]
 
 
 def read_events(paths: MemberPaths) -> list[dict[str, Any]]:

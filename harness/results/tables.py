@@ -9,17 +9,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-# The counts of every cell's summary.json, in the order tables show them (a contract).
-COUNT_NAMES = (
-    "attempted",
-    "acked",
-    "lost",
-    "lost_never_consumed",
-    "duplicated",
-    "reprocessed",
-    "unacked_present",
-    "out_of_order",
-)
+from harness.results.metrics import COUNT_NAMES
+
+__all__ = ["COMMITS", "CONSUMED", "COUNT_NAMES", "LEDGER", "LOG", "empty_columns", "write_table"]
+
 
 LEDGER = pa.schema(
     [

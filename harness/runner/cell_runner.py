@@ -17,10 +17,12 @@ from typing import Any
 
 from harness.cluster.kafka_cluster import KafkaCluster
 from harness.common.client_log import client_log_to
-from harness.errors import HarnessError
+from harness.common.waiting import wait_until
+from harness.errors import HarnessError, WaitTimeout
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import PlannedFault
 from harness.results.history import History
+from harness.results.layout import CellPaths
 from harness.results.tables import COMMITS, CONSUMED, LOG, write_table
 from harness.spec import Cell
 from harness.workload.consumer_sets import ConsumerSets
@@ -47,6 +49,16 @@ class Status:
 Reporter = Callable[[Status], None]
 
 
+@dataclass(frozen=True)
+class Parts:
+    """What a cell runs against, as factories: the real classes, or fakes in unit tests."""
+
+    cluster: Callable[..., KafkaCluster] = KafkaCluster
+    consumers: Callable[..., ConsumerSets] = ConsumerSets
+    producer: Callable[..., LedgerProducer] = LedgerProducer
+    nemesis: Callable[..., Nemesis] = Nemesis
+
+
 class CellRunner:
     def __init__(
         self,
@@ -57,12 +69,15 @@ class CellRunner:
         run_id: str,
         report: Reporter,
         keep_cluster: bool = False,
+        parts: Parts | None = None,
     ) -> None:
         self.cell = cell
+        self.parts = parts or Parts()
         self.spec = cell.spec
         self.plan = plan
         self.seed = seed
         self.dir = cell_dir
+        self.paths = CellPaths(cell_dir)
         self.run_id = run_id
         self.report = report
         self.keep_cluster = keep_cluster
@@ -81,7 +96,7 @@ class CellRunner:
         """Run the cell; whatever happens, the folder gets what was collected and the history."""
         self.dir.mkdir(parents=True, exist_ok=True)
         c = self.spec.cluster
-        cluster = KafkaCluster(
+        cluster = self.parts.cluster(
             c.mode,
             c.brokers,
             c.version,
@@ -90,10 +105,10 @@ class CellRunner:
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,
-            logs_dir=self.dir / "brokers",
+            logs_dir=self.paths.brokers,
         )
         try:
-            with client_log_to(self.dir / "clients.log"):
+            with client_log_to(self.paths.clients_log):
                 self.phase("cluster")
                 cluster.up()
                 self._run_on(cluster)
@@ -106,19 +121,19 @@ class CellRunner:
             if self.keep_cluster:
                 self.kept = cluster
                 with contextlib.suppress(Exception):
-                    cluster.save_logs(self.dir / "brokers")
+                    cluster.save_logs(self.paths.brokers)
             else:
                 cluster.close()
-            self.history.write_jsonl(self.dir / "history.jsonl")
+            self.history.write_jsonl(self.paths.history)
 
     def _run_on(self, cluster: KafkaCluster) -> None:
         self.phase("steady-state")
         self._steady_state(cluster)
-        consumers = ConsumerSets(
+        consumers = self.parts.consumers(
             self.spec, cluster.bootstrap_servers, self.dir, self.history, self._member_lifetime()
         )
-        producer = LedgerProducer(self._producer_settings(cluster), self.history)
-        nemesis = Nemesis(
+        producer = self.parts.producer(self._producer_settings(cluster), self.history)
+        nemesis = self.parts.nemesis(
             cluster, self.plan, consumers, self.history, self.seed, consumers.default_group
         )
         interrupted = False
@@ -204,11 +219,15 @@ class CellRunner:
     def _wait_healthy(self, cluster: KafkaCluster, timeout_s: float) -> bool:
         """Until every partition is led with a full ISR, and every running broker says so alike."""
         t = self.spec.topic
-        deadline = time.monotonic() + timeout_s
-        while cluster.admin.agreed_leaders(t.name, t.partitions) is None:
-            if time.monotonic() > deadline:
-                return False
-            time.sleep(0.5)
+        try:
+            wait_until(
+                lambda: cluster.admin.agreed_leaders(t.name, t.partitions),
+                timeout_s,
+                f"every partition of {t.name!r} led with a full ISR",
+                done=lambda leaders: leaders is not None,
+            )
+        except WaitTimeout:
+            return False
         return True
 
     def _recover(self, cluster: KafkaCluster) -> None:
@@ -230,23 +249,31 @@ class CellRunner:
         self, cluster: KafkaCluster, consumers: ConsumerSets, producer: LedgerProducer
     ) -> None:
         """Until every consumer set has processed up to the log end (bounded)."""
-        timeout = self.spec.recovery.drain_timeout_s
-        deadline = time.monotonic() + timeout
-        ends: dict[int, int] = {}
-        while time.monotonic() < deadline:
+        t = self.spec.topic
+        ends: dict[int, int] = {}  # the last end offsets read
+
+        def drained() -> bool:
+            nonlocal ends
             try:
-                ends = end_offsets(
-                    cluster.bootstrap_servers, self.spec.topic.name, self.spec.topic.partitions
-                )
+                ends = end_offsets(cluster.bootstrap_servers, t.name, t.partitions)
             except Exception:
-                time.sleep(1)
-                continue
+                return False  # brokers still settling: ask again
             if consumers.reached(ends):
-                self.history.append("drain.end", complete=True, lag={}, ends=ends)
-                return
+                return True
             self._tick(producer, consumers)
-            time.sleep(1)
-        self.history.append("drain.end", complete=False, lag=consumers.lag(ends), ends=ends)
+            return False
+
+        try:
+            wait_until(
+                drained,
+                self.spec.recovery.drain_timeout_s,
+                "every consumer set at the log end",
+                interval_s=1,
+            )
+        except WaitTimeout:
+            self.history.append("drain.end", complete=False, lag=consumers.lag(ends), ends=ends)
+            return
+        self.history.append("drain.end", complete=True, lag={}, ends=ends)
 
     def _collect(
         self,
@@ -255,10 +282,10 @@ class CellRunner:
         consumers: ConsumerSets,
         with_log: bool = True,
     ) -> None:
-        producer.write(self.dir / "ledger.parquet")
+        producer.write(self.paths.ledger)
         consumed, commits = consumers.collected()
-        write_table(self.dir / "consumed.parquet", CONSUMED, consumed)
-        write_table(self.dir / "commits.parquet", COMMITS, commits)
+        write_table(self.paths.consumed, CONSUMED, consumed)
+        write_table(self.paths.commits, COMMITS, commits)
         consumers.merge_events()
         t = self.spec.topic
         if not with_log:
@@ -269,7 +296,7 @@ class CellRunner:
                 cluster.bootstrap_servers, t.name, t.partitions, self.spec.recovery.drain_timeout_s
             )
             write_table(
-                self.dir / "log.parquet",
+                self.paths.log,
                 LOG,
                 {"seq": log.seq, "partition": log.partition, "offset": log.offset},
             )

@@ -2,7 +2,7 @@
 
 from harness.spec.expect import ALLOWED_METRICS, Bound, parse_bound
 from harness.spec.load import SpecError, choose_seed, load_spec, parse_spec, spec_to_yaml
-from harness.spec.matrix import Cell, expand_cells, filter_cells, resolve_path
+from harness.spec.matrix import Cell, expand_cells, filter_cells
 from harness.spec.models import (
     ClusterSpec,
     FaultSpec,
@@ -15,6 +15,7 @@ from harness.spec.models import (
     Spec,
     TopicSpec,
 )
+from harness.spec.paths import resolve_path
 
 __all__ = [
     "ALLOWED_METRICS",

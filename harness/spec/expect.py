@@ -1,4 +1,8 @@
-"""Expectations: bounds on an outcome metric, written `lost: 0` or `max_stall_s: "< 30"`."""
+"""Expectations: bounds on an outcome metric, written `lost: 0` or `max_stall_s: "< 30"`;
+`resumption: exact`; `recovered: false` (the cluster is expected not to heal).
+
+The figures themselves are the result folder's (harness.results.metrics); this module says
+how a spec bounds them."""
 
 from __future__ import annotations
 
@@ -9,32 +13,43 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, PlainSerializer
 
-from harness.results.tables import COUNT_NAMES
+from harness.results.metrics import (
+    COUNT_NAMES,
+    PER_SET_KEYS,
+    RECOVERED,
+    SPARK_METRICS,
+    TIME_METRICS,
+)
 
-Op = Literal["<", "<=", ">", ">=", "==", "!=", "exact"]
+Op = Literal["<", "<=", ">", ">=", "==", "!=", "exact", "is"]
 
 COUNT_METRICS = COUNT_NAMES
-TIME_METRICS = ("max_stall_s", "unavailable_s")
 RESUMPTION = "resumption"
-# Spark consumer figures, summed over the Spark sets (per set with `.<set>`).
-SPARK_METRICS = ("read_twice", "sink_duplicates")
-# Metrics also measured per consumer set, written `<metric>.<set>`; the summary key holding
-# the per-set values of each.
-PER_SET_KEYS = {
-    "stall_s": "stalls_by_set",
-    "lost_never_consumed": "lost_never_consumed_by_set",
-    "read_twice": "spark_by_set",
-    "sink_duplicates": "spark_by_set",
-    "data_loss_stop": "spark_by_set",
-    "consumed_then_lost": "spark_by_set",
-}
+# Metrics written `<metric>.<set>` read the summary section PER_SET_KEYS names.
 ALLOWED_METRICS = (
     *COUNT_METRICS,
     *TIME_METRICS,
     *SPARK_METRICS,
     *(f"{m}.<set>" for m in PER_SET_KEYS),
     RESUMPTION,
+    RECOVERED,
 )
+__all__ = [
+    "ALLOWED_METRICS",
+    "COUNT_METRICS",
+    "PER_SET_KEYS",
+    "RECOVERED",
+    "RESUMPTION",
+    "SPARK_METRICS",
+    "TIME_METRICS",
+    "Bound",
+    "Expect",
+    "format_number",
+    "metric_problem",
+    "parse_bound",
+    "parse_expectation",
+    "split_per_set",
+]
 
 
 def split_per_set(metric: str) -> tuple[str, str] | None:
@@ -57,13 +72,23 @@ def format_number(value: float) -> str:
 
 @dataclass(frozen=True)
 class Bound:
-    """`op value`; op 'exact' (no value) is only for `resumption`."""
+    """`op value`; op 'exact' (no value) is only for `resumption`; op 'is' (value 1 for
+    true, 0 for false) only for `recovered`."""
 
     op: Op
     value: float | None = None
 
+    @classmethod
+    def flag(cls, value: bool) -> Bound:
+        return cls("is", 1.0 if value else 0.0)
+
+    @property
+    def expected_flag(self) -> bool | None:
+        """true / false for an 'is' bound, None for any other."""
+        return bool(self.value) if self.op == "is" else None
+
     def holds(self, measured: float) -> bool:
-        assert self.value is not None, "an 'exact' bound is not numeric"
+        assert self.value is not None and self.op not in ("exact", "is"), "not a numeric bound"
         v = self.value
         return {
             "<": measured < v,
@@ -77,6 +102,8 @@ class Bound:
     def __str__(self) -> str:
         if self.op == "exact":
             return "exact"
+        if self.op == "is":
+            return "true" if self.value else "false"
         assert self.value is not None
         return f"{self.op} {format_number(self.value)}"
 
@@ -102,7 +129,28 @@ def parse_bound(raw: Any) -> Any:
     )
 
 
-BoundField = Annotated[Bound, BeforeValidator(parse_bound), PlainSerializer(str, return_type=str)]
+_FLAGS = {"true": True, "false": False}
+
+
+def parse_expectation(raw: Any) -> Any:
+    """What an `expect:` value may be: a bound (`parse_bound`), or true / false (also as
+    the strings a matrix override or an expanded spec.yaml carries)."""
+    if isinstance(raw, bool):
+        return Bound.flag(raw)
+    if isinstance(raw, str) and raw.strip() in _FLAGS:
+        return Bound.flag(_FLAGS[raw.strip()])
+    return parse_bound(raw)
+
+
+def _dump(bound: Bound) -> str | bool:
+    """A flag as YAML true / false, any other bound as its text."""
+    flag = bound.expected_flag
+    return str(bound) if flag is None else flag
+
+
+BoundField = Annotated[
+    Bound, BeforeValidator(parse_expectation), PlainSerializer(_dump, return_type=str | bool)
+]
 Expect = dict[str, BoundField | None]
 
 
@@ -112,6 +160,12 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
         if bound is not None and bound.op != "exact":
             return f"expected 'exact' (got '{bound}')"
         return None
+    if metric == RECOVERED:
+        if bound is not None and bound.op != "is":
+            return f"expected true or false (got '{bound}')"
+        return None
+    if bound is not None and bound.op == "is":
+        return f"true/false applies only to {RECOVERED}; expected '<op> <number>'"
     per_set = split_per_set(metric)
     if per_set is not None:
         name = per_set[1]

@@ -12,20 +12,19 @@ import copy
 import fnmatch
 import itertools
 import re
-import types
 from dataclasses import dataclass, field
-from typing import Annotated, Any, Union, get_args, get_origin
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from harness.errors import ConfigError
 from harness.spec.load import SpecError, loc_to_path, validation_problems
-from harness.spec.models import Override, Spec, spec_problems
+from harness.spec.models import Override, Spec
+from harness.spec.paths import Segment, check_reachable, resolve_path, set_at
+from harness.spec.problems import spec_problems
 
 MAX_CELLS = 500
 _UNSAFE = re.compile(r"[^A-Za-z0-9._=-]+")
-
-Segment = str | int
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ def expand_cells(spec: Spec, source: str = "<spec>") -> list[Cell]:
         data = copy.deepcopy(base)
         params: dict[str, Any] = {}
         for axis, value in zip(axes, combo, strict=True):
-            _set(data, axis.segments, copy.deepcopy(value))
+            set_at(data, axis.segments, copy.deepcopy(value))
             params[axis.key] = value
         data["expect"] = _cell_expect(data.get("expect") or {}, matrix.expect, params)
         cell_spec, problems = _validate(data)
@@ -113,7 +112,7 @@ def _axes(spec: Spec, base: dict[str, Any], source: str) -> list[_Axis]:
     for key, values in spec.matrix.axes.items():
         try:
             segments = resolve_path(key)
-            _check_reachable(base, segments)
+            check_reachable(base, segments)
         except ValueError as exc:
             errors.append(f"{source}: matrix.{key}: {exc}")
             continue
@@ -124,93 +123,6 @@ def _axes(spec: Spec, base: dict[str, Any], source: str) -> list[_Axis]:
     if errors:
         raise SpecError(errors)
     return axes
-
-
-def resolve_path(path: str) -> tuple[Segment, ...]:
-    """Dotted matrix key -> field names / list indexes / one free-form key (ValueError if none)."""
-    parts = path.split(".")
-    node: Any = Spec
-    out: list[Segment] = []
-    for i, part in enumerate(parts):
-        models = _models(node)
-        if models:
-            fields = {f for m in models for f in m.model_fields} - {"matrix", "name"}
-            if part not in fields:
-                where = ".".join(parts[:i]) or "the top level"
-                raise ValueError(
-                    f"unknown path: {where} has no field {part!r}; fields: {', '.join(sorted(fields))}"
-                )
-            owner = next(m for m in models if part in m.model_fields)
-            node = owner.model_fields[part].annotation
-            out.append(part)
-        elif _origin(node) is dict:
-            out.append(".".join(parts[i:]))
-            return tuple(out)
-        elif _origin(node) is list:
-            if not part.isdigit():
-                raise ValueError(f"unknown path: expected a list index at {part!r}")
-            out.append(int(part))
-            node = get_args(_strip(node))[0]
-        else:
-            raise ValueError(f"unknown path: {'.'.join(parts[:i])} is a single value")
-    return tuple(out)
-
-
-def _strip(tp: Any) -> Any:
-    """Drop Annotated and Optional wrappers."""
-    while True:
-        if get_origin(tp) is Annotated:
-            tp = get_args(tp)[0]
-            continue
-        if _is_union(tp):
-            members = [a for a in get_args(tp) if a is not type(None)]
-            if len(members) == 1:
-                tp = members[0]
-                continue
-        return tp
-
-
-def _is_union(tp: Any) -> bool:
-    return get_origin(tp) in (Union, types.UnionType)
-
-
-def _origin(tp: Any) -> Any:
-    return get_origin(_strip(tp))
-
-
-def _models(tp: Any) -> list[type[BaseModel]]:
-    tp = _strip(tp)
-    members = [_strip(a) for a in get_args(tp)] if _is_union(tp) else [tp]
-    return [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
-
-
-def _check_reachable(base: dict[str, Any], segments: tuple[Segment, ...]) -> None:
-    node: Any = base
-    for seg in segments[:-1]:
-        node = _step(node, seg)
-    if isinstance(segments[-1], int):
-        _step(node, segments[-1])
-
-
-def _step(node: Any, seg: Segment) -> Any:
-    if isinstance(seg, int):
-        if not isinstance(node, list) or seg >= len(node):
-            size = len(node) if isinstance(node, list) else 0
-            raise ValueError(f"index {seg} is beyond the spec's list of {size}")
-        return node[seg]
-    return node.get(seg) if isinstance(node, dict) else None
-
-
-def _set(data: dict[str, Any], segments: tuple[Segment, ...], value: Any) -> None:
-    node: Any = data
-    for seg in segments[:-1]:
-        if isinstance(seg, int):
-            node = node[seg]
-        else:
-            if node.get(seg) is None:
-                node[seg] = {}  # e.g. consumer.commit without a consumer: section
-            node = node[seg]
-    node[segments[-1]] = value
 
 
 # --- expectations ----------------------------------------------------------------------------

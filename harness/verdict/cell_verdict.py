@@ -7,10 +7,15 @@ from pathlib import Path
 from typing import Any
 
 from harness.report import write_cell_report
+from harness.results import events as ev
 from harness.results.history import read_jsonl
-from harness.results.tables import COUNT_NAMES
+from harness.results.layout import CellPaths
+from harness.results.metrics import COUNT_NAMES, RECOVERED
 from harness.spec import Cell
-from harness.verdict.checks import Check, evaluate, overall
+from harness.spec.expect import Bound
+from harness.verdict.checks import Check, evaluate, overall, recovery
+
+NOTHING_EXPECTED = "the spec expects nothing of this cell, so it has shown nothing"
 
 
 def run_check(history: list[dict[str, Any]]) -> Check:
@@ -18,15 +23,45 @@ def run_check(history: list[dict[str, Any]]) -> Check:
     problems = [
         f"{e['kind']}: {e.get('error', '')}"
         for e in history
-        if e["kind"] in ("cell.error", "producer.crash")
+        if e["kind"] in (ev.CELL_ERROR, ev.PRODUCER_CRASH)
     ]
     if not history:
         return Check("run", "unknown", "no history.jsonl: the cell did not run")
     if problems:
         return Check("run", "unknown", "; ".join(problems))
-    if not any(e["kind"] == "phase" and e.get("phase") == "collect" for e in history):
+    if not any(e["kind"] == ev.PHASE and e.get("phase") == ev.PHASE_COLLECT for e in history):
         return Check("run", "unknown", "the cell never reached its collect phase")
     return Check("run", "pass", "every phase ran")
+
+
+def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:
+    """What the last `recovery.end` says: healed or not (None: no such event), and its detail."""
+    ends = [e for e in history if e["kind"] == ev.RECOVERY_END]
+    if not ends:
+        return None, ""
+    value = ends[-1].get("recovered")
+    detail = str(ends[-1].get("detail") or "")
+    if not isinstance(value, bool):
+        return None, f"recovery.end without a true/false `recovered` (got {value!r})"
+    return value, detail
+
+
+def cell_checks(
+    expect: dict[str, Bound | None], history: list[dict[str, Any]], summary: dict[str, Any]
+) -> list[Check]:
+    """Infrastructure checks (the cell ran, the cluster healed), then one per expectation.
+
+    The infrastructure checks can undecide a cell but never make it pass on their own: a
+    cell whose spec expects nothing (or only nulls) gets an `expect` check that is unknown.
+    """
+    healed, detail = recovered(history)
+    wanted = expect.get(RECOVERED)
+    flag = None if wanted is None else wanted.expected_flag
+    expectations = evaluate(expect, summary)
+    checks = [run_check(history), recovery(healed, detail, flag), *expectations]
+    if not expectations and flag is None:
+        checks.append(Check("expect", "unknown", NOTHING_EXPECTED))
+    return checks
 
 
 def cell_params(cell: Cell) -> dict[str, Any]:
@@ -61,8 +96,8 @@ def summarize(
     cell: Cell, cell_dir: Path, metrics: dict[str, Any] | None, error: str = ""
 ) -> dict[str, Any]:
     """summary.json of the cell (written) from the checks' metrics (None: verification crashed)."""
-    path = cell_dir / "history.jsonl"
-    history = read_jsonl(path)[0] if path.exists() else []
+    paths = CellPaths(cell_dir)
+    history = read_jsonl(paths.history)[0] if paths.history.exists() else []
     summary: dict[str, Any] = {"cell": cell.id, "params": cell_params(cell)}
     if metrics is None:
         summary.update(
@@ -73,15 +108,14 @@ def summarize(
         )
     else:
         summary.update(metrics)
-    checks = [run_check(history), *evaluate(cell.spec.expect, summary)]
+    summary[RECOVERED] = recovered(history)[0]
+    checks = cell_checks(cell.spec.expect, history, summary)
     if metrics is None:
         checks.append(Check("verification", "unknown", error))
     summary["checks"] = [c.as_dict() for c in checks]
     summary["verdict"] = overall(checks)
     ts = [int(e["ts"]) for e in history if "ts" in e]
     summary["duration_s"] = round((max(ts) - min(ts)) / 1000, 1) if ts else 0.0
-    (cell_dir / "summary.json").write_text(
-        json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8"
-    )
+    paths.summary.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
     write_cell_report(cell_dir)
     return summary

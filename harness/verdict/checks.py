@@ -9,12 +9,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any, Literal
+from typing import Any
 
-from harness.spec.expect import PER_SET_KEYS, RESUMPTION, Bound, format_number, split_per_set
+from harness.results.metrics import PER_SET_KEYS, RECOVERED
+from harness.results.verdicts import VERDICTS, Verdict, worst
+from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set
 
-Verdict = Literal["pass", "fail", "unknown"]
-VERDICTS: tuple[Verdict, ...] = ("pass", "fail", "unknown")
+__all__ = ["VERDICTS", "Check", "Verdict", "evaluate", "overall", "recovery"]
 
 
 @dataclass(frozen=True)
@@ -28,10 +29,11 @@ class Check:
 
 
 def evaluate(expect: Mapping[str, Bound | None], summary: Mapping[str, Any]) -> list[Check]:
-    """One check per bound, in the spec's order; a null bound is no check."""
+    """One check per bound, in the spec's order; a null bound is no check. `recovered` is
+    not among them: it decides the `recovery` check (see `recovery`)."""
     checks = []
     for metric, bound in expect.items():
-        if bound is None:
+        if bound is None or metric == RECOVERED:
             continue
         if metric == RESUMPTION:
             checks.append(_resumption(summary))
@@ -47,16 +49,26 @@ def overall(checks: Iterable[Check], extra: Iterable[str] = ()) -> Verdict:
     final drain did not complete). With no checks and no extra verdicts the answer is
     `unknown`: a cell that asserts nothing has not shown anything to hold.
     """
-    verdicts: list[str] = [c.verdict for c in checks]
-    for v in extra:
-        if v not in VERDICTS:
-            raise ValueError(f"verdict {v!r} is not one of {', '.join(VERDICTS)}")
-        verdicts.append(v)
-    if "fail" in verdicts:
-        return "fail"
-    if "unknown" in verdicts or not verdicts:
-        return "unknown"
-    return "pass"
+    return worst([*(c.verdict for c in checks), *extra])
+
+
+def recovery(recovered: bool | None, detail: str, expected: bool | None = None) -> Check:
+    """Did the cluster heal in the recovery phase (`recovery.end`)? Without an expectation
+    a cluster that did not heal (or a cell that never got that far) undecides the cell: its
+    figures were measured on a cluster still broken. With `recovered: true/false` expected,
+    the outcome is checked against it."""
+    wanted = "" if expected is None else f", expected recovered = {str(expected).lower()}"
+    if recovered is None:
+        reason = detail or "no recovery.end event: the cell never finished its recovery phase"
+        return Check("recovery", "unknown", reason + wanted)
+    said = f"the cluster {'healed' if recovered else 'did not heal'}"
+    said += f": {detail}" if detail else ""
+    verdict: Verdict
+    if expected is None:
+        verdict = "pass" if recovered else "unknown"
+    else:
+        verdict = "pass" if recovered == expected else "fail"
+    return Check("recovery", verdict, said + wanted)
 
 
 def lookup(metric: str, summary: Mapping[str, Any]) -> Any:

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any, Protocol
 
-from harness.errors import HarnessError
+from harness.common.waiting import wait_until
+from harness.errors import HarnessError, WaitTimeout
+from harness.results.consumers import ConsumerRef, set_of
 from harness.results.history import History
+from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.tables import COMMITS, CONSUMED, empty_columns
 from harness.spec import GroupConsumerSpec, Spec
@@ -40,7 +42,7 @@ class ConsumerSets:
         self, spec: Spec, bootstrap: str, cell_dir: Path, history: History, max_s: float
     ) -> None:
         self.history = history
-        self.directory = cell_dir / "consumers"
+        self.directory = CellPaths(cell_dir).consumers
         self.sets: dict[str, ConsumerSet] = {}
         self.default_group = spec.default_group() or DEFAULT_GROUP
         for name, consumer in spec.consumer_sets():
@@ -77,20 +79,27 @@ class ConsumerSets:
     def wait_assigned(self, timeout_s: float) -> None:
         """Until every group member has had partitions assigned once and every Spark query has
         run a batch, so the workload starts on consumers that are reading."""
-        deadline = time.monotonic() + timeout_s
-        waiting = [n for s in self.sets.values() for n in s.unready()]
-        while waiting and time.monotonic() < deadline:
-            time.sleep(0.2)
-            waiting = [n for s in self.sets.values() for n in s.unready()]
-        if waiting:
-            self.history.append("consumer.unassigned", consumers=waiting, waited_s=timeout_s)
+        try:
+            wait_until(
+                lambda: [n for s in self.sets.values() for n in s.unready()],
+                timeout_s,
+                "every consumer assigned",
+                done=lambda waiting: not waiting,
+                interval_s=0.2,
+            )
+        except WaitTimeout as exc:
+            self.history.append("consumer.unassigned", consumers=exc.last, waited_s=timeout_s)
 
     def _resolve(self, ref: str) -> tuple[ConsumerSet, str]:
-        set_name, _, index = ref.partition("/")
-        if set_name not in self.sets or not index.isdigit():
+        """`group/0` (a set and a member index) -> the set and its member's name."""
+        try:
+            target = ConsumerRef.parse(ref)
+        except ValueError:
+            target = None
+        if target is None or target.set_name not in self.sets or target.index is None:
             raise HarnessError(f"no consumer {ref!r} (sets: {', '.join(self.sets)})")
-        group = self.sets[set_name]
-        return group, group.member(int(index))
+        group = self.sets[target.set_name]
+        return group, group.member(target.index)
 
     def crash_member(self, ref: str) -> str:
         group, name = self._resolve(ref)
@@ -98,7 +107,7 @@ class ConsumerSets:
         return name
 
     def restart_member(self, name: str) -> None:
-        self.sets[name.split("/", 1)[0]].start(name)
+        self.sets[set_of(name)].start(name)
 
     def poll(self) -> None:
         for s in self.sets.values():

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.common.processes import ManagedProcess, stop_all
 from harness.results.history import History
 from harness.results.member_files import (
     ConsumedTail,
@@ -45,7 +43,7 @@ class GroupConsumers:
         self.history = history
         directory.mkdir(parents=True, exist_ok=True)
         self.names = [f"{settings.set_name}/m{i}" for i in range(settings.members)]
-        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.procs: dict[str, ManagedProcess] = {}
         self.tails = {n: ConsumedTail(MemberPaths(directory, n)) for n in self.names}
 
     def member(self, index: int) -> str:
@@ -56,7 +54,7 @@ class GroupConsumers:
     def start(self, name: str | None = None) -> None:
         for n in [name] if name else self.names:
             proc = self.procs.get(n)
-            if proc is not None and proc.poll() is None:
+            if proc is not None and proc.running:
                 continue
             paths = MemberPaths(self.directory, n)
             cmd = [
@@ -80,34 +78,27 @@ class GroupConsumers:
                 "--max-s",
                 str(self.s.max_s),
             ]
-            with paths.stderr.open("ab") as err:
-                # Own session: a Ctrl-C at the terminal reaches the runner, which stops members itself.
-                self.procs[n] = subprocess.Popen(
-                    cmd, stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
-                )
+            # Own session: a Ctrl-C at the terminal reaches the runner, which stops members itself.
+            self.procs[n] = ManagedProcess(cmd, paths.stderr).start()
             self.history.append("consumer.launch", consumer=n, pid=self.procs[n].pid)
 
     def crash(self, name: str) -> None:
-        """SIGKILL: no close, no commit, no leaving the group (the coordinator waits for the session)."""
+        """SIGKILL: no close, no commit, no leaving the group (the coordinator waits for the session).
+
+        Sent to the member's process group, as for a Spark query; a member starts no
+        children, so that is the member alone, as before."""
         proc = self.procs.get(name)
-        if proc is None or proc.poll() is not None:
+        if proc is None or not proc.running:
             self.history.append("consumer.crash", consumer=name, note="was not running")
             return
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+        proc.kill()
         self.history.append("consumer.crash", consumer=name, pid=proc.pid)
 
     def stop(self) -> None:
         """SIGTERM every member (a clean close), SIGKILL any that outlives the grace period."""
-        for proc in self.procs.values():
-            if proc.poll() is None:
-                proc.send_signal(signal.SIGTERM)
+        killed = stop_all(self.procs.values(), STOP_GRACE_S)
         for name, proc in self.procs.items():
-            try:
-                proc.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            if proc in killed:
                 self.history.append("consumer.crash", consumer=name, note="did not stop on SIGTERM")
 
     def unready(self) -> list[str]:
@@ -143,10 +134,14 @@ class GroupConsumers:
         commits = empty_columns(COMMITS)
         for name in self.names:
             paths = MemberPaths(self.directory, name)
-            for seq, part, off, ts, gen in read_consumed(paths):
-                for key, value in zip(consumed, (seq, part, off, name, ts, gen), strict=True):
-                    consumed[key].append(value)
-            for part, off, ts in read_commits(paths):
-                for key, value in zip(commits, (name, part, off, ts), strict=True):
-                    commits[key].append(value)
+            for row in read_consumed(paths):
+                _append(consumed, {**row._asdict(), "consumer": name})
+            for commit in read_commits(paths):
+                _append(commits, {**commit._asdict(), "consumer": name})
         return consumed, commits
+
+
+def _append(columns: dict[str, list[Any]], row: dict[str, Any]) -> None:
+    """One row into table columns, matched by column name."""
+    for key, values in columns.items():
+        values.append(row[key])

@@ -24,8 +24,12 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
+from harness.results import events as ev
+from harness.results.consumers import ConsumerRef
 from harness.results.history import now_ms
 from harness.results.member_files import (
+    CommitLine,
+    ConsumedLine,
     EventLog,
     MemberPaths,
     next_generation,
@@ -40,7 +44,7 @@ class Member:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
         self.paths = MemberPaths(args.dir, args.consumer)
-        self.set_name = args.consumer.split("/", 1)[0]
+        self.set_name = ConsumerRef.parse(args.consumer).set_name
         self.generation = 0
         self.stopping = False
         self.consumed = open_for_append(self.paths.consumed)
@@ -50,14 +54,14 @@ class Member:
     def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.generation = next_generation(self.args.dir, self.set_name)
         self.event(
-            "consumer.assign",
+            ev.CONSUMER_ASSIGN,
             generation=self.generation,
             partitions=sorted(p.partition for p in partitions),
         )
 
     def on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.event(
-            "consumer.revoke",
+            ev.CONSUMER_REVOKE,
             generation=self.generation,
             partitions=sorted(p.partition for p in partitions),
         )
@@ -66,7 +70,7 @@ class Member:
         if self.args.commit != "auto":
             return  # synchronous commits are logged from their result (librdkafka reports both)
         if err is not None:
-            self.event("consumer.commit_failed", error=str(err))
+            self.event(ev.CONSUMER_COMMIT_FAILED, error=str(err))
             return
         self._log_commits(partitions)
 
@@ -74,7 +78,7 @@ class Member:
         ts = now_ms()
         for p in partitions:
             if p.error is None and p.offset >= 0:
-                self.commits.write(f"{p.partition},{p.offset},{ts}\n")
+                self.commits.write(CommitLine(p.partition, p.offset, ts).csv())
         self.commits.flush()
 
     def config(self) -> dict[str, Any]:
@@ -93,10 +97,9 @@ class Member:
         ts = now_ms()
         for msg in batch:
             seq = decode_seq(msg.value())
-            if seq is not None:
-                self.consumed.write(
-                    f"{seq},{msg.partition()},{msg.offset()},{ts},{self.generation}\n"
-                )
+            part, offset = msg.partition(), msg.offset()
+            if seq is not None and part is not None and offset is not None:
+                self.consumed.write(ConsumedLine(seq, part, offset, ts, self.generation).csv())
         self.consumed.flush()
 
     def commit(self, consumer: Consumer, batch: list[Message]) -> None:
@@ -110,7 +113,7 @@ class Member:
         try:
             result = consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
-            self.event("consumer.commit_failed", error=str(exc.args[0]))
+            self.event(ev.CONSUMER_COMMIT_FAILED, error=str(exc.args[0]))
             return
         if result:
             self._log_commits(result)
@@ -118,7 +121,7 @@ class Member:
     def run(self) -> None:
         consumer = Consumer(self.config())
         consumer.subscribe([self.args.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
-        self.event("consumer.start", pid=os.getpid())
+        self.event(ev.CONSUMER_START, pid=os.getpid())
         deadline = time.monotonic() + self.args.max_s
         parent = os.getppid()
         try:
@@ -129,7 +132,7 @@ class Member:
                 for m in messages:
                     err = m.error()
                     if err is not None and err.code() != KafkaError._PARTITION_EOF:
-                        self.event("consumer.error", error=str(err))
+                        self.event(ev.CONSUMER_ERROR, error=str(err))
                 if not batch:
                     continue
                 if self.args.commit == "before-process":
@@ -141,7 +144,7 @@ class Member:
                         self.commit(consumer, batch)
         finally:
             consumer.close()
-            self.event("consumer.stop", generation=self.generation)
+            self.event(ev.CONSUMER_STOP, generation=self.generation)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:

@@ -11,9 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
-import signal
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,8 +18,10 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
+from harness.common.processes import ManagedProcess
 from harness.results.checkpoint import committed_end, sink_files
 from harness.results.history import History
+from harness.results.layout import QueryPaths, query_dir
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.tables import COMMITS, CONSUMED, empty_columns
 
@@ -42,11 +41,6 @@ class SparkQuerySettings:
     max_s: float = 3600.0
 
 
-def query_dir(cell_dir: Path, set_name: str) -> Path:
-    """`<cell>/spark/<set>/` holds the query's `sink/` and `checkpoint/`."""
-    return cell_dir / "spark" / set_name
-
-
 class SparkQuery:
     def __init__(
         self, settings: SparkQuerySettings, cell_dir: Path, directory: Path, history: History
@@ -54,12 +48,13 @@ class SparkQuery:
         self.s = settings
         self.directory = directory  # the cell's consumers/ folder (events, stderr, generation)
         self.query_dir = query_dir(cell_dir, settings.set_name)
+        self.query = QueryPaths(self.query_dir)
         self.history = history
         directory.mkdir(parents=True, exist_ok=True)
         self.name = f"{settings.set_name}/q"
         self.names = [self.name]
         self.paths = MemberPaths(directory, self.name)
-        self.proc: subprocess.Popen[bytes] | None = None
+        self.proc: ManagedProcess | None = None
         self.exited_reported = False
         self._end: dict[int, int] = {}
 
@@ -102,41 +97,30 @@ class SparkQuery:
     def start(self, name: str | None = None) -> None:
         """Start the query; without a name only if it never ran (one that stopped by itself,
         e.g. on a data-loss error, stays stopped: restarting it would fail the same way)."""
-        if self.proc is not None and (name is None or self.proc.poll() is None):
+        if self.proc is not None and (name is None or self.proc.running):
             return
-        with self.paths.stderr.open("ab") as err:
-            self.proc = subprocess.Popen(
-                self._command(), stdout=subprocess.DEVNULL, stderr=err, start_new_session=True
-            )
+        self.proc = ManagedProcess(self._command(), self.paths.stderr).start()
         self.exited_reported = False
         self.history.append("consumer.launch", consumer=self.name, pid=self.proc.pid)
 
     def crash(self, name: str) -> None:
         """SIGKILL the process group: the Python driver and its JVM, mid-batch."""
-        if self.proc is None or self.proc.poll() is not None:
+        if self.proc is None or not self.proc.running:
             self.history.append("consumer.crash", consumer=name, note="was not running")
             return
-        os.killpg(self.proc.pid, signal.SIGKILL)
-        self.proc.wait()
+        self.proc.kill()
         self.exited_reported = True
         self.history.append("consumer.crash", consumer=name, pid=self.proc.pid)
 
     def stop(self) -> None:
+        """SIGTERM the driver (it stops the query), SIGKILL the group after the grace period;
+        anything left in its group (the JVM) goes too."""
         if self.proc is None:
             return
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(STOP_GRACE_S)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-                self.history.append(
-                    "consumer.crash", consumer=self.name, note="did not stop on SIGTERM"
-                )
-        # Anything else in its group (the JVM) goes too.
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(self.proc.pid, signal.SIGKILL)
+        if not self.proc.stop(STOP_GRACE_S):
+            self.history.append(
+                "consumer.crash", consumer=self.name, note="did not stop on SIGTERM"
+            )
 
     @property
     def exited(self) -> bool:
@@ -145,7 +129,7 @@ class SparkQuery:
 
     def poll(self) -> None:
         with contextlib.suppress(OSError, ValueError):  # an entry being written: next poll
-            self._end = committed_end(self.query_dir / "checkpoint", self.s.topic)
+            self._end = committed_end(self.query.checkpoint, self.s.topic)
         if self.exited:
             assert self.proc is not None
             self.exited_reported = True
@@ -172,7 +156,7 @@ class SparkQuery:
     def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
         """The sink's committed rows; `ts` is when the file holding the row was written."""
         consumed = empty_columns(CONSUMED)
-        sink = self.query_dir / "sink"
+        sink = self.query.sink
         for f in sink_files(sink):
             table = pq.read_table(f.local(sink))
             n = table.num_rows

@@ -27,7 +27,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.results import events as ev
 from harness.results.checkpoint import Checkpoint, topic_offsets
+from harness.results.consumers import ConsumerRef
+from harness.results.layout import QueryPaths
 from harness.results.member_files import EventLog, MemberPaths, next_generation
 from harness.workload.records import SEQ_DIGITS
 
@@ -83,13 +86,13 @@ def make_listener(events: EventLog, topic: str, generation: int) -> Any:
         """Each finished batch, with the offsets it read, into the events file."""
 
         def onQueryStarted(self, event: Any) -> None:
-            events("spark.query.started", generation=generation, run_id=str(event.runId))
+            events(ev.SPARK_QUERY_STARTED, generation=generation, run_id=str(event.runId))
 
         def onQueryProgress(self, event: Any) -> None:
             p = event.progress
             source = p.sources[0] if p.sources else None
             events(
-                "spark.batch",
+                ev.SPARK_BATCH,
                 generation=generation,
                 batch=int(p.batchId),
                 rows=int(p.numInputRows),
@@ -108,12 +111,13 @@ def make_listener(events: EventLog, topic: str, generation: int) -> Any:
 class StreamConsumer:
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.set_name = args.consumer.split("/", 1)[0]
+        self.set_name = ConsumerRef.parse(args.consumer).set_name
         self.paths = MemberPaths(args.dir, args.consumer)
         self.events = EventLog(self.paths)
         self.stopping = False
-        self.checkpoint = args.query_dir / "checkpoint"
-        self.sink = args.query_dir / "sink"
+        query = QueryPaths(args.query_dir)
+        self.checkpoint = query.checkpoint
+        self.sink = query.sink
 
     def options(self) -> dict[str, str]:
         a = self.args
@@ -135,10 +139,10 @@ class StreamConsumer:
 
     def run(self) -> int:
         generation = next_generation(self.args.dir, self.set_name)
-        self.events("consumer.start", pid=os.getpid(), generation=generation)
+        self.events(ev.CONSUMER_START, pid=os.getpid(), generation=generation)
         self.args.query_dir.mkdir(parents=True, exist_ok=True)
         resume = resume_point(Checkpoint(self.checkpoint, self.args.topic))
-        self.events("spark.resume", generation=generation, **resume)
+        self.events(ev.SPARK_RESUME, generation=generation, **resume)
 
         from pyspark.errors import StreamingQueryException
         from pyspark.sql import functions as F
@@ -197,7 +201,7 @@ class StreamConsumer:
             failure = str(query.exception())
         if failure is not None:
             self.events(
-                "spark.query.failed",
+                ev.SPARK_QUERY_FAILED,
                 generation=generation,
                 data_loss=is_data_loss(failure),
                 error=failure[:2000],
@@ -206,7 +210,7 @@ class StreamConsumer:
             return EXIT_QUERY_FAILED
         if not terminated:
             query.stop()
-        self.events("consumer.stop", generation=generation)
+        self.events(ev.CONSUMER_STOP, generation=generation)
         spark.stop()
         return 0
 

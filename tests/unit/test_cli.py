@@ -1,12 +1,15 @@
-"""The command line's contract without Docker: validate, --dry-run, exit code 2 on bad input."""
+"""The command line's contract without Docker: validate, --dry-run, verify's exit codes."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_USAGE, app
+from harness.cli import EXIT_FAIL, EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
+from harness.errors import ClusterStartError
 
 ROOT = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -63,3 +66,73 @@ def test_spark_source_option_owned_by_a_spec_key_is_refused(tmp_path: Path) -> N
     assert result.exit_code == EXIT_USAGE
     assert "consumer.config.failOnDataLoss" in result.output
     assert "consumer.fail_on_data_loss" in result.output
+
+
+# --- verify's exit codes: 2 bad spec or usage, 3 infrastructure or unknown, 1 fail, 0 pass --
+
+
+def _result_folder(tmp_path: Path, spec_text: str, cells: list[str]) -> Path:
+    run = tmp_path / "run"
+    (run / "cells").mkdir(parents=True)
+    (run / "spec.yaml").write_text(spec_text)
+    for cell in cells:
+        (run / "cells" / cell).mkdir()
+    return run
+
+
+def test_verify_a_result_folder_with_a_bad_spec_exits_2(tmp_path: Path) -> None:
+    run = _result_folder(tmp_path, "name: x\nproducer: {acks: 2}\n", ["01_main"])
+    result = runner.invoke(app, ["verify", str(run)])
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "producer.acks" in result.output
+
+
+def test_verify_cells_that_are_not_of_the_spec_exits_2(tmp_path: Path) -> None:
+    run = _result_folder(tmp_path, "name: x\nproducer: {records: 5}\n", ["07_other"])
+    result = runner.invoke(app, ["verify", str(run)])
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "07_other" in result.output
+
+
+def test_verify_infrastructure_error_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.experiment
+
+    def broken(run_dir: Path) -> dict[str, Any]:
+        raise ClusterStartError("the disk went away")
+
+    monkeypatch.setattr(harness.experiment, "verify_run", broken)
+    result = runner.invoke(app, ["verify", str(tmp_path)])
+    assert result.exit_code == EXIT_INFRA, result.output
+    assert "the disk went away" in result.output
+
+
+def test_verify_an_unwritable_folder_exits_3(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import harness.experiment
+
+    def unwritable(run_dir: Path) -> dict[str, Any]:
+        raise PermissionError(13, "Permission denied", str(run_dir / "summary.json"))
+
+    monkeypatch.setattr(harness.experiment, "verify_run", unwritable)
+    result = runner.invoke(app, ["verify", str(tmp_path)])
+    assert result.exit_code == EXIT_INFRA, result.output
+    assert "Permission denied" in result.output
+
+
+@pytest.mark.parametrize(
+    ("verdict", "code"), [("pass", EXIT_PASS), ("fail", EXIT_FAIL), ("unknown", EXIT_INFRA)]
+)
+def test_verify_exit_code_follows_the_verdict(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verdict: str, code: int
+) -> None:
+    import harness.experiment
+
+    def verified(run_dir: Path) -> dict[str, Any]:
+        return {"verdict": verdict, "cells": [{"cell": "01_main", "verdict": verdict}]}
+
+    monkeypatch.setattr(harness.experiment, "verify_run", verified)
+    result = runner.invoke(app, ["verify", str(tmp_path)])
+    assert result.exit_code == code, result.output

@@ -226,6 +226,51 @@ def test_fault_windows_pair_by_id_and_leave_unhealed_open() -> None:
     ]
 
 
+def test_consumer_crash_is_a_window_until_that_consumer_is_launched_again() -> None:
+    events = [
+        {"ts": 1, "kind": "consumer.launch", "consumer": "group/m0", "pid": 10},
+        {"ts": 1, "kind": "consumer.launch", "consumer": "group/m1", "pid": 11},
+        {"ts": 5, "kind": "consumer.crash", "consumer": "group/m0", "pid": 10},
+        {"ts": 6, "kind": "consumer.launch", "consumer": "group/m1", "pid": 12},  # another member
+        {"ts": 9, "kind": "consumer.launch", "consumer": "group/m0", "pid": 13},
+        {"ts": 12, "kind": "consumer.crash", "consumer": "spark/q", "pid": 20},  # never relaunched
+        # not faults: a member that did not stop on SIGTERM, a crash of one that was not running
+        {"ts": 30, "kind": "consumer.crash", "consumer": "group/m1", "note": "did not stop"},
+    ]
+    windows = fault_windows(events)
+    assert [(w.label, w.start_ms, w.end_ms) for w in windows] == [
+        ("consumer-crash group/m0", 5, 9),
+        ("consumer-crash spark/q", 12, None),
+    ]
+
+
+def test_cell_report_shows_a_consumer_crash_as_a_fault(tmp_path: Path) -> None:
+    cell_dir = tmp_path / "c3"
+    _write_cell(cell_dir)
+    events = [
+        {"ts": T0 + 1_000, "kind": "phase", "phase": "workload"},
+        {"ts": T0 + 1_500, "kind": "consumer.launch", "consumer": "group/m0", "pid": 7},
+        {"ts": T0 + 10_000, "kind": "consumer.crash", "consumer": "group/m0", "pid": 7},
+        {"ts": T0 + 15_000, "kind": "consumer.launch", "consumer": "group/m0", "pid": 8},
+        {
+            "ts": T0 + 16_000,
+            "kind": "fault.skipped",
+            "index": 1,
+            "fault": "kill",
+            "target": "leader-of:chaos/0",
+            "reason": "partition chaos/0 has no leader",
+        },
+    ]
+    (cell_dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+
+    html = write_cell_report(cell_dir).read_text()
+
+    assert "No faults in the history" not in html
+    assert "consumer-crash group/m0" in html
+    assert '<td class="num">5.0 s</td>' in html
+    assert "kill leader-of:chaos/0" in html and "skipped: partition chaos/0 has no leader" in html
+
+
 def test_lag_is_acked_minus_distinct_consumed() -> None:
     import pandas as pd
 

@@ -170,10 +170,11 @@ def log_frame(spark: Any) -> Any:
 
 
 def summary_of(spark: Any, root: Path, resumes: list[dict[str, Any]]) -> Any:
+    from harness.results.layout import QueryPaths
     from spark_jobs.checks_spark import spark_set_summary, spark_sets
 
     facts = spark_sets(resumes)[0]
-    return spark_set_summary(spark, facts, root, "chaos", log_frame(spark))
+    return spark_set_summary(spark, facts, QueryPaths(root), "chaos", log_frame(spark))
 
 
 @needs_java

@@ -1,0 +1,107 @@
+"""What the cluster looks like: topics, leaders, ISR, the controller, group coordinators.
+
+Mixed into KafkaCluster (harness.cluster.kafka_cluster), whose admin client answers;
+the active controller of a KRaft cluster comes from the quorum itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Protocol
+
+from harness.admin import OFFSETS_TOPIC, ClusterAdmin
+from harness.errors import HarnessError
+from harness.faults.control import Node
+from harness.nodes.topology import INTERNAL_PORT, kafka_value
+from harness.results.history import History
+
+
+class Viewed(Protocol):
+    """What the views need of the cluster they are mixed into."""
+
+    @property
+    def admin(self) -> ClusterAdmin: ...
+    @property
+    def mode(self) -> str: ...
+    @property
+    def history(self) -> History: ...
+    def trusted_brokers(self) -> Sequence[Node]: ...
+
+
+class AdminViews:
+    """Read through the admin client of brokers no active fault touches (trusted_brokers)."""
+
+    def create_topic(
+        self: Viewed,
+        name: str,
+        partitions: int = 1,
+        replication_factor: int = 1,
+        config: Mapping[str, object] | None = None,
+    ) -> None:
+        settings = {k: kafka_value(v) for k, v in (config or {}).items()}
+        self.admin.create_topic(name, partitions, replication_factor, settings)
+        self.history.append(
+            "topic.create",
+            topic=name,
+            partitions=partitions,
+            replication_factor=replication_factor,
+            config=settings,
+        )
+
+    def leader(self: Viewed, topic: str, partition: int) -> int | None:
+        leader = self.admin.partition(topic, partition).leader
+        return leader if leader >= 0 else None
+
+    def isr(self: Viewed, topic: str, partition: int) -> list[int]:
+        return sorted(self.admin.partition(topic, partition).isrs)
+
+    def replicas(self: Viewed, topic: str, partition: int) -> list[int]:
+        return list(self.admin.partition(topic, partition).replicas)
+
+    def controller(self: Viewed) -> int:
+        """The active controller: from ZooKeeper's view, or the KRaft quorum leader."""
+        if self.mode == "zookeeper":
+            return self.admin.zk_controller()
+        return quorum_leader(self.trusted_brokers())
+
+    def coordinator(self: Viewed, group: str) -> int | None:
+        """Broker leading the group's __consumer_offsets partition (None if leaderless)."""
+        _ensure_offsets_topic(self.admin)
+        return self.admin.coordinator(group)
+
+    def offsets_topic_placement(self: Viewed) -> dict[int, list[int]]:
+        """__consumer_offsets partition -> replicas: where the single points of failure are."""
+        _ensure_offsets_topic(self.admin)
+        return self.admin.offsets_topic_placement()
+
+    def under_replicated(self: Viewed) -> list[tuple[str, int]]:
+        return self.admin.under_replicated()
+
+
+def quorum_leader(brokers: Sequence[Node]) -> int:
+    """The KRaft quorum's leader, asked of the first broker that can describe the quorum.
+
+    Clients are told a random broker as "controller" in KRaft; the quorum itself knows.
+    """
+    for node in brokers:
+        code, out = node.exec(
+            "java",
+            "-Xmx128m",
+            "-cp",
+            "/opt/kafka/libs/*",
+            "org.apache.kafka.tools.MetadataQuorumCommand",
+            "--bootstrap-server",
+            f"{node.name}:{INTERNAL_PORT}",
+            "describe",
+            "--status",
+        )
+        match = re.search(r"LeaderId:\s*(\d+)", out)
+        if code == 0 and match:
+            return int(match.group(1))
+    raise HarnessError("no running broker could describe the KRaft quorum")
+
+
+def _ensure_offsets_topic(admin: ClusterAdmin) -> None:
+    if OFFSETS_TOPIC not in admin.topics():
+        admin.ensure_offsets_topic()

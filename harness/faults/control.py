@@ -1,0 +1,136 @@
+"""What a fault needs of the cluster it acts on: the narrow protocol faults depend on.
+
+Faults never import the cluster class (harness.cluster) nor the container class
+(harness.nodes.node): KafkaCluster and ClusterNode satisfy these protocols
+structurally, and unit tests pass small fakes instead of Docker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Protocol
+
+from harness.results.history import History
+
+NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
+
+
+class Node(Protocol):
+    """One container of the cluster, as far as a fault acts on it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def is_broker(self) -> bool: ...
+    @property
+    def is_controller(self) -> bool: ...
+    @property
+    def host_port(self) -> int | None:
+        """The client port published on 127.0.0.1 (brokers only)."""
+
+    def kill(self) -> None: ...
+    def stop(self) -> None: ...
+    def start(self) -> None: ...
+    def pause(self) -> None: ...
+    def unpause(self) -> None: ...
+    def status(self) -> str:
+        """Docker's word for it: running, paused, exited, created, dead..."""
+
+    def is_up(self) -> bool: ...
+    def wait_started(self, timeout_s: float) -> None:
+        """Until the node logged start-up once more; ClusterStartError if it does not."""
+
+    def ip(self) -> str | None:
+        """Address on the cluster network; None while the node is not running."""
+
+    def exec(self, *argv: str) -> tuple[int, str]:
+        """Run a command inside the node: (exit code, output)."""
+
+
+class Booked(Protocol):
+    """What the book needs of a fault (harness.faults.base.Fault)."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def id(self) -> int: ...
+    def heal(self) -> None: ...
+    def affected_nodes(self) -> Sequence[Node]: ...
+
+
+class ActiveFaults:
+    """The book of injected, not yet healed faults (a fault adds and removes itself).
+
+    Thread-safe: the nemesis injects and heals from one thread per planned fault.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._faults: list[Booked] = []
+
+    def add(self, fault: Booked) -> None:
+        with self._lock:
+            self._faults.append(fault)
+
+    def remove(self, fault: Booked) -> None:
+        with self._lock, contextlib.suppress(ValueError):
+            self._faults.remove(fault)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._faults.clear()
+
+    def __iter__(self) -> Iterator[Booked]:
+        """Oldest first, over a copy: healing while iterating is fine."""
+        with self._lock:
+            return iter(list(self._faults))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._faults)
+
+    def touched(self) -> set[str]:
+        """Names of the nodes some active fault may have made stale or unreachable."""
+        return {node.name for fault in self for node in fault.affected_nodes()}
+
+
+class NodeControl(Protocol):
+    """The cluster as a fault acts on it: its nodes, its history, its book of faults."""
+
+    @property
+    def history(self) -> History: ...
+    @property
+    def mode(self) -> str:
+        """kraft or zookeeper."""
+
+    @property
+    def start_timeout_s(self) -> float: ...
+    @property
+    def faults(self) -> ActiveFaults: ...
+    @property
+    def nodes(self) -> Sequence[Node]: ...
+    @property
+    def broker_nodes(self) -> Sequence[Node]: ...
+    def node(self, ref: NodeRef) -> Node:
+        """The node with this id or name; ConfigError if there is none."""
+
+
+class ClusterView(Protocol):
+    """What resolving a symbolic target (controller, leader-of, ...) asks of the cluster."""
+
+    @property
+    def mode(self) -> str: ...
+    @property
+    def brokers(self) -> list[int]:
+        """Ids of the brokers whose container is running."""
+
+    def node(self, ref: NodeRef) -> Node: ...
+    def controller(self) -> int: ...
+    def leader(self, topic: str, partition: int) -> int | None: ...
+    def coordinator(self, group: str) -> int | None: ...
+
+
+class ChaosTarget(NodeControl, ClusterView, Protocol):
+    """Both faces at once: what the nemesis plays a schedule against."""

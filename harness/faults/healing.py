@@ -1,0 +1,77 @@
+"""Putting nodes back: heal the active faults, then sweep what a fault may have left behind.
+
+Works on `NodeControl` alone, so the cluster delegates to it and unit tests drive it
+with fake nodes. What "registered again" means is the cluster's business: it passes
+that wait in.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from harness.errors import HarnessError
+from harness.faults import iptables
+from harness.faults.base import Fault
+from harness.faults.control import Node, NodeControl, NodeRef
+from harness.faults.kill import KillFault
+from harness.faults.pause import PauseFault
+from harness.faults.stop import StopFault
+
+DOWN = ("exited", "created", "dead")
+
+
+def heal_faults_of(cluster: NodeControl, node: Node, kinds: tuple[type[Fault], ...]) -> None:
+    """Heal the active faults of these kinds that touch this node, newest first."""
+    for fault in reversed(list(cluster.faults)):
+        if isinstance(fault, kinds) and node in fault.affected_nodes():
+            fault.heal()
+
+
+def start(cluster: NodeControl, ref: NodeRef) -> None:
+    """Bring back a killed or stopped node (healing its fault) and wait until it has started."""
+    node = cluster.node(ref)
+    heal_faults_of(cluster, node, (KillFault, StopFault))
+    if node.status() != "running":
+        node.start()
+        node.wait_started(cluster.start_timeout_s)
+
+
+def unpause(cluster: NodeControl, ref: NodeRef) -> None:
+    node = cluster.node(ref)
+    heal_faults_of(cluster, node, (PauseFault,))
+    if node.status() == "paused":
+        node.unpause()
+
+
+def heal_all(cluster: NodeControl, wait_registered: Callable[[float], None]) -> None:
+    """Undo every fault, then sweep: nothing paused, stopped or partitioned remains.
+
+    `wait_registered(deadline)` waits until every broker is registered again. A heal
+    that fails does not stop the others; the sweep runs anyway and the failures are
+    raised at the end (after `cluster.healed` is in the history).
+    """
+    errors: list[str] = []
+    for fault in reversed(list(cluster.faults)):
+        try:
+            fault.heal()
+        except Exception as exc:  # keep healing the rest
+            errors.append(f"{fault.kind} #{fault.id}: {exc}")
+    restarted = []
+    for node in cluster.nodes:
+        status = node.status()
+        if status == "paused":
+            node.unpause()
+        elif status in DOWN:
+            node.start()
+            restarted.append(node)
+        iptables.remove_all(node)
+    deadline = time.monotonic() + cluster.start_timeout_s
+    for node in restarted:
+        node.wait_started(max(1.0, deadline - time.monotonic()))
+    wait_registered(deadline)
+    cluster.history.append("cluster.healed", errors=errors)
+    if errors:
+        raise HarnessError(
+            "heal_all restored the cluster, but some heals failed: " + "; ".join(errors)
+        )

@@ -1,0 +1,252 @@
+"""The cell runner's phases with fake collaborators (no Docker, no Kafka): their order, and
+what a crash in one of them leaves in the result folder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.results.history import History, read_jsonl
+from harness.results.tables import COMMITS, CONSUMED, empty_columns
+from harness.runner import cell_runner
+from harness.runner.cell_runner import CellRunner, Parts, Status
+from harness.spec import Cell, expand_cells, parse_spec
+from harness.verdict.cell_verdict import run_check
+from harness.workload.log_reader import LogContents
+
+SPEC = """
+name: phases
+producer: {records: 10}
+consumer: {kind: group, group: g}
+faults: [{at_s: 1, kind: kill, target: "broker:1", duration_s: 1}]
+"""
+PHASES = ["cluster", "steady-state", "workload", "heal", "recovery", "drain", "collect"]
+
+
+class Boom(RuntimeError):
+    pass
+
+
+class Fakes:
+    """Every collaborator of a cell; `fail_in` names the call that raises."""
+
+    def __init__(self, fail_in: str = "") -> None:
+        self.fail_in = fail_in
+        self.calls: list[str] = []
+        self.history: History | None = None
+
+    def called(self, name: str) -> None:
+        self.calls.append(name)
+        if name == self.fail_in:
+            raise Boom(f"{name} broke")
+
+    # --- the cluster -----------------------------------------------------------------------
+    def cluster(self, *_args: Any, history: History, **_kw: Any) -> Fakes:
+        self.history = history
+        return self
+
+    bootstrap_servers = "fake:9092"
+
+    @property
+    def admin(self) -> Fakes:
+        return self
+
+    def up(self) -> Fakes:
+        self.called("cluster.up")
+        return self
+
+    def create_topic(self, *_a: Any) -> None:
+        self.called("cluster.create_topic")
+
+    def ensure_offsets_topic(self) -> None:
+        self.called("admin.ensure_offsets_topic")
+
+    def agreed_leaders(self, _topic: str, partitions: int) -> dict[int, int]:
+        self.called("admin.agreed_leaders")
+        return dict.fromkeys(range(partitions), 1)
+
+    def heal_all(self) -> None:
+        self.called("cluster.heal_all")
+
+    def close(self) -> None:
+        self.called("cluster.close")
+
+    # --- consumers, producer, nemesis ------------------------------------------------------
+    def consumers(self, *_a: Any) -> Fakes:
+        return self
+
+    default_group = "g"
+    rows = attempted = acked = failed = 0
+    running = False
+    done = True
+
+    def start(self, *_a: Any) -> Fakes:
+        self.called("start")
+        return self
+
+    def wait_assigned(self, _timeout: float) -> None:
+        self.called("consumers.wait_assigned")
+
+    def poll(self) -> None:
+        pass
+
+    def reached(self, _ends: dict[int, int]) -> bool:
+        self.called("consumers.reached")
+        return True
+
+    def lag(self, _ends: dict[int, int]) -> dict[str, Any]:
+        return {}
+
+    def stop(self) -> None:
+        self.called("stop")
+
+    def join(self, _timeout: float) -> None:
+        pass
+
+    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+        return empty_columns(CONSUMED), empty_columns(COMMITS)
+
+    def merge_events(self) -> None:
+        self.called("consumers.merge_events")
+
+    def producer(self, *_a: Any) -> Fakes:
+        return self
+
+    def write(self, path: Path) -> int:
+        self.called("producer.write")
+        path.write_text("", encoding="utf-8")
+        return 0
+
+    def nemesis(self, *_a: Any) -> Fakes:
+        return self
+
+    def restart_crashed(self) -> None:
+        self.called("nemesis.restart_crashed")
+
+    def parts(self) -> Parts:
+        return Parts(
+            cluster=self.cluster,
+            consumers=self.consumers,
+            producer=self.producer,
+            nemesis=self.nemesis,
+        )
+
+
+@pytest.fixture(autouse=True)
+def no_kafka(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The log-end and final-read helpers talk to Kafka: answer for them."""
+    monkeypatch.setattr(cell_runner, "end_offsets", lambda *_a, **_k: {0: 10})
+    monkeypatch.setattr(
+        cell_runner,
+        "read_log",
+        lambda *_a, **_k: LogContents([0], [0], [0], {0: 1}, complete=True, detail="ok"),
+    )
+
+
+def cell() -> Cell:
+    return expand_cells(parse_spec(yaml.safe_load(SPEC)))[0]
+
+
+def run(tmp_path: Path, fakes: Fakes) -> tuple[list[dict[str, Any]], list[Status]]:
+    shown: list[Status] = []
+    runner = CellRunner(cell(), [], 1, tmp_path / "cell", "run", shown.append, parts=fakes.parts())
+    assert fakes.history is None
+    try:
+        runner.run()
+    finally:
+        assert fakes.history is runner.history  # the cluster writes into the cell's history
+    return read_jsonl(tmp_path / "cell" / "history.jsonl")[0], shown
+
+
+def phases(history: list[dict[str, Any]]) -> list[str]:
+    return [e["phase"] for e in history if e["kind"] == "phase"]
+
+
+def test_phases_run_in_order_and_the_cell_ran_its_course(tmp_path: Path) -> None:
+    fakes = Fakes()
+    history, shown = run(tmp_path, fakes)
+    assert phases(history) == PHASES
+    assert shown[-1].phase == "collect"
+    by_kind = {e["kind"]: e for e in history}
+    assert by_kind["recovery.end"]["recovered"] is True
+    assert by_kind["drain.end"]["complete"] is True
+    assert by_kind["log.read"]["complete"] is True and by_kind["log.read"]["records"] == 1
+    assert "cell.error" not in by_kind
+    assert run_check(history).verdict == "pass"
+    for name in ("ledger.parquet", "consumed.parquet", "commits.parquet", "log.parquet"):
+        assert (tmp_path / "cell" / name).exists(), name
+    # heal comes after the workload, the restart of crashed members after heal_all
+    assert fakes.calls.index("cluster.heal_all") < fakes.calls.index("nemesis.restart_crashed")
+    assert fakes.calls[-1] == "cluster.close"
+
+
+@pytest.mark.parametrize(
+    ("fail_in", "phase"),
+    [
+        ("consumers.wait_assigned", "steady-state"),  # before the workload phase begins
+        ("cluster.heal_all", "heal"),
+        ("consumers.reached", "drain"),
+        ("consumers.merge_events", "collect"),
+    ],
+)
+def test_a_crash_in_a_phase_still_collects_and_leaves_the_cell_unknown(
+    tmp_path: Path, fail_in: str, phase: str
+) -> None:
+    fakes = Fakes(fail_in)
+    with pytest.raises(Boom):
+        run(tmp_path, fakes)
+    history = read_jsonl(tmp_path / "cell" / "history.jsonl")[0]
+    seen = phases(history)
+    assert seen == [
+        *PHASES[: PHASES.index(phase) + 1],
+        *([] if phase == "collect" else ["collect"]),
+    ]
+    errors = [e for e in history if e["kind"] == "cell.error"]
+    assert errors == [{**errors[0], "error": f"Boom: {fail_in} broke"}]
+    assert run_check(history).verdict == "unknown"
+    assert (tmp_path / "cell" / "ledger.parquet").exists()  # what was collected is kept
+    assert fakes.calls[-1] == "cluster.close"
+
+
+def test_a_crash_in_recovery_still_collects(tmp_path: Path) -> None:
+    """The health probe breaks on its second use (recovery), not in the steady-state gate."""
+
+    class BreaksLater(Fakes):
+        probes = 0
+
+        def agreed_leaders(self, topic: str, partitions: int) -> dict[int, int]:
+            self.probes += 1
+            if self.probes == 2:
+                raise Boom("admin.agreed_leaders broke")
+            return super().agreed_leaders(topic, partitions)
+
+    with pytest.raises(Boom):
+        run(tmp_path, BreaksLater())
+    history = read_jsonl(tmp_path / "cell" / "history.jsonl")[0]
+    assert phases(history) == ["cluster", "steady-state", "workload", "heal", "recovery", "collect"]
+    assert run_check(history).verdict == "unknown"
+
+
+@pytest.mark.parametrize("fail_in", ["cluster.up", "cluster.create_topic", "admin.agreed_leaders"])
+def test_a_cell_that_never_reached_its_workload_is_unknown(tmp_path: Path, fail_in: str) -> None:
+    """Before the steady-state gate is passed nothing runs yet, so there is nothing to collect."""
+    fakes = Fakes(fail_in)
+    with pytest.raises(Boom):
+        run(tmp_path, fakes)
+    history = read_jsonl(tmp_path / "cell" / "history.jsonl")[0]
+    assert "workload" not in phases(history)
+    assert [e["error"] for e in history if e["kind"] == "cell.error"] == [f"Boom: {fail_in} broke"]
+    check = run_check(history)
+    assert check.verdict == "unknown" and fail_in in check.detail
+    assert fakes.calls[-1] == "cluster.close"  # the cluster goes even when it never came up
+
+
+def test_the_history_file_is_json_lines_sorted_by_time(tmp_path: Path) -> None:
+    run(tmp_path, Fakes())
+    lines = (tmp_path / "cell" / "history.jsonl").read_text(encoding="utf-8").splitlines()
+    ts = [json.loads(line)["ts"] for line in lines]
+    assert ts == sorted(ts) and len(ts) > len(PHASES)

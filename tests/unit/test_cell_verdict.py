@@ -1,0 +1,159 @@
+"""A cell's verdict from a hand-built result folder: recovery is a check, asserting nothing is unknown."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.spec import expand_cells, load_spec, spec_to_yaml
+from harness.verdict.cell_verdict import summarize
+
+T = 1_700_000_000_000
+PHASES = ("cluster", "steady-state", "workload", "heal", "recovery", "drain", "collect")
+
+
+def spec_file(tmp_path: Path, expect: str) -> Path:
+    path = tmp_path / "spec.yaml"
+    path.write_text(f"name: cellverdict\nproducer: {{records: 10}}\nexpect: {expect}\n")
+    return path
+
+
+def history(recovered: bool | None, detail: str = "") -> list[dict[str, Any]]:
+    events = [{"ts": T + i * 1000, "kind": "phase", "phase": p} for i, p in enumerate(PHASES)]
+    if recovered is not None:
+        events.append(
+            {"ts": T + 4500, "kind": "recovery.end", "recovered": recovered, "detail": detail}
+        )
+    return sorted(events, key=lambda e: e["ts"])
+
+
+def metrics(lost: int = 0) -> dict[str, Any]:
+    counts = dict.fromkeys(
+        (
+            "attempted",
+            "acked",
+            "lost",
+            "lost_never_consumed",
+            "duplicated",
+            "reprocessed",
+            "unacked_present",
+            "out_of_order",
+        ),
+        0,
+    )
+    counts["lost"] = lost
+    return {"counts": counts, "max_stall_s": 1.0, "unavailable_s": 0.0, "undecided": {}}
+
+
+def verdict_of(
+    tmp_path: Path, expect: str, events: list[dict[str, Any]], lost: int = 0
+) -> dict[str, Any]:
+    [cell] = expand_cells(load_spec(spec_file(tmp_path, expect)))
+    cell_dir = tmp_path / "cells" / cell.id
+    cell_dir.mkdir(parents=True)
+    (cell_dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    summary = summarize(cell, cell_dir, metrics(lost))
+    assert json.loads((cell_dir / "summary.json").read_text())["verdict"] == summary["verdict"]
+    return summary
+
+
+def checks(summary: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {c["name"]: (c["verdict"], c["detail"]) for c in summary["checks"]}
+
+
+def test_a_cluster_that_did_not_heal_makes_the_cell_unknown(tmp_path: Path) -> None:
+    detail = "not every partition led with a full ISR after 120 s"
+    summary = verdict_of(tmp_path, "{lost: 0}", history(False, detail))
+    assert summary["verdict"] == "unknown"
+    verdict, why = checks(summary)["recovery"]
+    assert verdict == "unknown" and detail in why
+    assert checks(summary)["lost"][0] == "pass"
+    assert summary["recovered"] is False
+
+
+def test_no_recovery_event_is_unknown(tmp_path: Path) -> None:
+    summary = verdict_of(tmp_path, "{lost: 0}", history(None))
+    assert summary["verdict"] == "unknown"
+    assert checks(summary)["recovery"][0] == "unknown"
+    assert summary["recovered"] is None
+
+
+def test_a_healed_cluster_passes_recovery(tmp_path: Path) -> None:
+    summary = verdict_of(tmp_path, "{lost: 0}", history(True, "every partition led"))
+    assert summary["verdict"] == "pass"
+    assert [c["name"] for c in summary["checks"]] == ["run", "recovery", "lost"]
+    assert checks(summary)["recovery"] == ("pass", "the cluster healed: every partition led")
+
+
+def test_a_cell_that_expects_nothing_is_unknown(tmp_path: Path) -> None:
+    summary = verdict_of(tmp_path, "{}", history(True))
+    assert summary["verdict"] == "unknown"
+    assert checks(summary)["run"][0] == "pass" and checks(summary)["recovery"][0] == "pass"
+    assert checks(summary)["expect"][0] == "unknown"
+
+
+def test_only_null_bounds_is_expecting_nothing(tmp_path: Path) -> None:
+    summary = verdict_of(tmp_path, "{lost: null}", history(True))
+    assert summary["verdict"] == "unknown"
+
+
+@pytest.mark.parametrize(
+    ("expected", "recovered", "verdict"),
+    [
+        ("false", False, "pass"),
+        ("false", True, "fail"),
+        ("true", True, "pass"),
+        ("true", False, "fail"),
+    ],
+)
+def test_an_expected_recovery_outcome_decides(
+    tmp_path: Path, expected: str, recovered: bool, verdict: str
+) -> None:
+    summary = verdict_of(tmp_path, f"{{recovered: {expected}}}", history(recovered, "d"))
+    assert summary["verdict"] == verdict
+    assert checks(summary)["recovery"][0] == verdict
+    assert f"expected recovered = {expected}" in checks(summary)["recovery"][1]
+    assert "expect" not in checks(summary)  # recovered: false is an expectation
+
+
+def test_an_expected_outcome_without_a_recovery_event_is_unknown(tmp_path: Path) -> None:
+    summary = verdict_of(tmp_path, "{recovered: false}", history(None))
+    assert summary["verdict"] == "unknown"
+
+
+def test_recovered_expectation_round_trips_through_spec_yaml(tmp_path: Path) -> None:
+    spec = load_spec(spec_file(tmp_path, "{recovered: false, lost: 0}"))
+    text = spec_to_yaml(spec, 3)
+    assert "recovered: false" in text
+    again = tmp_path / "again.yaml"
+    again.write_text(text)
+    assert load_spec(again).expect == spec.expect
+
+
+def test_recovered_in_a_matrix_override(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text(
+        "name: m\nproducer: {records: 10}\nexpect: {lost: 0}\n"
+        "matrix:\n  producer.acks: [1, all]\n"
+        "  expect:\n    - when: {producer.acks: 1}\n      expect: {recovered: false}\n"
+    )
+    flags = [str(c.spec.expect.get("recovered")) for c in expand_cells(load_spec(path))]
+    assert flags == ["false", "None"]
+
+
+@pytest.mark.parametrize(
+    ("expect", "message"),
+    [
+        ("{lost: true}", "expect.lost: true/false applies only to recovered"),
+        ("{recovered: 1}", "expect.recovered: expected true or false"),
+        ("{recovered: '< 3'}", "expect.recovered: expected true or false"),
+    ],
+)
+def test_flags_only_for_recovered(tmp_path: Path, expect: str, message: str) -> None:
+    from harness.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        load_spec(spec_file(tmp_path, expect))

@@ -1,0 +1,102 @@
+"""One registry of fault kinds: the spec accepts exactly its kinds, and each builds a fault
+that injects and heals through the narrow protocol (fake nodes, no Docker)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from pydantic import ValidationError
+
+from harness import ConfigError
+from harness.faults import Fault, PartitionFault, registry
+from harness.spec import models
+from harness.spec.models import FaultSpec
+from tests.unit.fakes import FakeCluster
+
+
+def test_the_spec_takes_its_fault_kinds_from_the_registry() -> None:
+    assert models.FAULT_KINDS is registry.FAULT_KINDS
+    assert (*registry.NODE_FAULTS, *registry.CONSUMER_FAULTS) == registry.FAULT_KINDS
+    for kind in registry.FAULT_KINDS:
+        assert FaultSpec(at_s=1, kind=kind).kind == kind
+
+
+def test_partition_is_the_spec_s_other_word_for_isolate() -> None:
+    assert FaultSpec(at_s=1, kind="partition").kind == "isolate"
+    assert "partition" not in registry.FAULT_KINDS  # so the nemesis never sees it
+
+
+@pytest.mark.parametrize(("raw", "got"), [("explode", "'explode'"), (3, "3"), ({}, "a mapping")])
+def test_an_unknown_kind_lists_every_allowed_word(raw: object, got: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        FaultSpec.model_validate({"at_s": 1, "kind": raw})
+    message = info.value.errors()[0]["msg"].removeprefix("Value error, ")
+    words = [*registry.FAULT_KINDS]
+    words.insert(words.index("isolate") + 1, "partition")  # each alias right after its kind
+    assert message == f"expected one of {', '.join(words)} (got {got})"
+
+
+@pytest.mark.parametrize("kind", list(registry.NODE_FAULTS))
+def test_every_node_kind_injects_and_heals_through_the_protocol(kind: str) -> None:
+    cluster = FakeCluster()
+    fault = registry.make_fault(kind, cluster, 2)
+    assert isinstance(fault, Fault)
+    fault.inject()
+    if kind == "restart":  # back up before inject returns
+        assert [op for _, op, _ in cluster.ops()] == ["stop", "start"]
+    else:
+        assert list(cluster.faults) == [fault] and fault.active
+    fault.heal()
+    assert len(cluster.faults) == 0 and not fault.active
+    assert all(n.is_up() and not n.chains for n in cluster.nodes)
+    events = [e for e in cluster.history.events if e.kind.startswith("fault.")]
+    assert [e.kind for e in events] == ["fault.inject", "fault.heal"]
+    assert events[0].fields["fault_id"] == fault.id and "broker-2" in events[0].fields["target"]
+
+
+def test_a_consumer_kind_is_not_a_node_fault() -> None:
+    assert registry.is_consumer_fault("consumer-crash")
+    with pytest.raises(ConfigError, match="consumer fault"):
+        registry.make_fault("consumer-crash", FakeCluster(), 1)
+    with pytest.raises(ConfigError, match="no node fault of kind 'explode'; kinds: kill, stop"):
+        registry.make_fault("explode", FakeCluster(), 1)
+
+
+def test_isolate_cuts_one_node_off_from_every_other_both_ways() -> None:
+    cluster = FakeCluster(mode="zookeeper")
+    fault = registry.make_fault("isolate", cluster, 1)
+    assert isinstance(fault, PartitionFault)
+    fault.inject()
+    chain = f"KC_{fault.id}"
+    assert all(chain in n.chains for n in cluster.nodes)
+    isolated = " ".join(cluster.node(1).commands[0])
+    assert all(f"-s {ip}" in isolated for ip in ("10.0.0.2", "10.0.0.3", "10.0.0.99"))
+    assert fault.describe()["target"] == "broker-1"
+    fault.heal()
+    assert not any(n.chains for n in cluster.nodes)
+
+
+def test_cut_replication_leaves_zookeeper_alone() -> None:
+    cluster = FakeCluster(mode="zookeeper")
+    registry.make_fault("cut-replication", cluster, 3).inject()
+    assert not cluster.node("zookeeper").chains
+    assert all(n.chains for n in cluster.broker_nodes)
+
+
+def test_cut_clients_needs_a_client_listener() -> None:
+    with pytest.raises(ConfigError, match="zookeeper has no client listener"):
+        registry.make_fault("cut-clients", FakeCluster(mode="zookeeper"), "zookeeper")
+
+
+def test_faults_and_the_spec_load_without_docker_or_the_cluster() -> None:
+    code = (
+        "import sys, harness.faults.registry, harness.faults.healing, harness.nemesis, "
+        "harness.spec; print(sorted(m for m in ('docker', 'testcontainers', 'harness.cluster', "
+        "'harness.nodes.node') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
