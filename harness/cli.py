@@ -9,16 +9,16 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from harness.cluster.kafka_cluster import docker_client
 from harness.errors import ConfigError, HarnessError
-from harness.nodes.reaper import RUN_LABEL, remove_dead_runs, remove_run
-from harness.runner.cell_runner import Status
+
+if TYPE_CHECKING:  # the run side (docker) loads only for `run` and `cleanup`
+    from harness.runner.cell_runner import Status
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."
@@ -164,6 +164,9 @@ def cleanup(
 ) -> None:
     """Remove containers and networks left by kafka-chaos runs (those of dead runs by default)."""
     try:
+        from harness.cluster import docker_client
+        from harness.nodes.reaper import RUN_LABEL, remove_dead_runs, remove_run
+
         client = docker_client()
         removed = remove_run(client) if all_runs else remove_dead_runs(client)
         live = client.containers.list(all=True, filters={"label": RUN_LABEL})

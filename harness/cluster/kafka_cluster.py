@@ -23,9 +23,9 @@ from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, ConfigError, HarnessError
 from harness.faults.control import ActiveFaults
 from harness.nodes.images import require_image
-from harness.nodes.node import ClusterNode, NodeRef
+from harness.nodes.node import ClusterNode, NodeRef, disable_ryuk
 from harness.nodes.ports import busy_ports, free_ports
-from harness.nodes.reaper import RunGuard, disable_ryuk, remove_dead_runs, remove_run, run_labels
+from harness.nodes.reaper import RunGuard, remove_dead_runs, remove_run, run_labels
 from harness.nodes.topology import (
     DEFAULT_VERSION,
     Mode,

@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from docker.models.containers import Container
+from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
 from testcontainers.core.network import Network
 from testcontainers.core.wait_strategies import WaitStrategy
@@ -55,6 +56,14 @@ class StartedCountWait(WaitStrategy):
             done=lambda count: count >= self._times,
             interval_s=self._poll_interval,
         )
+
+
+def disable_ryuk() -> None:
+    """Ryuk's image is not reachable here: we do its job (RunGuard, the watchdog).
+
+    Called when a cluster starts, not at import: importing the harness changes nothing.
+    """
+    testcontainers_config.ryuk_disabled = True
 
 
 NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"

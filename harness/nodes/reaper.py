@@ -30,17 +30,6 @@ RUN_LABEL = "kafka-chaos.run"
 OWNER_LABEL = "kafka-chaos.owner"
 
 
-def disable_ryuk() -> None:
-    """Ryuk's image is not reachable here: we do its job (RunGuard, the watchdog).
-
-    Called when a cluster starts, not at import: importing the harness changes nothing
-    (and the watchdog, which imports this module, does not load testcontainers).
-    """
-    from testcontainers.core.config import testcontainers_config
-
-    testcontainers_config.ryuk_disabled = True
-
-
 def _process_start_time(pid: int) -> str | None:
     try:
         with open(f"/proc/{pid}/stat", encoding="utf-8") as f:

@@ -34,7 +34,8 @@ from harness.results.layout import QueryPaths
 from harness.results.member_files import EventLog, MemberPaths, next_generation
 from harness.workload.records import SEQ_DIGITS
 
-JARS_DIR = Path(__file__).resolve().parent / "jars"
+# Maven puts the connector beside the checks' Spark session (make setup: spark-jars).
+JARS_DIR = Path(__file__).resolve().parents[2] / "spark_jobs" / "jars"
 EXIT_QUERY_FAILED = 3
 # Words of Spark's Kafka data-loss errors (error class KAFKA_DATA_LOSS, or the older text).
 DATA_LOSS_MARKERS = ("KAFKA_DATA_LOSS", "failOnDataLoss", "Some data may have been lost")
