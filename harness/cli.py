@@ -18,7 +18,7 @@ from rich.table import Table
 from harness.errors import ConfigError, HarnessError
 
 if TYPE_CHECKING:  # the run side (docker) loads only for `run` and `cleanup`
-    from harness.runner.cell_runner import Status
+    from harness.runner.status import Status
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."

@@ -17,7 +17,8 @@ from harness.errors import ConfigError
 from harness.nemesis.schedule import PlannedFault, plan_faults
 from harness.report import write_run_summary
 from harness.results.layout import RunPaths
-from harness.runner.cell_runner import CellRunner, Reporter
+from harness.runner.cell_runner import CellRunner
+from harness.runner.status import Reporter
 from harness.spec import (
     Cell,
     Spec,

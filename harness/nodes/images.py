@@ -10,7 +10,7 @@ from docker.errors import ImageNotFound
 from harness.errors import ImageMissingError
 
 IMAGE_REPO = "kafka-chaos/kafka"
-VERSIONS_FILE = Path(__file__).resolve().parent.parent / "docker" / "versions.txt"
+VERSIONS_FILE = Path(__file__).resolve().parents[2] / "docker" / "versions.txt"
 
 
 def image_tag(version: str) -> str:

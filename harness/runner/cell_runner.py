@@ -11,7 +11,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from harness.nemesis.schedule import PlannedFault
 from harness.results.history import History
 from harness.results.layout import CellPaths
 from harness.results.tables import COMMITS, CONSUMED, LOG, write_table
+from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell
 from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
@@ -31,22 +32,6 @@ from harness.workload.log_reader import end_offsets, read_log
 
 STEADY_STATE_TIMEOUT_S = 90.0
 ASSIGN_TIMEOUT_S = 60.0
-
-
-@dataclass
-class Status:
-    """What the terminal shows while a cell runs."""
-
-    cell: str
-    phase: str = "starting"
-    attempted: int = 0
-    acked: int = 0
-    failed: int = 0
-    consumed: int = 0
-    lines: list[str] = field(default_factory=list)  # to print once (faults as they happen)
-
-
-Reporter = Callable[[Status], None]
 
 
 @dataclass(frozen=True)
@@ -194,14 +179,7 @@ class CellRunner:
         consumers.poll()
         s.consumed = consumers.rows
         events = self.history.events
-        for e in events[self._seen :]:
-            if e.kind.startswith(("fault.", "consumer.crash", "producer.errors")):
-                what = " ".join(
-                    str(e.fields[k])
-                    for k in ("fault", "target", "consumer", "error")
-                    if k in e.fields
-                )
-                s.lines.append(f"{e.kind} {what}".splitlines()[0][:200])
+        s.lines += [line for e in events[self._seen :] if (line := status_line(e))]
         self._seen = len(events)
         self.report(s)
 

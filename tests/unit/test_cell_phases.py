@@ -13,7 +13,8 @@ import yaml
 from harness.results.history import History, read_jsonl
 from harness.results.tables import COMMITS, CONSUMED, empty_columns
 from harness.runner import cell_runner
-from harness.runner.cell_runner import CellRunner, Parts, Status
+from harness.runner.cell_runner import CellRunner, Parts
+from harness.runner.status import Status
 from harness.spec import Cell, expand_cells, parse_spec
 from harness.verdict.cell_verdict import run_check
 from harness.workload.log_reader import LogContents

@@ -190,3 +190,23 @@ def test_every_event_kind_written_is_in_the_contract() -> None:
     written = _written_kinds()
     assert {"fault.inject", "consumer.crash", "recovery.end"} <= written | named
     assert written - named == set()
+
+
+def test_import_harness_is_light_and_changes_nothing() -> None:
+    """The cluster loads on first use of its name; Ryuk is switched off by a start, not an import."""
+    code = (
+        "import sys, harness; "
+        "print(sorted(m for m in ('docker', 'testcontainers', 'harness.cluster') "
+        "if m in sys.modules)); "
+        "print(harness.KafkaCluster.__module__, 'docker' in sys.modules); "
+        "from testcontainers.core.config import testcontainers_config as c; "
+        "print(c.ryuk_disabled)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split("\n")[:3] == [
+        "[]",
+        "harness.cluster.kafka_cluster True",
+        "False",
+    ]
