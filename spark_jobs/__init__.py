@@ -1,1 +1,5 @@
-"""PySpark side of kafka-chaos: the streaming consumer and the verification checks."""
+"""What Spark computes to judge a cell: the checks, pure functions of its result folder.
+
+They read the folder through `harness.results` only (an import-linter contract); the Spark
+consumer that runs *during* a cell is part of the workload (harness.workload.stream_consumer).
+"""
