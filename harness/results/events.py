@@ -1,0 +1,83 @@
+"""The kinds of event in `history.jsonl`, with the fields each carries (besides `ts`, `kind`).
+
+Every event is `{"ts": <ms since the epoch>, "kind": <one of these>, ...fields}`. Events of
+a consumer process (written to its `consumers/<set>-<member>.events.jsonl`, merged into the
+history at collect) also carry `consumer` ("<set>/<member>"). Readers must tolerate fields
+they do not know; writers may add fields, never rename or drop one.
+"""
+
+from __future__ import annotations
+
+# --- the runner ---------------------------------------------------------------------------
+PHASE = "phase"  # phase: one of PHASES
+CELL_ERROR = "cell.error"  # error: why the cell stopped early ("interrupted (Ctrl-C)" too)
+RECOVERY_END = "recovery.end"  # recovered: bool (every partition led, full ISR), detail
+DRAIN_END = "drain.end"  # complete: bool, lag: {set: {partition: records}}, ends
+LOG_READ = "log.read"  # complete: bool, records, ends, detail (the final read of the topic)
+
+# Phase names, in the order a cell runs them.
+PHASE_CLUSTER = "cluster"
+PHASE_STEADY_STATE = "steady-state"
+PHASE_WORKLOAD = "workload"
+PHASE_HEAL = "heal"
+PHASE_RECOVERY = "recovery"
+PHASE_DRAIN = "drain"
+PHASE_COLLECT = "collect"
+PHASES = (
+    PHASE_CLUSTER,
+    PHASE_STEADY_STATE,
+    PHASE_WORKLOAD,
+    PHASE_HEAL,
+    PHASE_RECOVERY,
+    PHASE_DRAIN,
+    PHASE_COLLECT,
+)
+
+# --- the cluster --------------------------------------------------------------------------
+CLUSTER_START = "cluster.start"  # run_id, mode, version, nodes, broker_config
+CLUSTER_READY = "cluster.ready"  # run_id, bootstrap
+# attempt, ports, busy, error: a host port was taken before Docker bound it; new ports, same run
+CLUSTER_PORTS_RETRY = "cluster.ports_retry"
+CLUSTER_HEALED = "cluster.healed"  # errors: heals that failed in the heal-all sweep
+CLUSTER_REMOVED = "cluster.removed"  # run_id
+TOPIC_CREATE = "topic.create"  # topic, partitions, replication_factor, config
+NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
+
+# --- faults (the nemesis) -----------------------------------------------------------------
+FAULT_INJECT = "fault.inject"  # fault_id, fault (kind), target (node name), + kind's own fields
+FAULT_HEAL = "fault.heal"  # fault_id, the same fields as its inject
+FAULT_SKIPPED = "fault.skipped"  # index (in the spec's faults), fault, target, reason
+FAULT_ERROR = "fault.error"  # index, error (an inject or heal that raised)
+FAULT_PREFIX = "fault."
+
+# --- the producer -------------------------------------------------------------------------
+PRODUCER_START = "producer.start"  # acks, rate, idempotence
+PRODUCER_ERRORS = "producer.errors"  # count, error: delivery errors of one second
+PRODUCER_END = "producer.end"  # attempted, acked, failed, undelivered
+PRODUCER_CRASH = "producer.crash"  # error (the workload broke: the cell is unknown)
+
+# --- consumer sets, as the runner sees their processes ------------------------------------
+CONSUMER_LAUNCH = "consumer.launch"  # consumer, pid: a process started (first start or restart)
+# consumer, and pid when a running process was SIGKILLed (a `consumer-crash` fault); without
+# pid, note says why (it was not running; it did not stop on SIGTERM)
+CONSUMER_CRASH = "consumer.crash"
+CONSUMER_EXIT = "consumer.exit"  # consumer, code: a process ended by itself
+CONSUMER_UNASSIGNED = "consumer.unassigned"  # consumers, waited_s: not ready in time
+
+# --- consumer processes, as they see themselves (all carry `consumer`) --------------------
+CONSUMER_START = "consumer.start"  # pid, generation (Spark)
+CONSUMER_ASSIGN = "consumer.assign"  # generation, partitions
+CONSUMER_REVOKE = "consumer.revoke"  # generation, partitions
+CONSUMER_COMMIT_FAILED = "consumer.commit_failed"  # error
+CONSUMER_ERROR = "consumer.error"  # error
+CONSUMER_STOP = "consumer.stop"  # generation
+CONSUMER_PREFIX = "consumer."
+
+# A Spark query: committed_batch, committed_end {partition: offset}, rerun_batch (planned but
+# not committed: run again), generation; recorded at every start, before the query runs.
+SPARK_RESUME = "spark.resume"
+SPARK_QUERY_STARTED = "spark.query.started"  # generation, run_id
+# generation, batch, rows, start/end {partition: offset}, trigger_ms, batch_ts
+SPARK_BATCH = "spark.batch"
+SPARK_QUERY_FAILED = "spark.query.failed"  # generation, data_loss: bool, error
+SPARK_PREFIX = "spark."

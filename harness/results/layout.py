@@ -1,0 +1,146 @@
+"""Where everything lives in a result folder (`results/<run-id>/`), named once.
+
+```
+<run>/spec.yaml, summary.json, summary.md, junit.xml, cells/<cell-id>/
+<cell>/history.jsonl, ledger.parquet, consumed.parquet, log.parquet, commits.parquet,
+       summary.json, report.html, clients.log, brokers/<node>.log,
+       consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
+       consumers/<set>.generation, spark/<set>/{sink,checkpoint}/
+```
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.results.member_files import MemberPaths
+
+HISTORY = "history.jsonl"
+LEDGER = "ledger.parquet"
+CONSUMED = "consumed.parquet"
+LOG = "log.parquet"
+COMMITS = "commits.parquet"
+SUMMARY = "summary.json"
+REPORT = "report.html"
+CLIENTS_LOG = "clients.log"
+BROKERS = "brokers"
+CONSUMERS = "consumers"
+SPARK = "spark"
+# The files of a cell a reader may want raw, in the order the report links them.
+RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, HISTORY)
+
+RUN_SPEC = "spec.yaml"
+RUN_SUMMARY_MD = "summary.md"
+RUN_JUNIT = "junit.xml"
+CELLS = "cells"
+
+
+@dataclass(frozen=True)
+class QueryPaths:
+    """A Spark query's folder: its Parquet file sink and its checkpoint."""
+
+    root: Path
+
+    @property
+    def sink(self) -> Path:
+        return self.root / "sink"
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.root / "checkpoint"
+
+
+def query_dir(cell_dir: Path, set_name: str) -> Path:
+    """`<cell>/spark/<set>/` holds the query's `sink/` and `checkpoint/`."""
+    return cell_dir / SPARK / set_name
+
+
+@dataclass(frozen=True)
+class CellPaths:
+    """Every path of one cell folder."""
+
+    root: Path
+
+    @property
+    def history(self) -> Path:
+        return self.root / HISTORY
+
+    @property
+    def ledger(self) -> Path:
+        return self.root / LEDGER
+
+    @property
+    def consumed(self) -> Path:
+        return self.root / CONSUMED
+
+    @property
+    def log(self) -> Path:
+        return self.root / LOG
+
+    @property
+    def commits(self) -> Path:
+        return self.root / COMMITS
+
+    @property
+    def summary(self) -> Path:
+        return self.root / SUMMARY
+
+    @property
+    def report(self) -> Path:
+        return self.root / REPORT
+
+    @property
+    def clients_log(self) -> Path:
+        return self.root / CLIENTS_LOG
+
+    @property
+    def brokers(self) -> Path:
+        return self.root / BROKERS
+
+    @property
+    def consumers(self) -> Path:
+        return self.root / CONSUMERS
+
+    def member(self, consumer: str) -> MemberPaths:
+        """The files of one consumer process (`group/m0`, `spark/q`)."""
+        return MemberPaths(self.consumers, consumer)
+
+    def query(self, set_name: str) -> QueryPaths:
+        return QueryPaths(query_dir(self.root, set_name))
+
+
+@dataclass(frozen=True)
+class RunPaths:
+    """Every path of one run folder."""
+
+    root: Path
+
+    @property
+    def spec(self) -> Path:
+        return self.root / RUN_SPEC
+
+    @property
+    def summary(self) -> Path:
+        return self.root / SUMMARY
+
+    @property
+    def summary_md(self) -> Path:
+        return self.root / RUN_SUMMARY_MD
+
+    @property
+    def junit(self) -> Path:
+        return self.root / RUN_JUNIT
+
+    @property
+    def cells(self) -> Path:
+        return self.root / CELLS
+
+    def cell(self, cell_id: str) -> CellPaths:
+        return CellPaths(self.cells / cell_id)
+
+    def cell_ids(self) -> list[str]:
+        """The cells the folder holds, sorted (their ids begin with their number)."""
+        if not self.cells.is_dir():
+            return []
+        return sorted(p.name for p in self.cells.iterdir() if p.is_dir())

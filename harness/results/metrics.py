@@ -1,0 +1,29 @@
+"""The figures a cell's `summary.json` holds, as the checks write them and verdicts read them."""
+
+from __future__ import annotations
+
+# The counts of every cell's summary.json (under "counts"), in the order tables show them.
+COUNT_NAMES = (
+    "attempted",
+    "acked",
+    "lost",
+    "lost_never_consumed",
+    "duplicated",
+    "reprocessed",
+    "unacked_present",
+    "out_of_order",
+)
+# Times in seconds, at the summary's top level.
+TIME_METRICS = ("max_stall_s", "unavailable_s")
+# Figures of one Spark consumer set (summary "spark_by_set" -> set -> figure).
+SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
+# The Spark figures also summed over the Spark sets, at the summary's top level.
+SPARK_METRICS = ("read_twice", "sink_duplicates")
+# Figures also measured per consumer set, and the summary key holding the per-set values.
+PER_SET_KEYS = {
+    "stall_s": "stalls_by_set",
+    "lost_never_consumed": "lost_never_consumed_by_set",
+    **dict.fromkeys(SPARK_FIGURES, "spark_by_set"),
+}
+# Whether the cluster healed in the recovery phase (true / false; null: never got there).
+RECOVERED = "recovered"
