@@ -2,7 +2,7 @@
 
 steady-state gate → workload + nemesis → heal all → recovery (bounded) → drain
 (bounded) → collect (log, tables, broker logs, history). Checks come after, from
-the folder alone (see harness.verify_run), so `verify` can redo them.
+the folder alone (harness.experiment.verify_run), so `verify` can redo them.
 """
 
 from __future__ import annotations
