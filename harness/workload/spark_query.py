@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from harness.common.processes import ManagedProcess
 from harness.results.checkpoint import committed_end, sink_files
 from harness.results.history import History
-from harness.results.layout import QueryPaths, query_dir
+from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.tables import COMMITS, CONSUMED, empty_columns
 
@@ -47,8 +47,7 @@ class SparkQuery:
     ) -> None:
         self.s = settings
         self.directory = directory  # the cell's consumers/ folder (events, stderr, generation)
-        self.query_dir = query_dir(cell_dir, settings.set_name)
-        self.query = QueryPaths(self.query_dir)
+        self.query = CellPaths(cell_dir).query(settings.set_name)
         self.history = history
         directory.mkdir(parents=True, exist_ok=True)
         self.name = f"{settings.set_name}/q"
@@ -78,7 +77,7 @@ class SparkQuery:
             "--dir",
             str(self.directory),
             "--query-dir",
-            str(self.query_dir),
+            str(self.query.root),
             "--trigger-ms",
             str(s.trigger_ms),
             "--fail-on-data-loss",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from harness.results.metrics import COUNT_NAMES
 from harness.spec import expand_cells, load_spec, spec_to_yaml
 from harness.verdict.cell_verdict import summarize
 
@@ -32,16 +33,7 @@ def history(recovered: bool | None, detail: str = "") -> list[dict[str, Any]]:
 
 def metrics(lost: int = 0) -> dict[str, Any]:
     counts = dict.fromkeys(
-        (
-            "attempted",
-            "acked",
-            "lost",
-            "lost_never_consumed",
-            "duplicated",
-            "reprocessed",
-            "unacked_present",
-            "out_of_order",
-        ),
+        COUNT_NAMES,
         0,
     )
     counts["lost"] = lost
