@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from harness.results.history import History
@@ -132,5 +133,47 @@ class ClusterView(Protocol):
     def coordinator(self, group: str) -> int | None: ...
 
 
-class ChaosTarget(NodeControl, ClusterView, Protocol):
-    """Both faces at once: what the nemesis plays a schedule against."""
+@dataclass(frozen=True)
+class PartitionState:
+    """One partition as the cluster's metadata describes it right now."""
+
+    partition: int
+    leader: int | None
+    replicas: tuple[int, ...]
+    isr: tuple[int, ...]
+
+
+class Operable(NodeControl, Protocol):
+    """What cluster operations (reassign, add-broker, decommission, add-partitions, rolling
+    restarts) ask of the cluster: Kafka's own admin operations, done for real."""
+
+    def topic_names(self) -> list[str]:
+        """Every topic, internal ones (__consumer_offsets) included."""
+
+    def partition_states(self, topic: str) -> dict[int, PartitionState]:
+        """partition -> leader, replicas, ISR (HarnessError if the topic is unknown)."""
+
+    def reassign(self, topic: str, moves: Mapping[int, Sequence[int]]) -> None:
+        """Start Kafka's reassignment of these partitions to these replica lists (returns at once)."""
+
+    def reassignments_in_progress(self) -> set[tuple[str, int]]:
+        """(topic, partition) of every reassignment the controller still runs."""
+
+    def add_partitions(self, topic: str, total: int) -> None:
+        """Grow the topic to `total` partitions (CreatePartitions)."""
+
+    def spare_ids(self) -> list[int]:
+        """Broker ids declared (cluster.spare_brokers) and not started yet, lowest first."""
+
+    def add_broker(self, broker_id: int) -> Node:
+        """Start a spare broker and wait until it has registered; it is a cluster node from then on."""
+
+    def retire(self, broker_id: int) -> None:
+        """Stop a broker for good (KRaft: and unregister it); heal_all no longer brings it back."""
+
+    def under_replicated(self) -> list[tuple[str, int]]:
+        """(topic, partition) whose ISR is smaller than its replica set."""
+
+
+class ChaosTarget(Operable, ClusterView, Protocol):
+    """Every face at once: what the nemesis plays a schedule against."""

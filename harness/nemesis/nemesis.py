@@ -11,7 +11,8 @@ from typing import Protocol
 from harness.errors import HarnessError
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget
-from harness.faults.registry import is_consumer_fault, make_fault
+from harness.faults.options import FaultOptions
+from harness.faults.registry import KINDS, is_consumer_fault, make_fault
 from harness.faults.targets import Target
 from harness.results.history import History
 
@@ -29,6 +30,8 @@ class Planned(Protocol):
     def target(self) -> str: ...
     @property
     def duration_s(self) -> float | None: ...
+    @property
+    def options(self) -> FaultOptions: ...
 
 
 class ConsumerControl(Protocol):
@@ -146,11 +149,13 @@ class Nemesis:
             with self._lock:
                 self._crashed[p.index] = name
             return
-        node = self._resolve(p)
-        if node is None:
+        resolved = self._resolve(p)
+        if resolved is None:
             return
+        node = resolved or "cluster"  # a fault without a node target takes turns with its kind
         with self._node_lock(node):
-            fault = make_fault(p.kind, self.cluster, node).inject()
+            fault = make_fault(p.kind, self.cluster, resolved or None, p.options)
+            fault.inject()
         with self._lock:
             self._faults[p.index] = fault
             self._fault_nodes[p.index] = node
@@ -176,7 +181,10 @@ class Nemesis:
             return self._node_locks.setdefault(str(node), threading.Lock())
 
     def _resolve(self, p: Planned) -> int | str | None:
+        """The node a node fault acts on; a topic target or "" (none) as planned; None: skipped."""
         text = p.target
+        if KINDS[p.kind].target in ("topic", "spare", "none") or not text:
+            return text
         if text == "coordinator-of":
             text = f"coordinator-of:{self.default_group}"
         try:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from harness.faults.registry import is_consumer_fault
+from harness.faults.options import FaultOptions
+from harness.faults.registry import KINDS, is_consumer_fault
 from harness.spec.expect import format_number
 from harness.spec.matrix import Cell
 from harness.spec.models import Spec
@@ -22,8 +23,10 @@ class PlannedFault:
     index: int  # position in the spec's faults list
     at_s: float  # seconds after the workload starts
     kind: str  # 'partition' already folded into 'isolate'
-    target: str  # Target.parse syntax, or consumer:<set>/<member>
+    target: str  # by the kind's target style (registry): a node, a topic, "" for none
     duration_s: float | None  # None: healed in the heal phase (restart: instantaneous)
+    options: FaultOptions = field(default_factory=FaultOptions)
+    optional: bool = False  # skipped or failed, it does not make the cell unknown
 
     @property
     def heal_at_s(self) -> float | None:
@@ -39,18 +42,31 @@ def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
     rng = random.Random(f"{seed}:{cell.id}")
     spec = cell.spec
     planned = [
-        PlannedFault(i, f.at_s, f.kind, _resolve(spec, f.kind, f.target, rng), f.duration_s)
+        PlannedFault(
+            i,
+            f.at_s,
+            f.kind,
+            _resolve(spec, f.kind, f.target, rng, has_sides=f.sides is not None),
+            f.duration_s,
+            f.options(),
+            f.optional,
+        )
         for i, f in enumerate(spec.faults)
     ]
     return sorted(planned, key=lambda p: (p.at_s, p.index))
 
 
-def _resolve(spec: Spec, kind: str, target: str, rng: random.Random) -> str:
+def _resolve(spec: Spec, kind: str, target: str, rng: random.Random, has_sides: bool) -> str:
     if is_consumer_fault(kind):
         if target != "random":
             return target
         name, consumer = rng.choice(spec.consumer_sets())
         return f"consumer:{name}/{rng.randrange(consumer.members)}"
+    style = KINDS[kind].target
+    if style == "topic":
+        return spec.topic.name if target == "random" else target
+    if style in ("spare", "none") or (style == "split" and has_sides):
+        return "" if target == "random" else target  # "": the next spare / no target
     if target == "random":
         return f"broker:{rng.randint(1, spec.cluster.brokers)}"
     if target == "coordinator-of":
@@ -75,7 +91,7 @@ def describe_schedule(cells: Sequence[Cell], seed: int) -> str:
         for f in faults:
             span = (
                 "instant"
-                if f.kind == "restart"
+                if KINDS.get(f.kind) is not None and KINDS[f.kind].operation
                 else f"for {format_number(f.duration_s)}s"
                 if f.duration_s is not None
                 else "until heal"
@@ -85,8 +101,12 @@ def describe_schedule(cells: Sequence[Cell], seed: int) -> str:
                 if f.at_s >= workload_end
                 else ""
             )
+            given = ", ".join(f"{k}={v}" for k, v in f.options.given().items())
             lines.append(
-                f"  t={format_number(f.at_s):>5}s  #{f.index} {f.kind:<14} {f.target:<28} {span}{late}"
+                f"  t={format_number(f.at_s):>5}s  #{f.index} {f.kind:<14} {f.target or '-':<28} "
+                f"{span}{late}"
+                + (f"  ({given})" if given else "")
+                + ("  optional" if f.optional else "")
             )
     return "\n".join(lines)
 

@@ -20,6 +20,7 @@ from pydantic import (
     model_validator,
 )
 
+from harness.faults.options import FaultOptions
 from harness.faults.registry import FAULT_KINDS
 from harness.nodes.topology import DEFAULT_VERSION, MAX_BROKERS
 from harness.spec.expect import Expect
@@ -52,6 +53,7 @@ class ClusterSpec(StrictModel):
     version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = DEFAULT_VERSION
     brokers: int = Field(default=3, ge=1, le=MAX_BROKERS)
     controllers: int = Field(default=0, ge=0, le=MAX_BROKERS)
+    spare_brokers: int = Field(default=0, ge=0, le=MAX_BROKERS)  # declared, started by add-broker
     broker_config: Settings = {}
 
 
@@ -145,10 +147,34 @@ def _fault_kind(raw: Any) -> str:
 
 
 class FaultSpec(StrictModel):
+    """One planned fault. Besides the four common keys, each kind takes the options the
+    registry (harness.faults.registry.KINDS) lists for it; harness.spec.problems says which."""
+
     at_s: float = Field(ge=0)
     kind: Annotated[str, BeforeValidator(_fault_kind)]  # a harness.faults.registry kind
     target: str = "random"
     duration_s: float | None = Field(default=None, gt=0)
+    optional: bool = False  # a skipped or failed fault does not make the cell unknown
+    # --- options of some kinds (harness.faults.options.FaultOptions) ---
+    to: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1)
+    replication_factor: int | None = Field(default=None, ge=1)
+    count: int | None = Field(default=None, ge=1)
+    sides: list[list[int | str]] | None = None
+    side: Literal["minority", "majority"] | None = None
+    zookeeper_side: Literal["minority", "majority"] | None = None
+    loss: float | None = Field(default=None, gt=0, le=1)
+    scope: Literal["all", "replication", "clients"] | None = None
+    hard: bool | None = None
+    brokers: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1)
+    timeout_s: float | None = Field(default=None, gt=0)
+
+    def options(self) -> FaultOptions:
+        return FaultOptions.of(self.model_dump())
+
+    def options_set(self) -> list[str]:
+        """Option keys the spec gave (not the four common ones)."""
+        names = set(FaultOptions.names())
+        return [k for k in type(self).model_fields if k in names and getattr(self, k) is not None]
 
 
 class RecoverySpec(StrictModel):

@@ -7,20 +7,15 @@ through its own key) is checked here, once a matrix cell is complete.
 
 from __future__ import annotations
 
-import re
-
-from harness.faults.targets import Target
-from harness.nodes.topology import CONTROLLER_ID_BASE, MANAGED_KEYS
+from harness.nodes.topology import MANAGED_KEYS, MAX_BROKERS
 from harness.spec.expect import metric_problem
+from harness.spec.fault_problems import fault_problems
 from harness.spec.models import (
     ClusterSpec,
-    FaultSpec,
     GroupConsumerSpec,
     ProducerSpec,
     Spec,
 )
-
-_CONSUMER_TARGET = re.compile(r"consumer:(?P<set>[A-Za-z0-9._-]+)/(?P<member>\d+)")
 
 # Producer/consumer settings the spec owns through its own keys.
 _PRODUCER_OWNED = {
@@ -83,6 +78,13 @@ def _cluster_problems(c: ClusterSpec) -> list[Problem]:
                 f"expected a 3.x version in zookeeper mode (ZooKeeper was removed in 4.0) (got {c.version})",
             )
         )
+    if c.brokers + c.spare_brokers > MAX_BROKERS:
+        out.append(
+            (
+                "cluster.spare_brokers",
+                f"expected brokers + spare_brokers <= {MAX_BROKERS} (got {c.brokers} + {c.spare_brokers})",
+            )
+        )
     if c.mode == "zookeeper" and c.controllers:
         out.append(("cluster.controllers", f"expected 0 in zookeeper mode (got {c.controllers})"))
     for key in sorted(MANAGED_KEYS & set(c.broker_config)):
@@ -139,75 +141,3 @@ def _consumer_problems(spec: Spec) -> list[Problem]:
                 owner = _SPARK_OWNED[key].replace("consumer", path, 1)
                 out.append((f"{path}.config.{key}", f"set through {owner} instead"))
     return out
-
-
-def fault_problems(spec: Spec, fault: FaultSpec) -> list[Problem]:
-    """Problems of one fault, keyed by its field name."""
-    out: list[Problem] = []
-    if fault.kind == "restart" and fault.duration_s is not None:
-        out.append(("duration_s", "restart takes no duration (it stops and starts at once)"))
-    if fault.kind == "consumer-crash":
-        why = _consumer_target_problem(spec, fault.target)
-    else:
-        why = _broker_target_problem(spec, fault)
-    if why:
-        out.append(("target", why))
-    return out
-
-
-def _consumer_target_problem(spec: Spec, text: str) -> str | None:
-    if text == "random":
-        return None
-    m = _CONSUMER_TARGET.fullmatch(text)
-    if not m:
-        return f"expected consumer:<set>/<member index> or random (got {text!r})"
-    sets = dict(spec.consumer_sets())
-    consumer = sets.get(m["set"])
-    if consumer is None:
-        return f"no consumer set named {m['set']!r}; sets: {', '.join(sets)}"
-    if int(m["member"]) >= consumer.members:
-        return (
-            f"set {m['set']!r} has {consumer.members} member(s), indexes 0..{consumer.members - 1} "
-            f"(got {m['member']})"
-        )
-    return None
-
-
-def _broker_target_problem(spec: Spec, fault: FaultSpec) -> str | None:
-    text, c = fault.target, spec.cluster
-    if text.startswith("consumer:"):
-        return f"{text!r} is a consumer target; only kind consumer-crash takes one"
-    if text == "coordinator-of":
-        if spec.default_group() is None:
-            return "plain coordinator-of needs a group consumer set; name the group: coordinator-of:<group>"
-        return None
-    try:
-        target = Target.parse(text)
-    except ValueError:
-        return (
-            "expected broker:<id> | controller | leader-of:<topic>/<partition> | "
-            f"coordinator-of[:<group>] | random | zookeeper (got {text!r})"
-        )
-    if target.kind == "broker":
-        assert target.broker is not None
-        ids = list(range(1, c.brokers + 1))
-        ids += [CONTROLLER_ID_BASE + i for i in range(1, c.controllers + 1)]
-        if target.broker not in ids:
-            return f"no node {target.broker}; ids: {', '.join(map(str, ids))} (got {text!r})"
-    if target.kind == "leader-of":
-        if target.topic != spec.topic.name:
-            return f"expected the spec's topic {spec.topic.name!r} (got {target.topic!r})"
-        assert target.partition is not None
-        if target.partition >= spec.topic.partitions:
-            return (
-                f"expected a partition below topic.partitions ({spec.topic.partitions}) "
-                f"(got {target.partition})"
-            )
-    if target.kind == "zookeeper":
-        if c.mode != "zookeeper":
-            return "target zookeeper exists only in mode zookeeper"
-        if fault.kind == "cut-clients":
-            return "ZooKeeper has no client listener to cut"
-        if fault.kind == "cut-replication":
-            return "ZooKeeper does not replicate partitions; target a broker"
-    return None

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import ConfigError
 from harness.faults.control import ActiveFaults, NodeRef
+from harness.faults.options import FaultOptions
 from harness.results.history import History
 
 
@@ -202,6 +203,7 @@ class Planned:
     kind: str
     target: str
     duration_s: float | None = None
+    options: FaultOptions = field(default_factory=FaultOptions)
 
 
 class FakeConsumers:

@@ -18,7 +18,7 @@ from tests.unit.fakes import FakeCluster
 
 def test_the_spec_takes_its_fault_kinds_from_the_registry() -> None:
     assert models.FAULT_KINDS is registry.FAULT_KINDS
-    assert (*registry.NODE_FAULTS, *registry.CONSUMER_FAULTS) == registry.FAULT_KINDS
+    assert (*registry.KINDS, *registry.CONSUMER_FAULTS) == registry.FAULT_KINDS
     for kind in registry.FAULT_KINDS:
         assert FaultSpec(at_s=1, kind=kind).kind == kind
 
@@ -38,7 +38,15 @@ def test_an_unknown_kind_lists_every_allowed_word(raw: object, got: str) -> None
     assert message == f"expected one of {', '.join(words)} (got {got})"
 
 
-@pytest.mark.parametrize("kind", list(registry.NODE_FAULTS))
+# Kinds done to one node whose fault stays until healed (or, restart, heals at once).
+NODE_KINDS = ["kill", "stop", "restart", "pause", "isolate", "cut-clients", "cut-replication"]
+
+
+def test_node_kinds_take_a_node_target() -> None:
+    assert all(registry.KINDS[k].target == "node" for k in NODE_KINDS)
+
+
+@pytest.mark.parametrize("kind", NODE_KINDS)
 def test_every_node_kind_injects_and_heals_through_the_protocol(kind: str) -> None:
     cluster = FakeCluster()
     fault = registry.make_fault(kind, cluster, 2)
@@ -60,7 +68,7 @@ def test_a_consumer_kind_is_not_a_node_fault() -> None:
     assert registry.is_consumer_fault("consumer-crash")
     with pytest.raises(ConfigError, match="consumer fault"):
         registry.make_fault("consumer-crash", FakeCluster(), 1)
-    with pytest.raises(ConfigError, match="no node fault of kind 'explode'; kinds: kill, stop"):
+    with pytest.raises(ConfigError, match="no cluster fault of kind 'explode'; kinds: kill, stop"):
         registry.make_fault("explode", FakeCluster(), 1)
 
 

@@ -194,7 +194,8 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
         (
             "name: a\nproducer: {records: 1}\nfaults: [{at_s: 1, kind: explode}]\n",
             "faults[0].kind: expected one of kill, stop, restart, pause, isolate, partition, "
-            "cut-clients, cut-replication, consumer-crash (got 'explode')",
+            "cut-clients, cut-replication, cut-quorum, cut-zookeeper, split, lossy, reassign, "
+            "add-partitions, add-broker, decommission, rolling-restart, consumer-crash (got 'explode')",
         ),
         (
             "name: a\nproducer: {records: 1}\nfaults: [{kind: kill}]\n",
@@ -280,7 +281,7 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
         (
             "name: a\ncluster: {mode: zookeeper}\nproducer: {records: 1}\n"
             "faults: [{at_s: 1, kind: cut-replication, target: zookeeper}]\n",
-            "faults[0].target: ZooKeeper does not replicate partitions; target a broker",
+            "faults[0].target: cut-replication acts on a broker; ZooKeeper cannot be its target",
         ),
         (
             "name: a\nproducer: {records: 1}\nrecovery: {timeout_s: 0}\n",
