@@ -32,6 +32,8 @@ class Planned(Protocol):
     def duration_s(self) -> float | None: ...
     @property
     def options(self) -> FaultOptions: ...
+    @property
+    def optional(self) -> bool: ...
 
 
 class ConsumerControl(Protocol):
@@ -60,8 +62,9 @@ class RealClock:
 class Nemesis:
     """Injects each planned fault at its time and heals it after its duration.
 
-    A fault whose target cannot be resolved (no leader, say) is recorded as
-    `fault.skipped` and the run goes on; faults without a duration stay until
+    A fault whose target cannot be resolved (no leader, say) or whose time never came is
+    recorded as `fault.skipped`, one that raised as `fault.error`, and the run goes on (the
+    verdict's `faults` check makes the cell unknown unless the fault is `optional`); faults without a duration stay until
     the heal phase (`heal_all`). Kinds come from harness.faults.registry; time from
     `clock` (real by default, virtual in unit tests).
     """
@@ -122,6 +125,7 @@ class Nemesis:
 
     def _play(self, p: Planned) -> None:
         if not self._at(p.at_s):
+            self._skipped(p, "the run was stopped before the fault's time")
             return
         self._do(p, heal=False)
         if p.duration_s is not None and self._at(p.at_s + p.duration_s):
@@ -140,7 +144,7 @@ class Nemesis:
                 self._inject(p)
         except Exception as exc:  # a failed fault is history, not the end of the run
             msg = f"fault #{p.index} {p.kind} {'heal' if heal else 'inject'}: {exc}"
-            self.history.append("fault.error", index=p.index, error=msg)
+            self.history.append("fault.error", index=p.index, error=msg, optional=p.optional)
 
     def _inject(self, p: Planned) -> None:
         if is_consumer_fault(p.kind):
@@ -190,10 +194,18 @@ class Nemesis:
         try:
             return Target.parse(text).resolve(self.cluster, self.rng)
         except HarnessError as exc:
-            self.history.append(
-                "fault.skipped", index=p.index, fault=p.kind, target=p.target, reason=str(exc)
-            )
+            self._skipped(p, str(exc))
             return None
+
+    def _skipped(self, p: Planned, reason: str) -> None:
+        self.history.append(
+            "fault.skipped",
+            index=p.index,
+            fault=p.kind,
+            target=p.target,
+            reason=reason,
+            optional=p.optional,
+        )
 
     def restart_crashed(self) -> None:
         """Heal phase: members crashed without a planned restart come back."""

@@ -46,8 +46,8 @@ NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a s
 # --- faults (the nemesis) -----------------------------------------------------------------
 FAULT_INJECT = "fault.inject"  # fault_id, fault (kind), target (node name), + kind's own fields
 FAULT_HEAL = "fault.heal"  # fault_id, the same fields as its inject
-FAULT_SKIPPED = "fault.skipped"  # index (in the spec's faults), fault, target, reason
-FAULT_ERROR = "fault.error"  # index, error (an inject or heal that raised)
+FAULT_SKIPPED = "fault.skipped"  # index (in the spec's faults), fault, target, reason, optional
+FAULT_ERROR = "fault.error"  # index, error (an inject or heal that raised), optional
 FAULT_PREFIX = "fault."
 
 # --- the producer -------------------------------------------------------------------------

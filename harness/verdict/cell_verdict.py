@@ -34,6 +34,23 @@ def run_check(history: list[dict[str, Any]]) -> Check:
     return Check("run", "pass", "every phase ran")
 
 
+def faults_check(history: list[dict[str, Any]]) -> Check:
+    """Did every planned fault happen? One skipped or failed undecides the cell (unless the
+    spec marked it `optional`): a cell that did not do what it claims has shown nothing."""
+    missed, tolerated = [], []
+    for e in history:
+        if e["kind"] not in (ev.FAULT_SKIPPED, ev.FAULT_ERROR):
+            continue
+        why = e.get("reason") or e.get("error") or "?"
+        what = f"fault #{e.get('index', '?')}" + (f" {e['fault']}" if e.get("fault") else "")
+        line = f"{what} {'skipped' if e['kind'] == ev.FAULT_SKIPPED else 'failed'}: {why}"
+        (tolerated if e.get("optional") is True else missed).append(line)
+    if missed:
+        return Check("faults", "unknown", "; ".join(missed))
+    note = f" (optional ones missed: {'; '.join(tolerated)})" if tolerated else ""
+    return Check("faults", "pass", "every planned fault was done" + note)
+
+
 def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:
     """What the last `recovery.end` says: healed or not (None: no such event), and its detail."""
     ends = [e for e in history if e["kind"] == ev.RECOVERY_END]
@@ -58,7 +75,8 @@ def cell_checks(
     wanted = expect.get(RECOVERED)
     flag = None if wanted is None else wanted.expected_flag
     expectations = evaluate(expect, summary)
-    checks = [run_check(history), recovery(healed, detail, flag), *expectations]
+    checks = [run_check(history), faults_check(history), recovery(healed, detail, flag)]
+    checks += expectations
     if not expectations and flag is None:
         checks.append(Check("expect", "unknown", NOTHING_EXPECTED))
     return checks

@@ -204,6 +204,7 @@ class Planned:
     target: str
     duration_s: float | None = None
     options: FaultOptions = field(default_factory=FaultOptions)
+    optional: bool = False
 
 
 class FakeConsumers:

@@ -76,7 +76,7 @@ def test_no_recovery_event_is_unknown(tmp_path: Path) -> None:
 def test_a_healed_cluster_passes_recovery(tmp_path: Path) -> None:
     summary = verdict_of(tmp_path, "{lost: 0}", history(True, "every partition led"))
     assert summary["verdict"] == "pass"
-    assert [c["name"] for c in summary["checks"]] == ["run", "recovery", "lost"]
+    assert [c["name"] for c in summary["checks"]] == ["run", "faults", "recovery", "lost"]
     assert checks(summary)["recovery"] == ("pass", "the cluster healed: every partition led")
 
 
@@ -149,3 +149,35 @@ def test_flags_only_for_recovered(tmp_path: Path, expect: str, message: str) -> 
 
     with pytest.raises(ConfigError, match=message):
         load_spec(spec_file(tmp_path, expect))
+
+
+@pytest.mark.parametrize(
+    ("event", "said"),
+    [
+        (
+            {"kind": "fault.skipped", "index": 1, "fault": "kill", "reason": "no coordinator"},
+            "fault #1 kill skipped: no coordinator",
+        ),
+        (
+            {"kind": "fault.error", "index": 0, "error": "fault #0 reassign inject: timed out"},
+            "fault #0 failed: fault #0 reassign inject: timed out",
+        ),
+    ],
+)
+def test_a_planned_fault_that_did_not_happen_makes_the_cell_unknown(
+    tmp_path: Path, event: dict[str, Any], said: str
+) -> None:
+    events = history(True, "every partition led") + [{"ts": T + 2500, **event}]
+    summary = verdict_of(tmp_path, "{lost: 0}", events)
+    assert summary["verdict"] == "unknown"  # lost 0 passed, but the cell did not do its faults
+    assert checks(summary)["faults"] == ("unknown", said)
+    assert checks(summary)["lost"][0] == "pass"
+
+
+def test_an_optional_fault_that_was_skipped_does_not_undecide_the_cell(tmp_path: Path) -> None:
+    skipped = {"ts": T + 2500, "kind": "fault.skipped", "index": 2, "fault": "kill"}
+    events = history(True, "ok") + [{**skipped, "reason": "no leader", "optional": True}]
+    summary = verdict_of(tmp_path, "{lost: 0}", events)
+    assert summary["verdict"] == "pass"
+    verdict, why = checks(summary)["faults"]
+    assert verdict == "pass" and "optional ones missed: fault #2 kill skipped: no leader" in why

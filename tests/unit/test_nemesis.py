@@ -156,7 +156,9 @@ def test_an_inject_that_raises_is_a_fault_error_and_the_run_goes_on() -> None:
     )
     play(cluster, nemesis, until=60)
     errors = [f for k, f in kinds(cluster) if k == "fault.error"]
-    assert errors == [{"index": 0, "error": "fault #0 kill inject: docker said no"}]
+    assert errors == [
+        {"index": 0, "error": "fault #0 kill inject: docker said no", "optional": False}
+    ]
     assert [(t, op) for t, op, _ in cluster.ops() if op != "kill"] == [(2, "pause"), (3, "unpause")]
     assert len(cluster.faults) == 0  # the failed kill was never booked, so nothing to heal
 
@@ -206,6 +208,9 @@ def test_stop_ends_the_play_before_pending_faults() -> None:
     nemesis.join(5)
     assert nemesis.done
     assert cluster.ops() == [(1, "kill", "broker-1")]  # its heal is the heal phase's job now
+    skipped = [f for k, f in kinds(cluster) if k == "fault.skipped"]
+    assert [(f["index"], f["optional"]) for f in skipped] == [(1, False)]  # it never fired
+    assert "stopped before" in skipped[0]["reason"]
 
 
 def test_random_targets_are_seeded() -> None:
