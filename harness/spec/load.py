@@ -11,6 +11,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import ConfigError
+from harness.faults.options import FaultOptions
 from harness.spec.expect import format_number
 from harness.spec.models import (
     CONSUMER_TAGS,
@@ -229,5 +230,10 @@ def spec_to_yaml(spec: Spec, seed: int) -> str:
     for key in ("consumer", "consumers", "matrix"):
         if data.get(key) is None:
             data.pop(key, None)
+    options = set(FaultOptions.names())
+    data["faults"] = [  # a kind's options only, not every kind's unset ones
+        {k: v for k, v in fault.items() if not (k in options and v is None)}
+        for fault in data["faults"]
+    ]
     header = f"# {spec.name}: expanded by kafka-chaos (defaults filled in), seed {seed}\n"
     return header + yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=100)
