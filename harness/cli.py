@@ -47,17 +47,32 @@ def _plan(spec: Path, seed: int | None, cells: str | None) -> Any:
 
 
 def _print_plan(plan: Any) -> None:
+    from harness.faults.registry import is_operation
+
     seed_note = "" if plan.seed_given else " (chosen; pass --seed to repeat)"
     console.print(
         f"[bold]{plan.spec.name}[/bold]: {len(plan.cells)} cell(s), seed {plan.seed}{seed_note}"
     )
     for cell in plan.cells:
         table = Table(title=f"cell {cell.id}", title_justify="left", show_edge=False)
-        for col in ("at_s", "kind", "target", "duration_s"):
+        for col in ("at_s", "kind", "target", "duration_s", "options"):
             table.add_column(col)
         for f in plan.schedules[cell.id]:
-            dur = "until heal" if f.duration_s is None else f"{f.duration_s:g}"
-            table.add_row(f"{f.at_s:g}", f.kind, f.target, dur)
+            dur = (
+                "once"
+                if is_operation(f.kind)
+                else "until heal"
+                if f.duration_s is None
+                else f"{f.duration_s:g}"
+            )
+            given = ", ".join(f"{k}={v}" for k, v in f.options.given().items())
+            table.add_row(
+                f"{f.at_s:g}",
+                f.kind,
+                f.target or "-",
+                dur,
+                given + (" optional" if f.optional else ""),
+            )
         if cell.params:
             console.print("  " + ", ".join(f"{k}={v}" for k, v in cell.params.items()))
         console.print(table if plan.schedules[cell.id] else "  (no faults)")

@@ -106,6 +106,12 @@ def is_consumer_fault(kind: str) -> bool:
     return kind in CONSUMER_FAULTS
 
 
+def is_operation(kind: str) -> bool:
+    """Done once when it fires (restart, reassign...): no duration, nothing to heal later."""
+    entry = KINDS.get(kind)
+    return entry is not None and entry.operation
+
+
 def kind_of(kind: str) -> FaultKind:
     entry = KINDS.get(kind)
     if entry is None:

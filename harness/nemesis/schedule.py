@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.faults.options import FaultOptions
-from harness.faults.registry import KINDS, is_consumer_fault
+from harness.faults.registry import KINDS, is_consumer_fault, is_operation
 from harness.spec.expect import format_number
 from harness.spec.matrix import Cell
 from harness.spec.models import Spec
@@ -91,7 +91,7 @@ def describe_schedule(cells: Sequence[Cell], seed: int) -> str:
         for f in faults:
             span = (
                 "instant"
-                if KINDS.get(f.kind) is not None and KINDS[f.kind].operation
+                if is_operation(f.kind)
                 else f"for {format_number(f.duration_s)}s"
                 if f.duration_s is not None
                 else "until heal"
