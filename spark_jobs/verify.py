@@ -19,8 +19,9 @@ from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
 from harness.results.layout import CellPaths
-from harness.results.metrics import COUNT_NAMES, SPARK_METRICS
+from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_METRICS
 from spark_jobs import checks_consumers as cc
+from spark_jobs import checks_latency as cl
 from spark_jobs import checks_records as cr
 from spark_jobs import checks_spark as csp
 from spark_jobs import checks_stall as cs
@@ -57,6 +58,8 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         "counts": counts,
         "max_stall_s": None,
         "unavailable_s": None,
+        **dict.fromkeys(LATENCY_METRICS),
+        "ack_latency": {},
         "stalls_by_set": {},
         "stall_windows": [],
         "unavailable_windows": [],
@@ -90,10 +93,13 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
     if ledger is None:
         for name in ("attempted", "acked", "lost", "unacked_present", "lost_never_consumed"):
             undecided[name] = no_ledger
+        undecided.update(dict.fromkeys(("failed", *LATENCY_METRICS), no_ledger))
     else:
         totals = cr.ledger_totals(ledger)
         sends = (totals["first_send"], totals["last_send"])
         counts["attempted"], counts["acked"] = totals["attempted"], totals["acked"]
+        counts["failed"] = cl.failed(ledger)
+        _latency(data, ledger, out)
         if trusted_log is None:
             undecided["lost"] = undecided["unacked_present"] = str(log_reason)
         else:
@@ -177,6 +183,14 @@ def _availability(
     windows = cs.unavailable_windows(data.ledger, gap_ms, (first, last))
     out["unavailable_windows"] = windows
     out["unavailable_s"] = sum(w["end_ms"] - w["start_ms"] for w in windows) / 1000.0
+
+
+def _latency(data: CellData, ledger: DataFrame, out: dict[str, Any]) -> None:
+    """Ack latency over the run, and inside / outside fault windows (checks_latency)."""
+    parts, top, undecided = cl.latency_summary(ledger, data.history, data.has_history)
+    out["ack_latency"] = parts
+    out.update(top)
+    out["undecided"].update(undecided)
 
 
 def _stall(

@@ -12,18 +12,27 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from harness.report.log_tails import read_broker_logs, tails_around
-from harness.report.timeline import fault_windows, plot_timeline, png_data_uri, utc
+from harness.report.timeline import plot_timeline, png_data_uri, utc
 from harness.results import events as ev
 from harness.results.history import read_jsonl
 from harness.results.layout import RAW_FILES, CellPaths
-from harness.results.metrics import COUNT_NAMES
+from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS
 from harness.results.verdicts import as_verdict
+from harness.results.windows import fault_windows
 
 LEDGER_COLUMNS = ["seq", "status", "send_ts", "ack_ts"]
 CONSUMED_COLUMNS = ["seq", "consumer", "ts"]
 # History kinds too chatty for the events table (they are in the plot already).
 QUIET_KINDS = {ev.PRODUCER_ERRORS}
 MAX_EVENT_ROWS = 300
+# What each ack latency figure is over: (the part of spark_jobs.checks_latency, its words).
+LATENCY_ROWS = {
+    "ack_p50_ms": ("all", "median, all acked records"),
+    "ack_p99_ms": ("all", "p99, all acked records"),
+    "ack_max_ms": ("all", "slowest acked record"),
+    "ack_p99_ms_faulted": ("faulted", "p99, records sent while a fault window was open"),
+    "ack_p99_ms_steady": ("steady", "p99, records sent outside every fault window"),
+}
 
 
 def fmt(value: Any) -> str:
@@ -159,6 +168,18 @@ def _faults(inputs: _Inputs) -> tuple[list[dict[str, str]], list[dict[str, Any]]
     return sorted(rows, key=lambda r: r["inject"]), tails
 
 
+def _latency(summary: dict[str, Any], undecided: dict[str, Any]) -> list[tuple[str, ...]]:
+    """(figure, what it is over and how many records, value, why undecided) per latency figure."""
+    parts = summary.get("ack_latency") or {}
+    rows: list[tuple[str, ...]] = []
+    for name in LATENCY_METRICS:
+        part, words = LATENCY_ROWS[name]
+        acked = (parts.get(part) or {}).get("acked")
+        over = words if acked is None else f"{words} ({acked})"
+        rows.append((name, over, fmt(summary.get(name)), str(undecided.get(name, ""))))
+    return rows
+
+
 def _context(cell_dir: Path) -> dict[str, Any]:
     inputs = _Inputs(cell_dir)
     summary = inputs.summary
@@ -179,10 +200,15 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "problems": inputs.problems,
         "params": sorted((summary.get("params") or {}).items()),
         "counts": count_rows,
-        "undecided": sorted((k, str(v)) for k, v in undecided.items() if k not in counts),
+        "undecided": sorted(
+            (k, str(v))
+            for k, v in undecided.items()
+            if k not in counts and k not in LATENCY_METRICS
+        ),
         "checks": summary.get("checks") or [],
         "max_stall_s": summary.get("max_stall_s"),
         "unavailable_s": summary.get("unavailable_s"),
+        "latency": _latency(summary, undecided),
         "stalls_by_set": sorted((summary.get("stalls_by_set") or {}).items()),
         "resumptions": generic_table(summary.get("resumptions") or []),
         "spark": generic_table(

@@ -11,11 +11,13 @@ from rich.table import Table
 
 from harness.report.cell_report import fmt
 from harness.results.layout import RunPaths
-from harness.results.metrics import COUNT_NAMES, SPARK_FIGURES, TIME_METRICS
+from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_FIGURES, TIME_METRICS
 from harness.results.verdicts import Verdict, as_verdict, worst
 
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "unknown": "yellow"}
-METRIC_COLUMNS = TIME_METRICS
+# Top-level figures shown as columns: the times, and of the ack latencies only the p99 (the
+# table is wide already; every latency figure is in the cell report and the JUnit output).
+METRIC_COLUMNS = (*TIME_METRICS, "ack_p99_ms")
 NOT_APPLICABLE = "-"  # a cell without that consumer set, unlike "?" (undecided)
 
 
@@ -141,7 +143,7 @@ def _check_lines(checks: list[dict[str, Any]]) -> str:
 def _system_out(cell: dict[str, Any]) -> str:
     counts = cell.get("counts") or {}
     lines = [f"{name}={fmt(counts.get(name))}" for name in COUNT_NAMES]
-    lines += [f"{name}={fmt(cell.get(name))}" for name in METRIC_COLUMNS]
+    lines += [f"{name}={fmt(cell.get(name))}" for name in (*TIME_METRICS, *LATENCY_METRICS)]
     lines += [f"stall_s.{k}={fmt(v)}" for k, v in (cell.get("stalls_by_set") or {}).items()]
     for name, figures in (cell.get("spark_by_set") or {}).items():
         lines += [f"{k}.{name}={v}" for k, v in figures.items()]

@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from harness.results import events as ev
 from harness.results.consumers import set_of
+from harness.results.windows import fault_windows as fault_windows  # (re-exported)
 
 FAULT_COLOURS = ("tab:orange", "tab:purple", "tab:olive", "tab:cyan", "tab:brown", "tab:pink")
 # Producer series solid and fixed (errors red); consumer sets dashed in the remaining colours.
@@ -27,65 +28,9 @@ SET_COLOURS = ("tab:green", "tab:grey", "black", "tab:pink", "tab:brown")
 
 
 @dataclass(frozen=True)
-class FaultWindow:
-    fault_id: Any
-    fault: str
-    target: str
-    start_ms: int
-    end_ms: int | None  # None: never healed
-
-    @property
-    def label(self) -> str:
-        return f"{self.fault} {self.target}"
-
-
-@dataclass(frozen=True)
 class PhaseMark:
     ts: int
     phase: str
-
-
-# The spec's fault kind a `consumer.crash` event comes from.
-CONSUMER_CRASH_FAULT = "consumer-crash"
-
-
-def fault_windows(events: list[dict[str, Any]]) -> list[FaultWindow]:
-    """Every fault's window, in time order: `fault.inject` up to the `fault.heal` of the same
-    `fault_id`; a consumer crash (`consumer.crash` of a running process, with its pid) up to
-    the next `consumer.launch` of that consumer. A window never closed stays open (None)."""
-    open_: dict[Any, dict[str, Any]] = {}
-    windows: list[FaultWindow] = []
-    for i, event in enumerate(sorted(events, key=lambda e: e["ts"])):
-        kind = event["kind"]
-        if kind in (ev.FAULT_INJECT, ev.FAULT_HEAL):
-            key: Any = ("fault", event.get("fault_id", f"#{i}"))
-        elif kind in (ev.CONSUMER_CRASH, ev.CONSUMER_LAUNCH) and event.get("consumer"):
-            key = ("consumer", str(event["consumer"]))
-        else:
-            continue
-        opens = kind == ev.FAULT_INJECT or (kind == ev.CONSUMER_CRASH and "pid" in event)
-        if opens:
-            if key in open_:  # injected twice without a heal: close the first at the second
-                windows.append(_window(open_.pop(key), event["ts"]))
-            open_[key] = event
-        elif kind in (ev.FAULT_HEAL, ev.CONSUMER_LAUNCH) and key in open_:
-            windows.append(_window(open_.pop(key), event["ts"]))
-    windows.extend(_window(start, None) for start in open_.values())
-    return sorted(windows, key=lambda w: w.start_ms)
-
-
-def _window(start: dict[str, Any], end_ms: int | None) -> FaultWindow:
-    if start["kind"] == ev.CONSUMER_CRASH:
-        return FaultWindow(
-            None, CONSUMER_CRASH_FAULT, str(start["consumer"]), int(start["ts"]), end_ms
-        )
-    return FaultWindow(
-        fault_id=start.get("fault_id"),
-        fault=str(start.get("fault", "fault")),
-        target=str(start.get("target", "?")),
-        start_ms=int(start["ts"]),
-        end_ms=end_ms,
-    )
 
 
 def phase_marks(events: list[dict[str, Any]]) -> list[PhaseMark]:

@@ -9,6 +9,7 @@ interface).
 - tables.py        Arrow schemas of ledger/consumed/log/commits.parquet and their writer
 - history.py       history.jsonl: History (the writer), read_jsonl (a lenient reader)
 - events.py        the history's event kinds and their fields
+- windows.py       fault windows (inject .. heal) read from a history
 - consumers.py     ConsumerRef: "<set>/<member>" names and their file stems
 - member_files.py  a consumer process's files (consumed/commits CSV, events, generation)
 - checkpoint.py    a Spark query's checkpoint and sink commit log

@@ -12,9 +12,20 @@ COUNT_NAMES = (
     "reprocessed",
     "unacked_present",
     "out_of_order",
+    "failed",  # ledger status `fail` (not `unknown`); names are only ever appended
 )
 # Times in seconds, at the summary's top level.
 TIME_METRICS = ("max_stall_s", "unavailable_s")
+# Producer ack latency (ack_ts - send_ts of `ok` records) in ms, at the summary's top level:
+# nearest-rank percentiles and the maximum over all of them; then the p99 of those sent while
+# a fault window was open (fault.inject .. fault.heal) and of the others (a same-run baseline).
+LATENCY_METRICS = (
+    "ack_p50_ms",
+    "ack_p99_ms",
+    "ack_max_ms",
+    "ack_p99_ms_faulted",
+    "ack_p99_ms_steady",
+)
 # Figures of one Spark consumer set (summary "spark_by_set" -> set -> figure).
 SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
 # The Spark figures also summed over the Spark sets, at the summary's top level.

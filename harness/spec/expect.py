@@ -1,5 +1,6 @@
-"""Expectations: bounds on an outcome metric, written `lost: 0` or `max_stall_s: "< 30"`;
-`resumption: exact`; `recovered: false` (the cluster is expected not to heal).
+"""Expectations: bounds on an outcome metric, written `lost: 0`, `max_stall_s: "< 30"` or
+`ack_p99_ms: "< 5000"`; `resumption: exact`; `recovered: false` (the cluster is expected
+not to heal).
 
 The figures themselves are the result folder's (harness.results.metrics); this module says
 how a spec bounds them."""
@@ -15,6 +16,7 @@ from pydantic import BeforeValidator, PlainSerializer
 
 from harness.results.metrics import (
     COUNT_NAMES,
+    LATENCY_METRICS,
     PER_SET_KEYS,
     RECOVERED,
     SPARK_METRICS,
@@ -29,6 +31,7 @@ RESUMPTION = "resumption"
 ALLOWED_METRICS = (
     *COUNT_METRICS,
     *TIME_METRICS,
+    *LATENCY_METRICS,
     *SPARK_METRICS,
     *(f"{m}.<set>" for m in PER_SET_KEYS),
     RESUMPTION,
@@ -37,6 +40,7 @@ ALLOWED_METRICS = (
 __all__ = [
     "ALLOWED_METRICS",
     "COUNT_METRICS",
+    "LATENCY_METRICS",
     "PER_SET_KEYS",
     "RECOVERED",
     "RESUMPTION",
@@ -171,7 +175,7 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
         name = per_set[1]
         if name not in set_names:
             return f"no consumer set named {name!r}; sets: {', '.join(set_names) or 'none'}"
-    elif metric not in COUNT_METRICS + TIME_METRICS + SPARK_METRICS:
+    elif metric not in COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS:
         return f"unknown metric; allowed: {', '.join(ALLOWED_METRICS)}"
     if bound is not None and bound.op == "exact":
         return "'exact' applies only to resumption; expected '<op> <number>'"

@@ -37,7 +37,8 @@ def run_check(history: list[dict[str, Any]]) -> Check:
 def faults_check(history: list[dict[str, Any]]) -> Check:
     """Did every planned fault happen? One skipped or failed undecides the cell (unless the
     spec marked it `optional`): a cell that did not do what it claims has shown nothing."""
-    missed, tolerated = [], []
+    missed: list[str] = []
+    tolerated: list[str] = []
     for e in history:
         if e["kind"] not in (ev.FAULT_SKIPPED, ev.FAULT_ERROR):
             continue
@@ -94,6 +95,8 @@ def cell_params(cell: Cell) -> dict[str, Any]:
         "topic_rf": s.topic.replication_factor,
         "partitions": s.topic.partitions,
     }
+    if s.cluster.spare_brokers:
+        params["spare_brokers"] = s.cluster.spare_brokers
     for key in (
         "min.insync.replicas",
         "offsets.topic.replication.factor",

@@ -287,7 +287,7 @@ def test_resumptions_exact_skipped_and_without_commit(consumer_cell: dict[str, A
             "reread": 0,
         },
     ]
-    assert consumer_cell["undecided"] == {}
+    assert set(consumer_cell["undecided"]) == {"ack_p99_ms_faulted"}  # the cell has no fault
 
 
 # --- stall and unavailability --------------------------------------------------------------

@@ -1,0 +1,130 @@
+"""Producer figures from the ledger: ack latency (over the run, inside fault windows and
+outside them) and failed sends.
+
+Latency = ack_ts - send_ts of `ok` records, in ms. Percentiles are nearest-rank: the p-th is
+the smallest latency that at least p % of the records do not exceed, so it is a latency some
+record really had, and exact. It is computed from the histogram of latencies (one row per
+distinct ms value), so a 10 M-row ledger costs one aggregation, not a sort of its rows.
+
+A record is `faulted` when it was sent while a fault window was open (fault.inject up to the
+fault.heal of the same fault_id, harness.results.windows; a window never healed stays open),
+`steady` otherwise: the same run's baseline. Consumer crashes are not faults of the producer's
+path and do not count.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from harness.results import events as ev
+from harness.results.windows import fault_windows
+
+LATENCY = "latency_ms"
+PART = "part"
+ALL, FAULTED, STEADY = "all", "faulted", "steady"
+PARTS = (ALL, FAULTED, STEADY)
+PERCENTILES = (50, 99)
+FIGURES = ("acked", *(f"p{p}_ms" for p in PERCENTILES), "max_ms")
+# Summary figure -> (part, figure of that part).
+TOP_LEVEL = {
+    "ack_p50_ms": (ALL, "p50_ms"),
+    "ack_p99_ms": (ALL, "p99_ms"),
+    "ack_max_ms": (ALL, "max_ms"),
+    "ack_p99_ms_faulted": (FAULTED, "p99_ms"),
+    "ack_p99_ms_steady": (STEADY, "p99_ms"),
+}
+Period = tuple[int, int | None]  # [start, end) in ms; end None: never healed
+
+
+def failed(ledger: DataFrame) -> int:
+    """Records whose delivery failed for sure (`fail`; an `unknown` one may have been written)."""
+    return ledger.filter(F.col("status") == "fail").count()
+
+
+def fault_periods(history: list[dict[str, Any]]) -> list[Period]:
+    """The windows of faults done to the cluster, in time order."""
+    return [(w.start_ms, w.end_ms) for w in fault_windows(history) if not w.consumer_crash]
+
+
+def sent_during(send_ts: Column, periods: list[Period]) -> Column:
+    """Whether send_ts falls in any [start, end) period."""
+    inside = F.lit(False)
+    for start, end in periods:
+        after = send_ts >= F.lit(start)
+        inside = inside | (after if end is None else after & (send_ts < F.lit(end)))
+    return inside
+
+
+def _rank(p: int) -> Column:
+    """ceil(total * p / 100) in integers: the rank of the p-th percentile."""
+    return F.expr(f"(total * {p} + 99) div 100")
+
+
+def latency_by_part(ledger: DataFrame, periods: list[Period]) -> dict[str, dict[str, int]]:
+    """Per part (all, faulted, steady): acked, p50_ms, p99_ms, max_ms; a part without any
+    acked record (with an ack_ts) is absent."""
+    acked = ledger.filter(
+        (F.col("status") == "ok") & F.col("ack_ts").isNotNull() & F.col("send_ts").isNotNull()
+    )
+    hist = (
+        acked.select(
+            (F.col("ack_ts") - F.col("send_ts")).alias(LATENCY),
+            F.when(sent_during(F.col("send_ts"), periods), FAULTED).otherwise(STEADY).alias(PART),
+        )
+        .groupBy(PART, LATENCY)
+        .agg(F.count(F.lit(1)).alias("n"))
+    )
+    both = hist.unionByName(
+        hist.groupBy(LATENCY)
+        .agg(F.sum("n").alias("n"))
+        .select(F.lit(ALL).alias(PART), LATENCY, "n")
+    )
+    running = Window.partitionBy(PART).orderBy(LATENCY).rowsBetween(Window.unboundedPreceding, 0)
+    ranked = both.withColumn("cum", F.sum("n").over(running)).withColumn(
+        "total", F.sum("n").over(Window.partitionBy(PART))
+    )
+    rows = (
+        ranked.groupBy(PART)
+        .agg(
+            F.max("total").alias("acked"),
+            *(
+                F.min(F.when(F.col("cum") >= _rank(p), F.col(LATENCY))).alias(f"p{p}_ms")
+                for p in PERCENTILES
+            ),
+            F.max(LATENCY).alias("max_ms"),
+        )
+        .collect()
+    )
+    return {str(r[PART]): {k: int(r[k]) for k in FIGURES} for r in rows}
+
+
+def latency_summary(
+    ledger: DataFrame, history: list[dict[str, Any]], has_history: bool
+) -> tuple[dict[str, dict[str, int]], dict[str, int | None], dict[str, str]]:
+    """(figures per part, the TOP_LEVEL figures, why each None one is undecided)."""
+    periods = fault_periods(history)
+    parts = latency_by_part(ledger, periods)
+    if not has_history:  # the fault windows are unknown, so is the split
+        parts = {k: v for k, v in parts.items() if k == ALL}
+    top: dict[str, int | None] = {
+        name: parts[part][figure] if part in parts else None
+        for name, (part, figure) in TOP_LEVEL.items()
+    }
+    why = {
+        ALL: "no acked record with an ack_ts: no ack latency",
+        FAULTED: f"no acked record was sent during the {len(periods)} fault window(s)"
+        if periods
+        else f"no {ev.FAULT_INJECT} in history.jsonl: nothing was sent during a fault",
+        STEADY: "every acked record was sent during a fault window",
+    }
+    if not has_history:
+        why[FAULTED] = why[STEADY] = "history.jsonl missing: fault windows unknown"
+    undecided = {
+        name: why[ALL] if ALL not in parts else why[part]
+        for name, (part, _) in TOP_LEVEL.items()
+        if top[name] is None
+    }
+    return parts, top, undecided

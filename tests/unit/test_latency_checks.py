@@ -1,0 +1,256 @@
+"""Producer ack latency and failed sends on hand-built cells whose answers are known."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from harness.report import render_table, write_cell_report
+from harness.report.run_summary import table_columns, table_rows
+from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS
+from harness.results.tables import LEDGER
+from harness.results.windows import fault_windows
+from harness.spec.expect import ALLOWED_METRICS, metric_problem, parse_bound
+from harness.verdict.checks import evaluate
+
+needs_java = pytest.mark.skipif(
+    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+    reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
+)
+
+T = 1_700_000_000_000
+Row = tuple[Any, ...]
+
+
+def rec(seq: int, send: int, latency: int | None, status: str = "ok") -> Row:
+    """A ledger row sent at `send`, acked `latency` ms later (None: no ack time)."""
+    ack = None if latency is None else send + latency
+    error = None if status == "ok" else "timed out"
+    return (seq, f"k{seq}", 0, seq if status == "ok" else None, status, error, send, ack)
+
+
+def write_cell(root: Path, ledger: list[Row] | None, history: list[dict[str, Any]] | None) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    if ledger is not None:
+        columns: list[Any] = list(zip(*ledger, strict=True)) if ledger else [[]] * len(LEDGER)
+        table = pa.table(
+            {f.name: pa.array(list(c), f.type) for f, c in zip(LEDGER, columns, strict=True)},
+            schema=LEDGER,
+        )
+        pq.write_table(table, root / "ledger.parquet")
+    if history is not None:
+        (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in history))
+    return root
+
+
+def ev(ts: int, kind: str, **fields: Any) -> dict[str, Any]:
+    return {"ts": T + ts, "kind": kind, **fields}
+
+
+PHASES = [ev(0, "phase", phase="workload"), ev(5000, "phase", phase="collect")]
+
+# Records 0..299 sent every 10 ms. Kill 1 is open over [1000, 2000) ms: records 100..199;
+# kill 2 from 2500 ms and never healed: records 250..299. So 150 faulted, 150 steady.
+# A consumer crash over the whole run must not count (it is not on the producer's path).
+SPLIT_HISTORY = [
+    *PHASES,
+    ev(0, "consumer.crash", consumer="group/m0", pid=7),
+    ev(1000, "fault.inject", fault_id=1, fault="kill", target="kafka-1"),
+    ev(1500, "fault.heal", fault_id=9, fault="kill", target="kafka-3"),  # heals nothing open
+    ev(2000, "fault.heal", fault_id=1, fault="kill", target="kafka-1"),
+    ev(2500, "fault.inject", fault_id=2, fault="kill", target="kafka-2"),
+    ev(4000, "consumer.launch", consumer="group/m0", pid=8),
+]
+
+
+def split_ledger() -> list[Row]:
+    """Steady records take 1..150 ms and faulted ones 1001..1150 ms, in send order; three
+    more records failed or are unknown during kill 1 (never in the latency)."""
+    rows: list[Row] = []
+    steady = faulted = 0
+    for i in range(300):
+        if 100 <= i < 200 or i >= 250:
+            faulted += 1
+            rows.append(rec(i, T + 10 * i, 1000 + faulted))
+        else:
+            steady += 1
+            rows.append(rec(i, T + 10 * i, steady))
+    rows += [rec(300, T + 1200, 30_000, "fail"), rec(301, T + 1300, None, "fail")]
+    rows += [rec(302, T + 1400, None, "unknown")]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def spark() -> Iterator[Any]:
+    from spark_jobs.session import local_session
+
+    session = local_session("kafka-chaos-test-latency")
+    yield session
+    session.stop()
+
+
+def verify(spark: Any, cell: Path) -> dict[str, Any]:
+    from spark_jobs.verify import verify_cell
+
+    return verify_cell(spark, cell)
+
+
+@needs_java
+def test_percentiles_are_exact_nearest_rank(tmp_path: Path, spark: Any) -> None:
+    # Latencies 1..100 ms in shuffled send order, plus failures that must not count.
+    ledger = [rec(i, T + 10 * i, (i * 37) % 100 + 1) for i in range(100)]
+    ledger += [rec(100, T + 2000, 9_999, "fail"), rec(101, T + 2010, None, "fail")]
+    ledger += [rec(102, T + 2020, None, "unknown")]
+    out = verify(spark, write_cell(tmp_path, ledger, PHASES))
+    assert (out["ack_p50_ms"], out["ack_p99_ms"], out["ack_max_ms"]) == (50, 99, 100)
+    assert out["counts"]["failed"] == 2 and out["counts"]["acked"] == 100
+    assert out["ack_p99_ms_steady"] == 99  # no fault: every record is steady
+    assert out["ack_p99_ms_faulted"] is None
+    assert "no fault.inject" in out["undecided"]["ack_p99_ms_faulted"]
+    assert not {"ack_p50_ms", "ack_p99_ms", "ack_max_ms", "failed"} & set(out["undecided"])
+
+
+@needs_java
+def test_percentiles_with_ties_are_latencies_records_had(tmp_path: Path, spark: Any) -> None:
+    from spark_jobs.cell_data import LEDGER_SCHEMA, read_parquet
+    from spark_jobs.checks_latency import latency_by_part
+
+    # Ranks: p50 -> 3rd of 5 (5 ms), p99 -> 5th (200 ms); no interpolated 102.5.
+    ledger = [rec(i, T + i, lat) for i, lat in enumerate([200, 5, 10, 5, 5])]
+    frame = read_parquet(
+        spark, write_cell(tmp_path, ledger, None) / "ledger.parquet", LEDGER_SCHEMA
+    )
+    assert frame is not None
+    parts = latency_by_part(frame, [])
+    assert parts == {
+        "all": {"acked": 5, "p50_ms": 5, "p99_ms": 200, "max_ms": 200},
+        "steady": {"acked": 5, "p50_ms": 5, "p99_ms": 200, "max_ms": 200},
+    }
+
+
+@needs_java
+def test_faulted_and_steady_split_by_fault_windows(tmp_path: Path, spark: Any) -> None:
+    out = verify(spark, write_cell(tmp_path, split_ledger(), SPLIT_HISTORY))
+    assert out["ack_latency"] == {
+        # 300 records: rank 150 is the slowest steady one, rank 297 the 147th faulted one.
+        "all": {"acked": 300, "p50_ms": 150, "p99_ms": 1147, "max_ms": 1150},
+        # 150 each (the window's start is in it, its heal is not): rank ceil(148.5) = 149.
+        "faulted": {"acked": 150, "p50_ms": 1075, "p99_ms": 1149, "max_ms": 1150},
+        "steady": {"acked": 150, "p50_ms": 75, "p99_ms": 149, "max_ms": 150},
+    }
+    assert (out["ack_p99_ms_faulted"], out["ack_p99_ms_steady"]) == (1149, 149)
+    assert (out["ack_p50_ms"], out["ack_p99_ms"], out["ack_max_ms"]) == (150, 1147, 1150)
+    assert out["counts"]["failed"] == 2
+    assert not set(LATENCY_METRICS) & set(out["undecided"])
+
+
+@needs_java
+def test_every_acked_record_inside_a_fault_leaves_steady_undecided(
+    tmp_path: Path, spark: Any
+) -> None:
+    history = [*PHASES, ev(0, "fault.inject", fault_id=1, fault="pause", target="kafka-1")]
+    ledger = [rec(i, T + 10 * i, 20 + i) for i in range(10)]
+    out = verify(spark, write_cell(tmp_path, ledger, history))
+    assert out["ack_p99_ms_faulted"] == 29 and out["ack_p99_ms_steady"] is None
+    assert "every acked record" in out["undecided"]["ack_p99_ms_steady"]
+
+
+@needs_java
+def test_empty_ledger_is_undecided_and_fails_nothing(tmp_path: Path, spark: Any) -> None:
+    out = verify(spark, write_cell(tmp_path, [], SPLIT_HISTORY))
+    assert out["counts"]["failed"] == 0 and out["ack_latency"] == {}
+    for name in LATENCY_METRICS:
+        assert out[name] is None
+        assert out["undecided"][name] == "no acked record with an ack_ts: no ack latency"
+
+
+@needs_java
+def test_only_failures_give_no_latency(tmp_path: Path, spark: Any) -> None:
+    ledger = [rec(i, T + i, None, "fail") for i in range(3)]
+    out = verify(spark, write_cell(tmp_path, ledger, SPLIT_HISTORY))
+    assert out["counts"]["failed"] == 3 and out["ack_p99_ms"] is None
+    assert "no acked record" in out["undecided"]["ack_p99_ms"]
+
+
+@needs_java
+def test_missing_ledger_or_history(tmp_path: Path, spark: Any) -> None:
+    out = verify(spark, write_cell(tmp_path / "a", None, SPLIT_HISTORY))
+    assert out["counts"]["failed"] is None
+    for name in ("failed", *LATENCY_METRICS):
+        assert out["undecided"][name] == "ledger.parquet missing"
+    out = verify(spark, write_cell(tmp_path / "b", split_ledger(), None))
+    assert out["ack_p99_ms"] == 1147  # the run as a whole is still decided
+    assert out["ack_p99_ms_faulted"] is None and out["ack_p99_ms_steady"] is None
+    assert set(out["ack_latency"]) == {"all"}
+    assert "history.jsonl missing" in out["undecided"]["ack_p99_ms_steady"]
+
+
+# --- plain Python: the windows, the bounds, the tables ---------------------------------------
+
+
+def test_consumer_crashes_are_windows_but_not_producer_faults() -> None:
+    windows = fault_windows(SPLIT_HISTORY)
+    assert [(w.label, w.consumer_crash) for w in windows] == [
+        ("consumer-crash group/m0", True),
+        ("kill kafka-1", False),
+        ("kill kafka-2", False),
+    ]
+
+
+def summary(**top: Any) -> dict[str, Any]:
+    counts = dict.fromkeys(COUNT_NAMES, 0)
+    counts["failed"] = 12
+    latency = dict.fromkeys(LATENCY_METRICS)
+    return {"counts": counts, **latency, "undecided": {}, **top}
+
+
+def test_expectations_bound_latency_and_failed() -> None:
+    assert {"failed", *LATENCY_METRICS} <= set(ALLOWED_METRICS)
+    assert metric_problem("ack_p99_ms_faulted", parse_bound("< 5000"), []) is None
+    assert "unknown metric" in str(metric_problem("ack_p98_ms", parse_bound(1), []))
+    expect = {"ack_p99_ms": parse_bound("< 5000"), "failed": parse_bound("<= 10")}
+    reason = {"ack_p99_ms_faulted": "no acked record was sent during the 1 fault window(s)"}
+    checks = evaluate(
+        {**expect, "ack_p99_ms_faulted": parse_bound("> 100")},
+        summary(ack_p99_ms=4200, undecided=reason),
+    )
+    assert [(c.name, c.verdict) for c in checks] == [
+        ("ack_p99_ms", "pass"),
+        ("failed", "fail"),
+        ("ack_p99_ms_faulted", "unknown"),
+    ]
+    assert checks[0].detail == "ack_p99_ms = 4200, expected < 5000"
+    assert "no acked record was sent" in checks[2].detail
+
+
+def test_run_table_shows_failed_and_ack_p99_only() -> None:
+    cell = {"cell": "c1", "verdict": "pass", **summary(ack_p99_ms=870, ack_max_ms=9000)}
+    columns = table_columns([cell])
+    assert columns[-2:] == ["unavailable_s", "ack_p99_ms"] and "ack_max_ms" not in columns
+    row = dict(zip(columns, table_rows([cell])[0], strict=True))
+    assert (row["failed"], row["ack_p99_ms"]) == ("12", "870")
+    assert len(render_table([cell]).columns) == len(columns)
+
+
+def test_cell_report_shows_latency_with_reasons(tmp_path: Path) -> None:
+    cell = {
+        "cell": "c1",
+        "verdict": "pass",
+        **summary(ack_p50_ms=12, ack_p99_ms=870, ack_max_ms=9000, ack_p99_ms_steady=40),
+        "ack_latency": {"all": {"acked": 5, "p50_ms": 12, "p99_ms": 870, "max_ms": 9000}},
+        "undecided": {"ack_p99_ms_faulted": "no fault.inject in history.jsonl: nothing sent"},
+    }
+    (tmp_path / "summary.json").write_text(json.dumps(cell))
+    html = write_cell_report(tmp_path).read_text()
+    section = html.split("<h2>Producer acks</h2>", 1)[1].split("<h2>", 1)[0]
+    assert "870" in section and "9000" in section and ">40<" in section
+    assert "no fault.inject in history.jsonl" in section
+    assert "<td>failed</td>" in html  # a count, in the counts table
