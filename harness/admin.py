@@ -11,6 +11,7 @@ from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import (
     AdminClient,
     ClusterMetadata,
+    NewPartitions,
     NewTopic,
     PartitionMetadata,
     TopicMetadata,
@@ -145,6 +146,32 @@ class ClusterAdmin:
             raise HarnessError(f"creating topic {name!r} failed: {exc}") from exc
         self.wait_all_led(name, partitions, timeout_s)
 
+    def create_partitions(self, name: str, total: int, timeout_s: float = 60) -> None:
+        """Grow a topic to `total` partitions (returns once the controller accepted it)."""
+        attempts = 0
+
+        def grow(client: AdminClient) -> None:
+            # As in create_topic: after an attempt that may have gone through, a broker
+            # answering "already has `total` partitions" means ours did.
+            nonlocal attempts
+            attempts += 1
+            request = NewPartitions(name, total)
+            try:
+                client.create_partitions([request], operation_timeout=timeout_s)[name].result()
+            except KafkaException as exc:
+                error = exc.args[0]
+                if attempts == 1 or error.code() != KafkaError.INVALID_PARTITIONS:
+                    raise
+                if len(client.list_topics(name, timeout=10).topics[name].partitions) != total:
+                    raise
+
+        try:
+            self._ask("CreatePartitions", grow)
+        except HarnessError as exc:
+            raise HarnessError(
+                f"growing topic {name!r} to {total} partitions failed: {exc}"
+            ) from exc
+
     def wait_all_led(self, name: str, partitions: int, timeout_s: float) -> None:
         """Until every trusted broker's metadata has the topic with a leader for each partition.
 
@@ -177,7 +204,9 @@ class ClusterAdmin:
 
         After a partition heals, a broker that was cut off can go on describing its
         stale view (itself as leader, an old high watermark) for a while; a client
-        bootstrapped from it would read that. None until all views agree.
+        bootstrapped from it would read that. None until all views agree. Every partition
+        a broker lists counts, `partitions` at least (the topic may have been grown), so
+        the views also agree on the partition count.
         """
         views: list[dict[int, int]] = []
         for port in self._trusted_ports():
@@ -189,7 +218,7 @@ class ClusterAdmin:
             if topic is None or topic.error is not None:
                 return None
             view: dict[int, int] = {}
-            for p in range(partitions):
+            for p in range(max(partitions, len(topic.partitions))):
                 part = topic.partitions.get(p)
                 if part is None or part.leader < 0 or len(part.isrs) != len(part.replicas):
                     return None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import gc
 import time
 import uuid
@@ -16,6 +17,7 @@ from docker.errors import APIError, DockerException
 from testcontainers.core.network import Network
 
 from harness.admin import ClusterAdmin
+from harness.cluster.operations import ClusterOperations
 from harness.cluster.shortcuts import FaultShortcuts
 from harness.cluster.views import AdminViews
 from harness.common.client_log import CLIENT_LOGGER
@@ -28,11 +30,13 @@ from harness.nodes.ports import busy_ports, free_ports
 from harness.nodes.reaper import RunGuard, remove_dead_runs, remove_run, run_labels
 from harness.nodes.topology import (
     DEFAULT_VERSION,
+    INTERNAL_PORT,
     Mode,
     NodeSpec,
     kafka_properties,
     new_cluster_id,
     plan_nodes,
+    plan_spares,
     validate,
     zookeeper_properties,
 )
@@ -55,7 +59,7 @@ def docker_client() -> docker.DockerClient:
     return client
 
 
-class KafkaCluster(AdminViews, FaultShortcuts):
+class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
     """Brokers (KRaft combined nodes, dedicated controllers, or ZooKeeper mode) on a private network.
 
     Broker settings not given keep Kafka's own defaults, so a default-config
@@ -73,23 +77,28 @@ class KafkaCluster(AdminViews, FaultShortcuts):
         broker_config: Mapping[str, object] | None = None,
         *,
         controllers: int = 0,
+        spare_brokers: int = 0,
         run_id: str | None = None,
         history: History | None = None,
         start_timeout_s: float = 180,
         logs_dir: Path | None = None,
     ) -> None:
         config = dict(broker_config or {})
-        validate(mode, brokers, version, controllers, config)
+        validate(mode, brokers, version, controllers, config, spare_brokers)
         self.mode = cast(Mode, mode)
         self.broker_count = brokers
         self.version = version
         self.broker_config = config
         self.controller_count = controllers
+        self.spare_count = spare_brokers
         self.run_id = run_id or uuid.uuid4().hex[:10]
         self.history = history or History()
         self.start_timeout_s = start_timeout_s
         self.logs_dir = logs_dir
         self.nodes: list[ClusterNode] = []
+        self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
+        self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
+        self._wiring: tuple[str, Network, list[NodeSpec], str | None] | None = None
         self.faults = ActiveFaults()  # injected and not yet healed, kept by the faults
         self._guard: RunGuard | None = None
         self._admin: ClusterAdmin | None = None
@@ -123,8 +132,7 @@ class KafkaCluster(AdminViews, FaultShortcuts):
         network = Network(docker_network_kw={"labels": run_labels(self.run_id)})
         network.name = f"kc-{self.run_id}"
         network.create()
-        ports = free_ports(self.broker_count)
-        specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports)
+        ports, specs = self._plan()
         cluster_id = new_cluster_id() if self.mode == "kraft" else None
         self.history.append(
             "cluster.start",
@@ -133,9 +141,11 @@ class KafkaCluster(AdminViews, FaultShortcuts):
             version=self.version,
             nodes=[s.name for s in specs],
             broker_config=self.broker_config,
+            **({"spares": [s.name for s in self._spares]} if self._spares else {}),
         )
         for attempt in range(1, PORT_ATTEMPTS + 1):
             try:
+                self._wiring = (image, network, specs, cluster_id)
                 self._create_nodes(image, network, specs, cluster_id)
                 return
             except APIError as exc:
@@ -155,8 +165,14 @@ class KafkaCluster(AdminViews, FaultShortcuts):
             self.history.append(
                 "cluster.ports_retry", attempt=attempt, ports=ports, busy=busy, error=error
             )
-            ports = free_ports(self.broker_count)
-            specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports)
+            ports, specs = self._plan()
+
+    def _plan(self) -> tuple[list[int], list[NodeSpec]]:
+        """Host ports and nodes; the spares' ports are picked now with the others (kept aside)."""
+        ports = free_ports(self.broker_count + self.spare_count)
+        self._spares = plan_spares(self.broker_count, ports[self.broker_count :])
+        specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports)
+        return ports, specs
 
     def _create_nodes(
         self, image: str, network: Network, specs: list[NodeSpec], cluster_id: str | None
@@ -224,7 +240,125 @@ class KafkaCluster(AdminViews, FaultShortcuts):
             self._guard = None
             self.history.append("cluster.removed", run_id=self.run_id)
         self.nodes = []
+        self.retired = []
         self.faults.clear()
+
+    # --- membership: spares join, decommissioned brokers leave ------------------------------
+    def spare_ids(self) -> list[int]:
+        """Broker ids declared as spares and not started yet, lowest first."""
+        return sorted(s.kafka_id for s in self._spares)
+
+    def add_broker(self, broker_id: int) -> ClusterNode:
+        """Start a spare and wait (start_timeout_s) until the cluster's metadata lists it.
+
+        It joins `nodes` only then, so admin requests, heal_all and wait_registered count it
+        from that moment on. A spare that does not come up is stopped, kept with the
+        retired (its log is saved) and is no spare any more.
+        """
+        spec = next((s for s in self._spares if s.kafka_id == broker_id), None)
+        if spec is None:
+            raise ConfigError(
+                f"broker {broker_id} is no spare of this cluster (spares left: {self.spare_ids()})"
+            )
+        self._spares.remove(spec)
+        deadline = time.monotonic() + self.start_timeout_s
+        node = self._create_spare(spec)
+        try:
+            node.wait_started(max(1.0, deadline - time.monotonic()))
+            wait_until(
+                lambda: broker_id in self.admin.registered_brokers(timeout_s=5),
+                max(0.0, deadline - time.monotonic()),
+                f"broker {broker_id} registered",
+                retry_on=Exception,
+            )
+        except BaseException:
+            with contextlib.suppress(Exception):
+                node.stop()
+            self.retired.append(node)
+            raise
+        self.nodes.append(node)
+        return node
+
+    def _create_spare(self, spec: NodeSpec) -> ClusterNode:
+        """The spare's container on the cluster network; a new host port if its own (picked
+        at start) was taken since: it has never advertised the old one."""
+        if self._wiring is None:
+            raise HarnessError("the cluster is not running; use it inside 'with KafkaCluster(...)'")
+        image, network, specs, cluster_id = self._wiring
+        for attempt in range(1, PORT_ATTEMPTS + 1):
+            properties = kafka_properties(self.mode, spec, specs, self.broker_config)
+            node = ClusterNode(spec, image, network, self.run_id, properties, cluster_id)
+            try:
+                node.create()
+                return node
+            except APIError as exc:
+                if busy_ports(exc) is None or attempt == PORT_ATTEMPTS:
+                    raise
+            with contextlib.suppress(DockerException):
+                docker_client().containers.get(f"kc-{self.run_id}-{spec.name}").remove(force=True)
+            spec = dataclasses.replace(spec, host_port=free_ports(1)[0])
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def retire(self, broker_id: int) -> None:
+        """Stop a broker for good; heal_all no longer brings it back, wait_registered no longer
+        expects it, save_logs still saves its log.
+
+        The stop is graceful (controlled shutdown hands its leaderships over at once). A
+        stopped KRaft broker stays registered (fenced) until the controller is told to drop
+        it, so it is unregistered (kafka-cluster unregister); in ZooKeeper mode the
+        registration ends with the broker's session. Faults still touching it are healed
+        first: an iptables chain in a stopped container could never be removed.
+        """
+        node = self.node(broker_id)
+        if not node.is_broker or len(self.broker_nodes) < 2:
+            raise ConfigError(f"{node.name} cannot retire: it is no broker or the last one")
+        for fault in reversed(list(self.faults)):
+            if node in fault.affected_nodes():
+                fault.heal()
+        self.nodes.remove(node)  # first: a heal_all running now must not start it again
+        self.retired.append(node)
+        node.stop()
+        deadline = time.monotonic() + self.start_timeout_s
+        if self.mode == "kraft":
+            self._unregister(broker_id, deadline)
+        wait_until(
+            lambda: broker_id not in self.admin.registered_brokers(timeout_s=5),
+            max(0.0, deadline - time.monotonic()),
+            f"broker {broker_id} gone from the cluster's metadata",
+            retry_on=Exception,
+        )
+
+    def _unregister(self, broker_id: int, deadline: float) -> None:
+        """Kafka's ClusterTool unregister, run inside a trusted broker (3.9 and 4.x alike)."""
+
+        def attempt() -> str:
+            """Empty once unregistered (or never registered); else what the tool said."""
+            errors = []
+            for node in self.trusted_brokers():
+                code, out = node.exec(
+                    "java",
+                    "-Xmx128m",
+                    "-cp",
+                    "/opt/kafka/libs/*",
+                    "org.apache.kafka.tools.ClusterTool",
+                    "unregister",
+                    "--bootstrap-server",
+                    f"{node.name}:{INTERNAL_PORT}",
+                    "--id",
+                    str(broker_id),
+                )
+                if code == 0 or "BrokerIdNotRegisteredException" in out:
+                    return ""
+                errors.append(f"{node.name}: {out.strip().splitlines()[-1:] or code}")
+            return "; ".join(errors) or "no running broker to ask"
+
+        wait_until(
+            attempt,
+            max(0.0, deadline - time.monotonic()),
+            f"broker {broker_id} unregistered",
+            done=lambda error: not error,
+            interval_s=2.0,
+        )
 
     # --- addresses, nodes and the admin client ----------------------------------------------------
     @property
@@ -274,7 +408,7 @@ class KafkaCluster(AdminViews, FaultShortcuts):
 
     def save_logs(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)
-        for node in self.nodes:
+        for node in [*self.nodes, *self.retired]:
             (directory / f"{node.spec.node_id or node.name}.log").write_text(
                 node.logs(), encoding="utf-8"
             )

@@ -1,18 +1,54 @@
-"""STUB: add-broker (to be written)."""
+"""add-broker: start a spare broker (cluster.spare_brokers) and wait until it has registered.
+
+A new broker takes no partitions by itself: what it changes is where the next topic, the
+next reassignment or a decommission can put replicas, and what clients must discover.
+"""
 
 from __future__ import annotations
 
+import re
+
+from harness.errors import FaultError
 from harness.faults.control import NodeRef, Operable
 from harness.faults.operation import Operation
 from harness.faults.options import FaultOptions
 
 
 class AddBrokerFault(Operation):
+    """Target `broker:<id>` (a spare) or None for the lowest spare left.
+
+    Outcome: `broker` (its id), `registered` (listed in the cluster's metadata); the
+    Operation adds `completed` and `elapsed_s`.
+    """
+
     kind = "add-broker"
 
     def __init__(self, cluster: Operable, target: NodeRef | None, options: FaultOptions) -> None:
         super().__init__(cluster, options)
         self.target = target
+        # Resolved when the fault is made, i.e. when it fires: "next" is the next one *now*.
+        self.broker_id = _spare_id(target, cluster.spare_ids())
+
+    def target_name(self) -> str:
+        return f"broker-{self.broker_id}" if self.broker_id is not None else "spare"
 
     def _inject(self) -> None:
-        raise NotImplementedError("add-broker")
+        spares = self.ops.spare_ids()
+        if self.broker_id is None or self.broker_id not in spares:
+            wanted = "a spare broker" if self.target is None else repr(self.target)
+            raise FaultError(
+                f"add-broker: {wanted} is not a spare left to start (spares left: {spares or 'none'})"
+            )
+        self.outcome.update(broker=self.broker_id, registered=False)
+        self.ops.add_broker(self.broker_id)
+        self.outcome["registered"] = True  # add_broker returns once the metadata lists it
+
+
+def _spare_id(target: NodeRef | None, spares: list[int]) -> int | None:
+    """The broker id the target names (None when it names none, or no spare is left)."""
+    if target is None or target == "":
+        return min(spares) if spares else None
+    if isinstance(target, int):
+        return target
+    m = re.fullmatch(r"(?:broker:)?(\d+)", target.strip())
+    return int(m[1]) if m else None

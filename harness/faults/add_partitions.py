@@ -1,10 +1,19 @@
-"""STUB: add-partitions (to be written)."""
+"""add-partitions: grow the workload's topic to `count` partitions, as an operator would.
+
+Done once when it fires (CreatePartitions), then waited for, bounded, until the metadata
+shows every partition with a leader. Records hash over the new count from then on, so
+the workload (its metadata refreshed every few seconds) writes to and reads from them.
+The heal records topic, before and after (partition counts), completed and elapsed_s.
+"""
 
 from __future__ import annotations
 
+from harness.common.waiting import wait_until
+from harness.errors import FaultError, HarnessError
 from harness.faults.control import NodeRef, Operable
 from harness.faults.operation import Operation
 from harness.faults.options import FaultOptions
+from harness.faults.reassign import parse_topic_target, require_topic
 
 
 class AddPartitionsFault(Operation):
@@ -14,5 +23,34 @@ class AddPartitionsFault(Operation):
         super().__init__(cluster, options)
         self.target = target
 
+    def target_name(self) -> str:
+        return str(self.target)
+
     def _inject(self) -> None:
-        raise NotImplementedError("add-partitions")
+        topic, partition = parse_topic_target(self.target)
+        count = self.options.count
+        if partition is not None or count is None:
+            raise FaultError(
+                f"add-partitions takes a topic target and count (got {self.target!r}, {count})"
+            )
+        require_topic(self.ops, topic)
+        before = len(self.ops.partition_states(topic))
+        self.outcome.update(topic=topic, before=before)
+        if count <= before:
+            raise FaultError(
+                f"topic {topic!r} has {before} partitions; count must be more ({count})"
+            )
+        self.ops.add_partitions(topic, count)
+
+        def unled() -> list[int]:
+            states = self.ops.partition_states(topic)
+            return [p for p in range(count) if p not in states or states[p].leader is None]
+
+        wait_until(
+            unled,
+            self.options.operation_timeout_s,
+            f"{count} partitions of {topic}, each with a leader",
+            done=lambda missing: not missing,
+            retry_on=HarnessError,
+        )
+        self.outcome["after"] = len(self.ops.partition_states(topic))

@@ -28,6 +28,10 @@ class Node(Protocol):
     @property
     def is_controller(self) -> bool: ...
     @property
+    def node_id(self) -> int | None:
+        """Kafka node id (broker or controller); None for ZooKeeper."""
+
+    @property
     def host_port(self) -> int | None:
         """The client port published on 127.0.0.1 (brokers only)."""
 

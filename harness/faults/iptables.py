@@ -65,3 +65,37 @@ def drop_port(port: int) -> list[list[str]]:
         ["-p", "tcp", "--dport", str(port), "-j", "DROP"],
         ["-p", "tcp", "--sport", str(port), "-j", "DROP"],
     ]
+
+
+def drop_port_with(port: int, peer_ips: Sequence[str]) -> list[list[str]]:
+    """Drop TCP traffic with the given addresses where either end is `port` (one listener's
+    traffic, whichever side listens); everything else to and from them still flows."""
+    return [
+        [addr, ip, "-p", "tcp", end, str(port), "-j", "DROP"]
+        for ip in peer_ips
+        for addr in ("-s", "-d")
+        for end in ("--dport", "--sport")
+    ]
+
+
+def random_drop(probability: float) -> list[str]:
+    """Drop a random fraction of the packets that reach this rule (the statistic match)."""
+    rule = ["-m", "statistic", "--mode", "random", "--probability"]
+    return [*rule, f"{probability:.6f}", "-j", "DROP"]
+
+
+def packet_counts(node: Node, chain: str) -> list[tuple[int, str]] | None:
+    """(packets, target) of each rule of the chain in order ("" for a rule without a target,
+    which only counts); None when the chain cannot be read (node down, chain gone)."""
+    if not node.is_up():
+        return None
+    code, output = node.exec("iptables", "-w", "-L", chain, "-v", "-n", "-x")
+    if code != 0:
+        return None
+    rows = []
+    for line in output.splitlines()[2:]:  # "Chain KC_1 (...)", then the column names
+        words = line.split()
+        if len(words) >= 3 and words[0].isdigit():
+            target = words[2] if words[2].isupper() else ""  # else it is the protocol column
+            rows.append((int(words[0]), target))
+    return rows

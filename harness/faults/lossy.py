@@ -1,21 +1,75 @@
-"""STUB: lossy (to be written)."""
+"""A lossy link: a random fraction of the target broker's packets dropped, both directions.
+
+iptables' statistic match in the fault's own chain; no netem on these kernels. Each scope
+is a set of filters; every filter gets a rule without a target (it only counts what the
+filter matched) followed by the same filter with the random DROP, so the heal can record
+how many packets were seen and how many dropped before the chain goes.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.faults import iptables
 from harness.faults.base import NodeFault
 from harness.faults.control import NodeControl, NodeRef
-from harness.faults.options import FaultOptions
+from harness.faults.options import FaultOptions, LossScope
+
+# Packets on the loopback interface (the node talking to itself) are never dropped.
+LOOPBACK = [["-i", "lo", "-j", "RETURN"], ["-o", "lo", "-j", "RETURN"]]
 
 
 class LossyFault(NodeFault):
+    """History: loss, scope; at heal also matched_packets and dropped_packets (None when the
+    counters were gone, e.g. the node was restarted meanwhile)."""
+
     kind = "lossy"
 
     def __init__(self, cluster: NodeControl, target: NodeRef, options: FaultOptions) -> None:
         super().__init__(cluster, target)
-        self.options = options
+        if options.loss is None or not 0 < options.loss <= 1:
+            raise ConfigError(f"lossy needs loss: a fraction 0 < loss <= 1 (got {options.loss})")
+        if not self.node.is_broker:
+            raise ConfigError(f"lossy acts on a broker, not {self.node.name}")
+        self.loss: float = options.loss
+        self.scope: LossScope = options.scope or "all"
+        self.counts: dict[str, int | None] = {}
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "loss": self.loss, "scope": self.scope, **self.counts}
+
+    def filters(self) -> list[list[str]]:
+        """iptables matches of the packets this fault may drop (one rule each way)."""
+        if self.scope == "clients":
+            port = self.node.host_port
+            if port is None:
+                raise ConfigError(f"{self.node.name} has no client listener")
+            return [["-p", "tcp", "--dport", str(port)], ["-p", "tcp", "--sport", str(port)]]
+        if self.scope == "replication":
+            peers = [n.ip() for n in self.cluster.broker_nodes if n is not self.node]
+            ips = [ip for ip in peers if ip]
+            if not ips:
+                raise ConfigError(
+                    f"lossy replication: no other running broker than {self.node.name}"
+                )
+            return [[addr, ip] for ip in ips for addr in ("-s", "-d")]
+        return [[]]  # every packet, loopback excepted (see rules)
+
+    def rules(self) -> list[list[str]]:
+        out = list(LOOPBACK) if self.scope == "all" else []
+        for match in self.filters():
+            out += [match, [*match, *iptables.random_drop(self.loss)]]
+        return out
 
     def _inject(self) -> None:
-        raise NotImplementedError("lossy")
+        iptables.install(self.node, iptables.chain_for(self.id), self.rules())
 
     def _heal(self) -> None:
-        raise NotImplementedError("lossy")
+        chain = iptables.chain_for(self.id)
+        rows = iptables.packet_counts(self.node, chain)
+        self.counts = {
+            "matched_packets": None if rows is None else sum(n for n, t in rows if not t),
+            "dropped_packets": None if rows is None else sum(n for n, t in rows if t == "DROP"),
+        }
+        iptables.remove(self.node, chain)

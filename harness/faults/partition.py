@@ -22,10 +22,17 @@ class PartitionFault(Fault):
     kind = "partition"
 
     def __init__(
-        self, cluster: NodeControl, sides: Sequence[Iterable[NodeRef]], label: str = "split"
+        self,
+        cluster: NodeControl,
+        sides: Sequence[Iterable[NodeRef]],
+        label: str = "split",
+        port: int | None = None,
     ) -> None:
+        """`port`: cut only the TCP traffic where one end is this port (a listener), not
+        every packet between the sides."""
         super().__init__(cluster)
         self.label = label
+        self.port = port
         self.sides: list[list[Node]] = [[cluster.node(r) for r in side] for side in sides]
         names = [n.name for side in self.sides for n in side]
         if len(self.sides) < 2 or any(not side for side in self.sides):
@@ -82,7 +89,13 @@ class PartitionFault(Fault):
     def describe(self) -> dict[str, Any]:
         # `target`: the cut-off side (every fault names one), e.g. "broker-1" for isolate.
         target = ",".join(n.name for n in self.affected_nodes())
-        return {"fault": self.kind, "target": target, "shape": self.label, "sides": self._names()}
+        out: dict[str, Any] = {
+            "fault": self.kind,
+            "target": target,
+            "shape": self.label,
+            "sides": self._names(),
+        }
+        return out if self.port is None else {**out, "port": self.port}
 
     def affected_nodes(self) -> list[Node]:
         """The smaller side(s): a majority keeps an up-to-date view of the cluster."""
@@ -98,9 +111,14 @@ class PartitionFault(Fault):
             for node in side:
                 if node.is_up() and peer_ips:
                     self._touched.append(node)
-                    iptables.install(node, chain, iptables.drop_peers(peer_ips))
+                    iptables.install(node, chain, self._rules(peer_ips))
         if not self._touched:
             raise FaultError(f"partition {self._names()}: no running node to install rules in")
+
+    def _rules(self, peer_ips: Sequence[str]) -> list[list[str]]:
+        if self.port is None:
+            return iptables.drop_peers(peer_ips)
+        return iptables.drop_port_with(self.port, peer_ips)
 
     def _heal(self) -> None:
         chain = iptables.chain_for(self.id)

@@ -1,18 +1,91 @@
-"""STUB: reassign (to be written)."""
+"""reassign: move one partition onto given brokers, or change a whole topic's replication factor.
+
+`{kind: reassign, target: "chaos/0", to: [3, 1, 2]}` moves one partition (first broker:
+preferred leader); `{kind: reassign, target: "__consumer_offsets", replication_factor: 3}`
+gives every partition of the topic three replicas (plan_replication_factor). What the
+spec could not know (the topic exists, the brokers run) is checked when the fault fires.
+The heal records topic, moved, before/after replicas of the moved partitions, completed
+and elapsed_s.
+"""
 
 from __future__ import annotations
 
-from harness.faults.control import NodeRef, Operable
+import re
+
+from harness.errors import FaultError
+from harness.faults.control import ChaosTarget, NodeRef, Operable
 from harness.faults.operation import Operation
 from harness.faults.options import FaultOptions
+from harness.faults.reassignment import Moves, plan_replication_factor, reassign_and_wait
+
+_TOPIC_TARGET = re.compile(r"(?P<topic>[A-Za-z0-9._-]+)(/(?P<partition>\d+))?")
+
+
+def parse_topic_target(target: NodeRef | None) -> tuple[str, int | None]:
+    """`<topic>` or `<topic>/<partition>` -> (topic, partition or None)."""
+    m = _TOPIC_TARGET.fullmatch(str(target)) if target is not None else None
+    if m is None:
+        raise FaultError(f"expected a target <topic> or <topic>/<partition> (got {target!r})")
+    return m["topic"], None if m["partition"] is None else int(m["partition"])
+
+
+def require_topic(cluster: Operable, topic: str) -> None:
+    topics = cluster.topic_names()
+    if topic not in topics:
+        raise FaultError(f"no topic {topic!r} in the cluster (topics: {', '.join(topics)})")
 
 
 class ReassignFault(Operation):
     kind = "reassign"
 
-    def __init__(self, cluster: Operable, target: NodeRef | None, options: FaultOptions) -> None:
+    def __init__(self, cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) -> None:
         super().__init__(cluster, options)
+        self.view = cluster  # also ClusterView: which brokers run
         self.target = target
 
+    def target_name(self) -> str:
+        return str(self.target)
+
     def _inject(self) -> None:
-        raise NotImplementedError("reassign")
+        topic, partition = parse_topic_target(self.target)
+        to, rf = self.options.to, self.options.replication_factor
+        if (to is None) == (rf is None):
+            raise FaultError(
+                "reassign takes either to (one partition's replicas) or replication_factor"
+            )
+        require_topic(self.ops, topic)
+        states = self.ops.partition_states(topic)
+        running = sorted(self.view.brokers)
+        if to is not None:
+            moves = self._one_partition(topic, partition, len(states), running, to)
+        else:
+            assert rf is not None
+            if partition is not None:
+                raise FaultError(
+                    f"replication_factor applies to a whole topic: target {topic!r}, "
+                    f"not {self.target!r}"
+                )
+            moves = plan_replication_factor(states, running, rf)
+        self.outcome["topic"] = topic
+        self.outcome.update(
+            reassign_and_wait(self.ops, topic, moves, self.options.operation_timeout_s)
+        )
+
+    def _one_partition(
+        self, topic: str, partition: int | None, count: int, running: list[int], to: tuple[int, ...]
+    ) -> Moves:
+        if partition is None:
+            raise FaultError(
+                f"to moves one partition: target <topic>/<partition> (got {self.target!r})"
+            )
+        if partition >= count:
+            raise FaultError(f"topic {topic!r} has no partition {partition} (it has {count})")
+        absent = [b for b in to if b not in running]
+        if absent:
+            raise FaultError(
+                f"to names broker(s) {absent} that are not running in the cluster "
+                f"(running: {running}; a spare broker must be added first)"
+            )
+        if not to or len(set(to)) != len(to):
+            raise FaultError(f"to must list distinct brokers (got {list(to)})")
+        return {partition: to}

@@ -85,13 +85,25 @@ def major_version(version: str) -> int:
 
 
 def validate(
-    mode: str, brokers: int, version: str, controllers: int, config: dict[str, object]
+    mode: str,
+    brokers: int,
+    version: str,
+    controllers: int,
+    config: dict[str, object],
+    spares: int = 0,
 ) -> None:
     if mode not in ("kraft", "zookeeper"):
         raise ConfigError(f"mode must be 'kraft' or 'zookeeper', not {mode!r}")
     major = major_version(version)
     if isinstance(brokers, bool) or not isinstance(brokers, int) or not 1 <= brokers <= MAX_BROKERS:
         raise ConfigError(f"brokers must be an integer from 1 to {MAX_BROKERS}, not {brokers!r}")
+    if isinstance(spares, bool) or not isinstance(spares, int) or spares < 0:
+        raise ConfigError(f"spare_brokers must be an integer >= 0, not {spares!r}")
+    if brokers + spares > MAX_BROKERS:
+        raise ConfigError(
+            f"brokers + spare_brokers must be at most {MAX_BROKERS} (got {brokers} + {spares}): "
+            "a spare is a broker id too"
+        )
     if mode == "zookeeper" and major >= 4:
         raise ConfigError(
             f"Kafka {version} has no ZooKeeper mode (removed in 4.0); use mode='kraft' "
@@ -126,6 +138,18 @@ def plan_nodes(mode: Mode, brokers: int, controllers: int, host_ports: list[int]
     for i in range(1, brokers + 1):
         nodes.append(NodeSpec(f"broker-{i}", broker_role, i, host_ports[i - 1]))
     return nodes
+
+
+def plan_spares(brokers: int, host_ports: list[int]) -> list[NodeSpec]:
+    """Spare brokers brokers+1.., one per port: planned with the cluster, started by add-broker.
+
+    Always role "broker": in KRaft a spare is no voter (a static quorum cannot grow), so it
+    points at the voters the cluster started with; in ZooKeeper mode it is a broker like any.
+    """
+    return [
+        NodeSpec(f"broker-{brokers + i}", "broker", brokers + i, port)
+        for i, port in enumerate(host_ports, start=1)
+    ]
 
 
 def kafka_value(value: object) -> str:

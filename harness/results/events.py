@@ -34,7 +34,7 @@ PHASES = (
 )
 
 # --- the cluster --------------------------------------------------------------------------
-CLUSTER_START = "cluster.start"  # run_id, mode, version, nodes, broker_config
+CLUSTER_START = "cluster.start"  # run_id, mode, version, nodes, broker_config, spares (if any)
 CLUSTER_READY = "cluster.ready"  # run_id, bootstrap
 # attempt, ports, busy, error: a host port was taken before Docker bound it; new ports, same run
 CLUSTER_PORTS_RETRY = "cluster.ports_retry"
@@ -71,6 +71,9 @@ CONSUMER_REVOKE = "consumer.revoke"  # generation, partitions
 CONSUMER_COMMIT_FAILED = "consumer.commit_failed"  # error
 CONSUMER_ERROR = "consumer.error"  # error
 CONSUMER_STOP = "consumer.stop"  # generation
+# generation, ends {partition: offset}: the member, idle, has passed everything below these
+# offsets (processed, or skipped by auto.offset.reset=latest on a partition new to the group)
+CONSUMER_AT_END = "consumer.at_end"
 CONSUMER_PREFIX = "consumer."
 
 # A Spark query: committed_batch, committed_end {partition: offset}, rerun_batch (planned but

@@ -87,6 +87,7 @@ class CellRunner:
             c.version,
             c.broker_config,
             controllers=c.controllers,
+            spare_brokers=c.spare_brokers,
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,
@@ -233,7 +234,8 @@ class CellRunner:
         def drained() -> bool:
             nonlocal ends
             try:
-                ends = end_offsets(cluster.bootstrap_servers, t.name, t.partitions)
+                # Every partition the topic has now: add-partitions may have grown it.
+                ends = end_offsets(cluster.bootstrap_servers, t.name, at_least=t.partitions)
             except Exception:
                 return False  # brokers still settling: ask again
             if consumers.reached(ends):
@@ -270,8 +272,11 @@ class CellRunner:
             self.history.append("log.read", complete=False, records=0, detail="interrupted")
             return
         try:
-            log = read_log(
-                cluster.bootstrap_servers, t.name, t.partitions, self.spec.recovery.drain_timeout_s
+            log = read_log(  # every partition the topic has now, the spec's at least
+                cluster.bootstrap_servers,
+                t.name,
+                at_least=t.partitions,
+                timeout_s=self.spec.recovery.drain_timeout_s,
             )
             write_table(
                 self.paths.log,

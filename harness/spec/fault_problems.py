@@ -71,11 +71,8 @@ def _node_target(spec: Spec, fault: FaultSpec) -> str | None:
         if target.topic != spec.topic.name:
             return f"expected the spec's topic {spec.topic.name!r} (got {target.topic!r})"
         assert target.partition is not None
-        if target.partition >= spec.topic.partitions:
-            return (
-                f"expected a partition below topic.partitions ({spec.topic.partitions}) "
-                f"(got {target.partition})"
-            )
+        if target.partition >= grown_partitions(spec):
+            return _partition_problem(spec, target.partition)
     if target.kind == "zookeeper":
         if c.mode != "zookeeper":
             return "target zookeeper exists only in mode zookeeper"
@@ -90,7 +87,7 @@ def _node_target(spec: Spec, fault: FaultSpec) -> str | None:
     return None
 
 
-_BROKER_ONLY = ("cut-clients", "cut-replication", "cut-zookeeper", "lossy", "decommission")
+_BROKER_ONLY = ("cut-clients", "cut-replication", "cut-zookeeper", "lossy", "decommission", "split")
 
 
 def _split_target(spec: Spec, fault: FaultSpec) -> str | None:
@@ -111,13 +108,22 @@ def _topic_target(spec: Spec, fault: FaultSpec) -> str | None:
     if (
         m["topic"] == spec.topic.name
         and partition is not None
-        and partition >= spec.topic.partitions
+        and partition >= grown_partitions(spec)
     ):
-        return (
-            f"expected a partition below topic.partitions ({spec.topic.partitions}) "
-            f"(got {partition})"
-        )
+        return _partition_problem(spec, partition)
     return None
+
+
+def grown_partitions(spec: Spec) -> int:
+    """The most partitions the topic can have during the cell (add-partitions grows it)."""
+    counts = [f.count for f in spec.faults if f.kind == "add-partitions" and f.count]
+    return max([spec.topic.partitions, *counts])
+
+
+def _partition_problem(spec: Spec, partition: int) -> str:
+    limit = grown_partitions(spec)
+    grown = " once add-partitions ran" if limit > spec.topic.partitions else ""
+    return f"expected a partition below topic.partitions ({limit}{grown}) (got {partition})"
 
 
 def _spare_target(spec: Spec, fault: FaultSpec) -> str | None:

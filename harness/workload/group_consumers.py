@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.common.processes import ManagedProcess, stop_all
+from harness.results import events as ev
 from harness.results.history import History
 from harness.results.member_files import (
     ConsumedTail,
@@ -120,13 +121,25 @@ class GroupConsumers:
         return sum(t.rows for t in self.tails.values())
 
     def lag(self, ends: dict[int, int]) -> dict[int, int]:
-        """Records each partition still has past the furthest offset any member processed."""
+        """Records each partition still has past the furthest offset any member passed:
+        processed, or reached as the partition's end (`consumer.at_end`: a partition the
+        group started at its end has nothing to process, yet the group is there)."""
         self.poll()
-        lag = {}
-        for partition, end in ends.items():
-            best = max((t.max_offset.get(partition, -1) for t in self.tails.values()), default=-1)
-            lag[partition] = max(0, end - best - 1)
-        return lag
+        passed = self._at_end()
+        for tail in self.tails.values():
+            for partition, offset in tail.max_offset.items():
+                passed[partition] = max(passed.get(partition, 0), offset + 1)
+        return {p: max(0, end - passed.get(p, 0)) for p, end in ends.items()}
+
+    def _at_end(self) -> dict[int, int]:
+        """partition -> the highest end offset a member reported reaching."""
+        out: dict[int, int] = {}
+        for name in self.names:
+            for e in read_events(MemberPaths(self.directory, name)):
+                if e["kind"] == ev.CONSUMER_AT_END:
+                    for key, offset in e["ends"].items():
+                        out[int(key)] = max(out.get(int(key), 0), int(offset))
+        return out
 
     def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
         """consumed and commits columns of every member, in each member's processing order."""

@@ -38,6 +38,7 @@ from harness.results.member_files import (
 from harness.workload.records import decode_seq
 
 BATCH = 500
+METADATA_REFRESH_MS = 5000  # as the ledger producer's; the spec's config may override it
 
 
 class Member:
@@ -50,6 +51,8 @@ class Member:
         self.consumed = open_for_append(self.paths.consumed)
         self.commits = open_for_append(self.paths.commits)
         self.event = EventLog(self.paths)
+        self.at_end: dict[int, int] = {}  # partition -> offset of its latest end-of-partition
+        self.at_end_logged: dict[int, int] = {}
 
     def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.generation = next_generation(self.args.dir, self.set_name)
@@ -85,11 +88,15 @@ class Member:
         auto = self.args.commit == "auto"
         return {
             "auto.offset.reset": "earliest",
+            # A member rejoins the group when its metadata shows the topic grown
+            # (add-partitions); librdkafka refreshes it only every 5 min by default.
+            "topic.metadata.refresh.interval.ms": METADATA_REFRESH_MS,
             **json.loads(self.args.config),
             "bootstrap.servers": self.args.bootstrap,
             "group.id": self.args.group,
             "client.id": self.args.consumer,
             "enable.auto.commit": auto,
+            "enable.partition.eof": True,  # see note_at_end
             "on_commit": self.on_commit,
         }
 
@@ -118,6 +125,18 @@ class Member:
         if result:
             self._log_commits(result)
 
+    def note_at_end(self) -> None:
+        """When idle, record the end offsets reached since the last note (if any changed).
+
+        The drain needs them: a partition the group started at its end (auto.offset.reset
+        =latest, e.g. one added during the run) yields no record to process, yet the group
+        has reached it; what it skipped shows as lost_never_consumed. Only when idle, so a
+        busy member writes none.
+        """
+        if self.at_end != self.at_end_logged:
+            self.event(ev.CONSUMER_AT_END, generation=self.generation, ends=dict(self.at_end))
+            self.at_end_logged = dict(self.at_end)
+
     def run(self) -> None:
         consumer = Consumer(self.config())
         consumer.subscribe([self.args.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
@@ -131,9 +150,12 @@ class Member:
                 batch = [m for m in messages if m.error() is None]
                 for m in messages:
                     err = m.error()
-                    if err is not None and err.code() != KafkaError._PARTITION_EOF:
+                    if err is not None and err.code() == KafkaError._PARTITION_EOF:
+                        self.at_end[m.partition() or 0] = m.offset() or 0
+                    elif err is not None:
                         self.event(ev.CONSUMER_ERROR, error=str(err))
                 if not batch:
+                    self.note_at_end()
                     continue
                 if self.args.commit == "before-process":
                     self.commit(consumer, batch)

@@ -25,8 +25,16 @@ POSSIBLY_WRITTEN = {
     KafkaError._TRANSPORT,
     KafkaError.NETWORK_EXCEPTION,
 }
-# Experiments want a record's fate within the run, not librdkafka's 5 minutes.
-DEFAULT_CONFIG: dict[str, Any] = {"linger.ms": 5, "message.timeout.ms": 30000}
+# Experiments want a record's fate within the run, not librdkafka's 5 minutes; and the
+# producer hashes keys over the partition count it knows, so it must learn of partitions
+# added during the run (add-partitions) within seconds, not librdkafka's 5 minutes.
+# The spec's producer.config overrides any of these.
+METADATA_REFRESH_MS = 5000
+DEFAULT_CONFIG: dict[str, Any] = {
+    "linger.ms": 5,
+    "message.timeout.ms": 30000,
+    "topic.metadata.refresh.interval.ms": METADATA_REFRESH_MS,
+}
 
 
 @dataclass

@@ -22,29 +22,37 @@ class LogContents:
     detail: str = ""
 
 
-def end_offsets(
-    bootstrap: str, topic: str, partitions: int, timeout_s: float = 10
-) -> dict[int, int]:
-    """High watermark of each partition (the end a consumer must reach)."""
+def partition_count(consumer: Consumer, topic: str, at_least: int, timeout_s: float) -> int:
+    """The topic's partitions as the cluster's metadata lists them now, never fewer than
+    `at_least` (the spec's count): add-partitions may have grown it during the run."""
+    meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
+    listed = len(meta.partitions) if meta is not None and meta.error is None else 0
+    return max(at_least, listed)
+
+
+def end_offsets(bootstrap: str, topic: str, at_least: int, timeout_s: float = 10) -> dict[int, int]:
+    """High watermark of each partition the topic has now (the end a consumer must reach)."""
     consumer = Consumer(_config(bootstrap))
     try:
         return {
             p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
-            for p in range(partitions)
+            for p in range(partition_count(consumer, topic, at_least, timeout_s))
         }
     finally:
         consumer.close()
 
 
-def read_log(bootstrap: str, topic: str, partitions: int, timeout_s: float) -> LogContents:
-    """Every record of every partition, up to the end offsets taken when the read starts."""
+def read_log(bootstrap: str, topic: str, at_least: int, timeout_s: float) -> LogContents:
+    """Every record of every partition the topic has now (at least `at_least`), up to the end
+    offsets taken when the read starts."""
     out = LogContents()
     consumer = Consumer(_config(bootstrap))
     deadline = time.monotonic() + timeout_s
     try:
         ends: dict[int, int] = {}
         starts: list[TopicPartition] = []
-        for p in range(partitions):
+        count = partition_count(consumer, topic, at_least, max(1.0, deadline - time.monotonic()))
+        for p in range(count):
             low, high = consumer.get_watermark_offsets(
                 TopicPartition(topic, p), timeout=max(1.0, deadline - time.monotonic())
             )

@@ -5,7 +5,13 @@ from __future__ import annotations
 import pytest
 
 from harness import ConfigError, KafkaCluster
-from harness.nodes.topology import kafka_properties, new_cluster_id, plan_nodes, validate
+from harness.nodes.topology import (
+    kafka_properties,
+    new_cluster_id,
+    plan_nodes,
+    plan_spares,
+    validate,
+)
 
 
 def props(text: str) -> dict[str, str]:
@@ -82,3 +88,40 @@ def test_validate_accepts_the_supported_range() -> None:
     for brokers in range(1, 6):
         validate("kraft", brokers, "3.9.2", 0, {})
         validate("zookeeper", brokers, "3.9.2", 0, {})
+
+
+def test_spares_are_brokers_after_the_others_and_no_voters() -> None:
+    nodes = plan_nodes("kraft", 3, 0, [41001, 41002, 41003])
+    spares = plan_spares(3, [41004, 41005])
+    assert [(s.name, s.node_id, s.role, s.host_port) for s in spares] == [
+        ("broker-4", 4, "broker", 41004),
+        ("broker-5", 5, "broker", 41005),
+    ]
+    p = props(kafka_properties("kraft", spares[0], nodes, {"min.insync.replicas": 2}))
+    assert p["process.roles"] == "broker"  # a static quorum cannot grow: it joins as a broker
+    assert p["node.id"] == "4"
+    assert p["controller.quorum.voters"] == "1@broker-1:9093,2@broker-2:9093,3@broker-3:9093"
+    assert p["listeners"] == "INTERNAL://:9092,EXTERNAL://:41004"
+    assert p["advertised.listeners"] == "INTERNAL://broker-4:9092,EXTERNAL://127.0.0.1:41004"
+    assert p["min.insync.replicas"] == "2"
+
+
+def test_a_zookeeper_spare_is_a_broker_like_the_others() -> None:
+    nodes = plan_nodes("zookeeper", 2, 0, [41001, 41002])
+    spare = plan_spares(2, [41003])[0]
+    p = props(kafka_properties("zookeeper", spare, nodes, {}))
+    assert p["broker.id"] == "3" and p["zookeeper.connect"] == "zookeeper:2181"
+    assert p["listeners"] == "INTERNAL://:9092,EXTERNAL://:41003"
+
+
+@pytest.mark.parametrize(
+    ("brokers", "spares", "message"),
+    [
+        (4, 2, r"brokers \+ spare_brokers must be at most 5 \(got 4 \+ 2\)"),
+        (3, -1, "spare_brokers must be an integer >= 0"),
+    ],
+)
+def test_spares_count_against_the_broker_limit(brokers: int, spares: int, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        KafkaCluster(brokers=brokers, spare_brokers=spares)
+    validate("kraft", 3, "3.9.2", 0, {}, spares=2)  # 5 in all: fine

@@ -1,0 +1,121 @@
+"""add-partitions against a real cluster, under the workload: the ledger producer writes to the
+new partitions within seconds, a consumer group is rebalanced onto them, and the end offsets
+and the final log read cover them although the spec's count (2 here) is lower. A group with
+auto.offset.reset=latest skips what the new partitions held before it saw them, and is
+still known to have reached their end (so the drain completes and the skipped records
+count as lost_never_consumed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.faults.options import FaultOptions
+from harness.faults.registry import make_fault
+from harness.workload.group_consumers import GroupConsumers, GroupSettings
+from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
+from harness.workload.log_reader import end_offsets, read_log
+from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_io import wait_until
+
+pytestmark = pytest.mark.integration
+
+NEW = {2, 3}
+
+
+def test_grow_a_topic_under_the_workload(start_cluster: ClusterFactory, tmp_path: Path) -> None:
+    cluster = start_cluster(mode="kraft", brokers=3)
+    cluster.create_topic("chaos", partitions=2, replication_factor=3)
+    cluster.admin.ensure_offsets_topic()
+    bootstrap = cluster.bootstrap_servers
+    group = GroupConsumers(
+        GroupSettings(bootstrap, "chaos", "g", members=2, max_s=600), tmp_path, cluster.history
+    )
+    producer = LedgerProducer(
+        LedgerSettings(bootstrap, "chaos", rate=200, duration_s=600), cluster.history
+    )
+
+    def acked_on(partitions: set[int]) -> int:
+        return sum(
+            1
+            for st, p in zip(producer.status, producer.partition, strict=False)
+            if st == "ok" and p in partitions
+        )
+
+    try:
+        group.start()
+        wait_until(lambda: not group.unready(), 60, "both members assigned")
+        producer.start()
+        wait_until(lambda: producer.acked >= 200, 60, "records acked before growing")
+        make_fault("add-partitions", cluster, "chaos", FaultOptions(count=4)).inject()
+        assert sorted(cluster.partition_states("chaos")) == [0, 1, 2, 3]
+        # The producer learns of them at its next metadata refresh (5 s by default here).
+        wait_until(lambda: acked_on(NEW) >= 200, 90, "records acked on the new partitions")
+        producer.stop()
+        producer.join(120)
+        assert producer.crashed is None and producer.failed == 0
+
+        ends = end_offsets(bootstrap, "chaos", at_least=2)
+        assert set(ends) == {0, 1, 2, 3} and all(ends[p] > 0 for p in NEW)
+        # The group was rebalanced onto the new partitions and read them to the end.
+        wait_until(lambda: not any(group.lag(ends).values()), 90, "the group at the log end")
+    finally:
+        producer.stop()
+        group.stop()
+
+    log = read_log(bootstrap, "chaos", at_least=2, timeout_s=60)
+    assert log.complete and set(log.ends) == {0, 1, 2, 3}
+    acked = {seq for seq, st in enumerate(producer.status) if st == "ok"}
+    assert acked <= set(log.seq), "an acknowledged record is missing from the final read"
+    assert {p for p in log.partition if p in NEW} == NEW
+
+    consumed, _ = group.collected()
+    assert set(consumed["partition"]) >= NEW
+    heals = [e.fields for e in cluster.history.events if e.kind == "fault.heal"]
+    assert len(heals) == 1
+    assert (heals[0]["before"], heals[0]["after"], heals[0]["completed"]) == (2, 4, True)
+    assert heals[0]["target"] == "chaos" and heals[0]["count"] == 4
+
+
+def test_a_latest_group_skips_new_partitions_yet_reaches_their_end(
+    start_cluster: ClusterFactory, tmp_path: Path
+) -> None:
+    cluster = start_cluster(mode="kraft", brokers=3)
+    cluster.create_topic("chaos", partitions=2, replication_factor=3)
+    cluster.admin.ensure_offsets_topic()
+    bootstrap = cluster.bootstrap_servers
+    settings = GroupSettings(
+        bootstrap, "chaos", "g", config={"auto.offset.reset": "latest"}, max_s=600
+    )
+    group = GroupConsumers(settings, tmp_path, cluster.history)
+
+    def write(records: int) -> LedgerProducer:
+        producer = LedgerProducer(
+            LedgerSettings(bootstrap, "chaos", rate=400, records=records), cluster.history
+        )
+        producer.start().join(120)
+        assert producer.acked == records
+        return producer
+
+    def at_the_end() -> bool:
+        return not any(group.lag(end_offsets(bootstrap, "chaos", at_least=2)).values())
+
+    try:
+        group.start()
+        wait_until(lambda: not group.unready(), 60, "the member assigned")
+        write(200)
+        wait_until(at_the_end, 60, "the group at the end of partitions 0 and 1")
+        group.stop()  # the group is away while the topic grows and the new partitions fill
+        make_fault("add-partitions", cluster, "chaos", FaultOptions(count=4)).inject()
+        later = write(400)
+        assert {p for p in later.partition if p is not None} >= NEW
+        group.start()  # 0, 1 resume from their commits; 2, 3 have none: latest, their end
+        wait_until(at_the_end, 90, "the group at the end of all four partitions")
+    finally:
+        group.stop()
+
+    consumed, _ = group.collected()
+    assert not NEW & set(consumed["partition"]), "records of the new partitions were read"
+    ends = end_offsets(bootstrap, "chaos", at_least=2)
+    assert all(ends[p] > 0 for p in NEW)  # records were there, and the group passed them

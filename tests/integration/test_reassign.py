@@ -1,0 +1,98 @@
+"""reassign against real clusters: Kafka's own reassignment tool moves replicas for real.
+
+One partition moved off its leader while a producer writes (ZooKeeper mode, 3.9), and the
+`__consumer_offsets` incident's fix: its replication factor raised from 1 to 3 (KRaft, the
+newest 4.x), after which every offsets partition has three replicas in its ISR.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import pytest
+
+from harness.faults.options import FaultOptions
+from harness.faults.registry import make_fault
+from harness.nodes.images import built_versions
+from harness.results.history import History
+from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_io import ProduceResult, produce, read_all, try_commit, wait_until
+
+pytestmark = pytest.mark.integration
+
+
+def operation_events(history: History) -> list[dict[str, Any]]:
+    return [{"kind": e.kind, **e.fields} for e in history.events if e.kind.startswith("fault.")]
+
+
+def test_move_one_partition_off_its_leader_while_producing(start_cluster: ClusterFactory) -> None:
+    cluster = start_cluster(mode="zookeeper", brokers=3)
+    cluster.create_topic("chaos", partitions=2, replication_factor=2)
+    before, untouched = cluster.partition_states("chaos")[0], cluster.replicas("chaos", 1)
+    assert before.leader is not None
+    newcomer = next(b for b in (1, 2, 3) if b not in before.replicas)
+    follower = next(b for b in before.replicas if b != before.leader)
+    target = (newcomer, follower)  # the leader's replica leaves: leadership must move too
+
+    result, stop = ProduceResult(), threading.Event()
+    writer = threading.Thread(
+        target=produce,
+        args=(cluster.bootstrap_servers, "chaos", 1_000_000),
+        kwargs={"per_second": 200, "stop": stop, "result": result},
+    )
+    writer.start()
+    try:
+        wait_until(lambda: len(result.acked) >= 200, 60, "records acked before the move")
+        make_fault("reassign", cluster, "chaos/0", FaultOptions(to=target)).inject()
+        after_move = len(result.acked)
+        wait_until(lambda: len(result.acked) >= after_move + 200, 60, "records acked after it")
+    finally:
+        stop.set()
+        writer.join(120)
+
+    after = cluster.partition_states("chaos")[0]
+    assert after.replicas == target
+    assert sorted(after.isr) == sorted(target)
+    assert after.leader in target and after.leader != before.leader
+    assert cluster.replicas("chaos", 1) == list(untouched)
+    assert not result.failed
+    seen = read_all(cluster.bootstrap_servers, "chaos", 2, at_least=len(result.acked))
+    assert set(result.acked) <= set(seen), "an acknowledged record is missing from the log"
+
+    inject, heal = operation_events(cluster.history)
+    assert (inject["kind"], heal["kind"]) == ("fault.inject", "fault.heal")
+    assert heal["completed"] is True and heal["topic"] == "chaos" and heal["moved"] == 1
+    assert heal["before"] == {"0": list(before.replicas)}
+    assert heal["after"] == {"0": list(target)}
+
+
+def test_raise_the_offsets_topic_from_rf1_to_rf3(start_cluster: ClusterFactory) -> None:
+    newest = max(built_versions(), key=lambda v: tuple(int(x) for x in v.split(".")))
+    cluster = start_cluster(
+        mode="kraft",
+        brokers=3,
+        version=newest,
+        broker_config={"offsets.topic.replication.factor": 1},
+    )
+    cluster.create_topic("t", partitions=1, replication_factor=3)
+    placement = cluster.offsets_topic_placement()  # creates it (Kafka does so lazily)
+    assert len(placement) == 50 and all(len(r) == 1 for r in placement.values())
+
+    make_fault(
+        "reassign", cluster, "__consumer_offsets", FaultOptions(replication_factor=3)
+    ).inject()
+
+    states = cluster.partition_states("__consumer_offsets")
+    assert len(states) == 50
+    for p, s in states.items():
+        assert sorted(s.replicas) == [1, 2, 3] and sorted(s.isr) == [1, 2, 3], (p, s)
+        assert s.replicas[0] == placement[p][0]  # the old replica stays the preferred leader
+    assert cluster.reassignments_in_progress() == set()
+    # Groups still work on the moved partitions.
+    wait_until(lambda: try_commit(cluster.bootstrap_servers, "g", "t", 1) == "ok", 60, "a commit")
+
+    inject, heal = operation_events(cluster.history)
+    assert (inject["kind"], heal["kind"]) == ("fault.inject", "fault.heal")
+    assert heal["completed"] is True and heal["moved"] == 50
+    assert heal["replication_factor"] == 3 and heal["target"] == "__consumer_offsets"
