@@ -15,6 +15,8 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
+from docker.errors import APIError
+
 from harness.admin import ClusterAdmin
 from harness.errors import HarnessError
 from harness.faults.control import Node, PartitionState
@@ -74,7 +76,7 @@ class ClusterOperations:
         path = f"/tmp/kafka-chaos-reassign-{uuid.uuid4().hex[:8]}.json"
         _run_tool(
             self.trusted_brokers(),
-            f"reassigning {topic} {dict(moves)}",
+            f"reassigning {len(moves)} partition(s) of {topic}",
             ["--execute", "--additional", "--reassignment-json-file", path],
             setup=("sh", "-c", 'printf "%s" "$1" > "$2"', "sh", json.dumps(plan), path),
         )
@@ -94,29 +96,42 @@ def _run_tool(
 ) -> str:
     """Run ReassignPartitionsCommand in the first broker that can reach the cluster; its output.
 
-    A failure that says the tool could not reach the cluster moves on to the next broker;
-    any other failure (an invalid assignment, say) is the answer and raises at once.
+    The next broker is tried when the tool could not reach the cluster or its container
+    went down under it (a fault killed it: whether the request got through is unknown,
+    and running the same reassignment again is harmless). Any other failure (an invalid
+    assignment, say) is the answer and raises at once.
     """
     errors: list[str] = []
     for node in brokers:
-        if setup:
-            code, out = node.exec(*setup)
-            if code != 0:
-                errors.append(f"{node.name}: {out.strip() or f'exit {code}'}")
-                continue
-        code, out = node.exec(
-            *JAVA,
-            "-cp",
-            "/opt/kafka/libs/*",
-            REASSIGN_TOOL,
-            "--bootstrap-server",
-            f"{node.name}:{INTERNAL_PORT}",
-            *args,
-        )
+        try:
+            code, out = node.exec(*setup) if setup else (0, "")
+            if code == 0:
+                code, out = node.exec(
+                    *JAVA,
+                    "-cp",
+                    "/opt/kafka/libs/*",
+                    REASSIGN_TOOL,
+                    "--bootstrap-server",
+                    f"{node.name}:{INTERNAL_PORT}",
+                    *args,
+                )
+        except APIError as exc:  # the container stopped between the look and the exec
+            errors.append(f"{node.name}: {exc.explanation or exc}")
+            continue
         if code == 0:
             return out
-        tail = " | ".join(out.strip().splitlines()[-3:]) or f"exit {code}"
-        if code > 0 and not any(word in out for word in _UNREACHABLE):
-            raise HarnessError(f"{what} failed ({node.name}): {tail}")
-        errors.append(f"{node.name}: {tail}")
+        why = f"exit {code}: {_gist(out)}"
+        if code > 0 and node.is_up() and not any(word in out for word in _UNREACHABLE):
+            raise HarnessError(f"{what} failed ({node.name}, {why})")
+        errors.append(f"{node.name}: {why}")
     raise HarnessError(f"{what}: no trusted broker could run the tool: {errors or 'none running'}")
+
+
+def _gist(output: str) -> str:
+    """The tool's last few lines that say something (not log4j's complaints, not JSON)."""
+    lines = [
+        line.strip()
+        for line in output.splitlines()
+        if line.strip() and not line.startswith(("log4j:", "{", "Save this"))
+    ]
+    return " | ".join(lines[-3:]) or "no output"

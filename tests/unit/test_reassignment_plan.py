@@ -1,5 +1,6 @@
 """Reassignment without Kafka: the replication-factor plan (pure), waiting for a reassignment
-to complete, and what the reassign and add-partitions faults check and record."""
+to complete, what the reassign and add-partitions faults check and record, how the
+reassignment tool's output is read, and the spec rule for partitions a cell adds."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
-from harness.errors import FaultError, WaitTimeout
+from harness.cluster import operations
+from harness.errors import FaultError, HarnessError, WaitTimeout
 from harness.faults.add_partitions import AddPartitionsFault
-from harness.faults.control import PartitionState
+from harness.faults.control import Node, PartitionState
 from harness.faults.options import FaultOptions
 from harness.faults.reassign import ReassignFault
 from harness.faults.reassignment import plan_replication_factor, reassign_and_wait
@@ -243,3 +245,60 @@ def test_a_partition_added_by_the_cell_may_be_reassigned(tmp_path: Path) -> None
         "faults[1].target: expected a partition below topic.partitions "
         "(8 once add-partitions ran) (got 8)"
     ]
+
+
+# --- the reassignment tool in a broker container (harness.cluster.operations) ---------------
+class ToolNode:
+    """A broker container whose tool run answers `reply`; `dies` takes the container down."""
+
+    def __init__(self, name: str, reply: tuple[int, str], dies: bool = False) -> None:
+        self.name, self.reply, self.dies, self.up = name, reply, dies, True
+        self.runs: list[tuple[str, ...]] = []
+
+    def exec(self, *argv: str) -> tuple[int, str]:
+        self.runs.append(argv)
+        if argv[0] == "sh":
+            return 0, ""
+        if self.dies:
+            self.up = False
+        return self.reply
+
+    def is_up(self) -> bool:
+        return self.up
+
+
+LISTED = """log4j:WARN No appenders could be found for logger.
+Current partition reassignments:
+my-topic.v2-0: replicas: 1,2,3. adding: 1,2. removing: 3.
+__consumer_offsets-17: replicas: 3,1,2. adding: 1,2. removing: .
+"""
+
+
+def run_tool(nodes: list[ToolNode], args: list[str]) -> str:
+    return operations._run_tool(cast(list[Node], nodes), "the tool", args)
+
+
+def test_the_list_names_topics_with_dashes_and_dots() -> None:
+    out = run_tool([ToolNode("broker-1", (0, LISTED))], ["--list"])
+    found = {(m["topic"], int(m["partition"])) for m in operations._IN_PROGRESS.finditer(out)}
+    assert found == {("my-topic.v2", 0), ("__consumer_offsets", 17)}
+    assert not list(operations._IN_PROGRESS.finditer("No partition reassignments found.\n"))
+
+
+def test_a_container_killed_under_the_tool_hands_over_to_the_next_broker() -> None:
+    killed = ToolNode("broker-1", (137, "Current partition replica assignment\n{...}"), dies=True)
+    nodes = [killed, ToolNode("broker-2", (0, "Successfully started"))]
+    assert run_tool(nodes, ["--execute"]) == "Successfully started"
+
+
+def test_a_refused_reassignment_raises_at_once_with_the_tool_s_words() -> None:
+    refused = (
+        1,
+        'log4j:WARN x\n{"version":1}\nError reassigning partition(s):\nt-0: Unknown broker 9\n',
+    )
+    second = ToolNode("broker-2", (0, ""))
+    with pytest.raises(
+        HarnessError, match=r"exit 1: Error reassigning partition\(s\): \| t-0: Unknown broker 9"
+    ):
+        run_tool([ToolNode("broker-1", refused), second], ["--execute"])
+    assert second.runs == []
