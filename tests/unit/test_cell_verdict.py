@@ -167,7 +167,7 @@ def test_flags_only_for_recovered(tmp_path: Path, expect: str, message: str) -> 
 def test_a_planned_fault_that_did_not_happen_makes_the_cell_unknown(
     tmp_path: Path, event: dict[str, Any], said: str
 ) -> None:
-    events = history(True, "every partition led") + [{"ts": T + 2500, **event}]
+    events = [*history(True, "every partition led"), {"ts": T + 2500, **event}]
     summary = verdict_of(tmp_path, "{lost: 0}", events)
     assert summary["verdict"] == "unknown"  # lost 0 passed, but the cell did not do its faults
     assert checks(summary)["faults"] == ("unknown", said)
@@ -176,7 +176,7 @@ def test_a_planned_fault_that_did_not_happen_makes_the_cell_unknown(
 
 def test_an_optional_fault_that_was_skipped_does_not_undecide_the_cell(tmp_path: Path) -> None:
     skipped = {"ts": T + 2500, "kind": "fault.skipped", "index": 2, "fault": "kill"}
-    events = history(True, "ok") + [{**skipped, "reason": "no leader", "optional": True}]
+    events = [*history(True, "ok"), {**skipped, "reason": "no leader", "optional": True}]
     summary = verdict_of(tmp_path, "{lost: 0}", events)
     assert summary["verdict"] == "pass"
     verdict, why = checks(summary)["faults"]
