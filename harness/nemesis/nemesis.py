@@ -12,7 +12,7 @@ from harness.errors import HarnessError
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget
 from harness.faults.options import FaultOptions
-from harness.faults.registry import KINDS, is_consumer_fault, make_fault
+from harness.faults.registry import KINDS, is_consumer_fault, is_operation, make_fault
 from harness.faults.targets import Target
 from harness.results.history import History
 
@@ -57,6 +57,14 @@ class RealClock:
 
     def wait(self, event: threading.Event, seconds: float) -> bool:
         return event.wait(seconds)
+
+
+OPERATIONS_LOCK = "operations"
+
+
+def _sequential(kind: str) -> bool:
+    """Operations on the cluster (not the one-node restart) run one after the other."""
+    return is_operation(kind) and kind != "restart"
 
 
 class Nemesis:
@@ -156,7 +164,9 @@ class Nemesis:
         resolved = self._resolve(p)
         if resolved is None:
             return
-        node = resolved or "cluster"  # a fault without a node target takes turns with its kind
+        # Operations take turns, in schedule order, as an operator does them: a reassign
+        # onto a broker waits for the add-broker before it. Other faults take turns per node.
+        node = OPERATIONS_LOCK if _sequential(p.kind) else resolved
         with self._node_lock(node):
             fault = make_fault(p.kind, self.cluster, resolved or None, p.options)
             fault.inject()
