@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.errors import ConfigError
+from harness.errors import ConfigError, FaultError
 from harness.faults import iptables
 from harness.faults.base import NodeFault
 from harness.faults.control import NodeControl, NodeRef
@@ -50,7 +50,7 @@ class LossyFault(NodeFault):
             peers = [n.ip() for n in self.cluster.broker_nodes if n is not self.node]
             ips = [ip for ip in peers if ip]
             if not ips:
-                raise ConfigError(
+                raise FaultError(
                     f"lossy replication: no other running broker than {self.node.name}"
                 )
             return [[addr, ip] for ip in ips for addr in ("-s", "-d")]

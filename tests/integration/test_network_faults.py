@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from confluent_kafka.admin import AdminClient
 
 from harness import KafkaCluster
 from harness.faults import iptables
@@ -34,19 +33,13 @@ def heal_event(cluster: KafkaCluster, fault_id: int) -> dict[str, Any]:
 
 def bootstrap_without(cluster: KafkaCluster, broker: int) -> str:
     """The other brokers only: a broker cut from the controllers, ZooKeeper or a split's
-    majority still answers metadata from its stale cache, naming itself leader, and a client
-    that asks it first sends acks=all writes there, which time out (measured: cut-zookeeper,
-    3.9.2, 100 of 100 writes timed out with every broker in the bootstrap)."""
+    majority gets no metadata any more and may still name itself leader; a client steered
+    there sends acks=all writes that time out (measured: cut-zookeeper, 3.9.2, 100 of 100
+    and 50 of 50 writes timed out with every broker in the bootstrap, after leadership had
+    moved; with the other brokers only, all were acked)."""
     return ",".join(
         f"127.0.0.1:{n.host_port}" for n in cluster.broker_nodes if n is not cluster.node(broker)
     )
-
-
-def leader_seen_by(cluster: KafkaCluster, broker: int, topic: str) -> int:
-    """The leader of topic/0 as this broker's own metadata cache names it."""
-    port = cluster.node(broker).host_port
-    admin = AdminClient({"bootstrap.servers": f"127.0.0.1:{port}"})
-    return int(admin.list_topics(topic, timeout=15).topics[topic].partitions[0].leader)
 
 
 def produce_from_inside(cluster: KafkaCluster, broker: int, topic: str) -> str:
@@ -81,9 +74,8 @@ def test_split_minority_leader_stops_taking_acks_all_writes(start_cluster: Clust
     out = produce_from_inside(cluster, leader, "t")
     assert "0 records sent" in out and "TimeoutException" in out, out
     # The majority elects a new leader and takes acks=all writes (from clients that ask it:
-    # the old leader still answers metadata naming itself, see bootstrap_without).
+    # see bootstrap_without).
     wait_until(lambda: cluster.leader("t", 0) not in (None, leader), 90, "a majority-side leader")
-    assert leader_seen_by(cluster, leader, "t") == leader
     during = produce(bootstrap_without(cluster, leader), "t", 200, acks="all")
     assert len(during.acked) == 200, during.failed
 
@@ -132,9 +124,9 @@ def test_cut_quorum_fences_the_broker_while_replication_goes_on(
 ) -> None:
     """Measured (3.9.2, combined mode): the cut node is fenced (broker.session.timeout.ms),
     leadership leaves it and it drops out of every ISR; the rest keep taking acks=all writes
-    with min.insync.replicas=2. It gets no metadata any more (it still names itself leader of
-    t/0) but, still fetching on the replication listener, keeps copying the partitions it
-    follows. Heal: unfenced, back in every ISR."""
+    with min.insync.replicas=2. It gets no metadata any more (that comes from the quorum) but,
+    still fetching on the replication listener, keeps copying the partitions it followed.
+    Heal: unfenced, back in every ISR."""
     cluster = start_cluster(mode="kraft", brokers=3, broker_config=MIN_ISR)
     cluster.create_topic("t", partitions=3, replication_factor=3)
     target = cluster.leader("t", 0)
@@ -149,8 +141,7 @@ def test_cut_quorum_fences_the_broker_while_replication_goes_on(
         f"{target} out of every ISR",
     )
     assert cluster.leader("t", 0) != target
-    assert leader_seen_by(cluster, target, "t") == target  # its metadata no longer changes
-    followed = [p for p in range(3) if p != 0]  # it still thinks it leads t/0
+    followed = [p for p in range(3) if p != 0]  # led by the others (one leader each)
     before = {p: _log_bytes(cluster, target, "t", p) for p in followed}
     sent = produce(bootstrap_without(cluster, target), "t", 300, acks="all")
     assert len(sent.acked) == 300, sent.failed
@@ -171,8 +162,8 @@ def test_cut_zookeeper_expires_the_session_and_moves_leadership(
 ) -> None:
     """The broker's ZooKeeper session expires (zookeeper.session.timeout.ms, 18 s): the
     controller takes it for dead, moves its leadership and drops it from the ISR although it
-    still reaches the other brokers, and stops telling it anything: its own metadata still
-    names it leader. Heal: it registers again and catches up."""
+    still reaches the other brokers, and stops telling it anything (see bootstrap_without).
+    Heal: it registers again and catches up."""
     cluster = start_cluster(mode="zookeeper", brokers=3, broker_config=MIN_ISR)
     cluster.create_topic("t", partitions=1, replication_factor=3)
     target = cluster.leader("t", 0)
@@ -185,7 +176,6 @@ def test_cut_zookeeper_expires_the_session_and_moves_leadership(
     )
     wait_until(lambda: cluster.leader("t", 0) not in (None, target), 90, "leadership to move")
     wait_until(lambda: target not in cluster.isr("t", 0), 90, f"{target} out of the ISR")
-    assert leader_seen_by(cluster, target, "t") == target  # a zombie: nobody tells it
     sent = produce(bootstrap_without(cluster, target), "t", 100, acks="all")
     assert len(sent.acked) == 100, sent.failed
 
