@@ -90,6 +90,10 @@ class ClusterOperations:
         """Grow the topic to `total` partitions (CreatePartitions); returns once accepted."""
         self.admin.create_partitions(topic, total)
 
+    def wait_all_led(self: Operated, topic: str, partitions: int, timeout_s: float) -> None:
+        """Until every trusted broker's metadata lists `partitions` partitions, each led."""
+        self.admin.wait_all_led(topic, partitions, timeout_s)
+
 
 def _run_tool(
     brokers: Sequence[Node], what: str, args: list[str], setup: tuple[str, ...] = ()

@@ -8,8 +8,7 @@ The heal records topic, before and after (partition counts), completed and elaps
 
 from __future__ import annotations
 
-from harness.common.waiting import wait_until
-from harness.errors import FaultError, HarnessError
+from harness.errors import FaultError
 from harness.faults.control import NodeRef, Operable
 from harness.faults.operation import Operation
 from harness.faults.options import FaultOptions
@@ -42,15 +41,8 @@ class AddPartitionsFault(Operation):
             )
         self.ops.add_partitions(topic, count)
 
-        def unled() -> list[int]:
-            states = self.ops.partition_states(topic)
-            return [p for p in range(count) if p not in states or states[p].leader is None]
-
-        wait_until(
-            unled,
-            self.options.operation_timeout_s,
-            f"{count} partitions of {topic}, each with a leader",
-            done=lambda missing: not missing,
-            retry_on=HarnessError,
-        )
+        # Brokers apply metadata at their own pace, and the admin client asks any of them:
+        # wait until every one lists the new partitions led, or a client bootstrapped from
+        # a lagging broker would go on writing to the old ones.
+        self.ops.wait_all_led(topic, count, self.options.operation_timeout_s)
         self.outcome["after"] = len(self.ops.partition_states(topic))

@@ -166,6 +166,9 @@ class Operable(NodeControl, Protocol):
     def add_partitions(self, topic: str, total: int) -> None:
         """Grow the topic to `total` partitions (CreatePartitions)."""
 
+    def wait_all_led(self, topic: str, partitions: int, timeout_s: float) -> None:
+        """Until every trusted broker's metadata lists `partitions` partitions, each led."""
+
     def spare_ids(self) -> list[int]:
         """Broker ids declared (cluster.spare_brokers) and not started yet, lowest first."""
 

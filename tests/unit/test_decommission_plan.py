@@ -86,6 +86,9 @@ class OpsCluster(FakeCluster):
     def add_partitions(self, topic: str, total: int) -> None:
         raise AssertionError("not an operation of these tests")
 
+    def wait_all_led(self, topic: str, partitions: int, timeout_s: float) -> None:
+        raise AssertionError("not an operation of these tests")
+
     def under_replicated(self) -> list[tuple[str, int]]:
         return []
 

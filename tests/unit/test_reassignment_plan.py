@@ -128,6 +128,9 @@ class OpsCluster(FakeCluster):
         for p in range(len(parts), total):
             parts[p] = state(p, [1])
 
+    def wait_all_led(self, topic: str, partitions: int, timeout_s: float) -> None:
+        assert len(self.topics[topic]) >= partitions
+
     def spare_ids(self) -> list[int]:
         return []
 
