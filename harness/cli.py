@@ -76,6 +76,11 @@ def _print_plan(plan: Any) -> None:
         if cell.params:
             console.print("  " + ", ".join(f"{k}={v}" for k, v in cell.params.items()))
         console.print(table if plan.schedules[cell.id] else "  (no faults)")
+    from harness.spec import excluded_combinations
+
+    for params in excluded_combinations(plan.spec):
+        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        console.print(f"  [dim]excluded by matrix.exclude: {shown}[/dim]")
 
 
 @app.command()

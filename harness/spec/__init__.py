@@ -2,7 +2,7 @@
 
 from harness.spec.expect import ALLOWED_METRICS, Bound, parse_bound
 from harness.spec.load import SpecError, choose_seed, load_spec, parse_spec, spec_to_yaml
-from harness.spec.matrix import Cell, expand_cells, filter_cells
+from harness.spec.matrix import Cell, excluded_combinations, expand_cells, filter_cells
 from harness.spec.models import (
     ClusterSpec,
     FaultSpec,
@@ -33,6 +33,7 @@ __all__ = [
     "SpecError",
     "TopicSpec",
     "choose_seed",
+    "excluded_combinations",
     "expand_cells",
     "filter_cells",
     "load_spec",

@@ -1,6 +1,8 @@
 """Expectations: bounds on an outcome metric, written `lost: 0`, `max_stall_s: "< 30"` or
 `ack_p99_ms: "< 5000"`; `resumption: exact`; `recovered: false` (the cluster is expected
-not to heal).
+not to heal). A bound may be relative to a number of the spec itself, so that it keeps
+its meaning when someone changes the schedule: `stall_s.group: ">= 0.8 * faults.0.duration_s"`
+(`[factor *] <spec path> [+|- number]`), resolved per cell (harness.spec.relative).
 
 The figures themselves are the result folder's (harness.results.metrics); this module says
 how a spec bounds them."""
@@ -64,7 +66,15 @@ def split_per_set(metric: str) -> tuple[str, str] | None:
     return None
 
 
-_BOUND = re.compile(r"\s*(<=|>=|==|!=|<|>)?\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*")
+_UNSIGNED = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBER = rf"[-+]?{_UNSIGNED}"
+_OP = r"(<=|>=|==|!=|<|>)"
+_BOUND = re.compile(rf"\s*{_OP}?\s*({_NUMBER})\s*")
+# `op [factor *] path [+|- number]`; a path starts with a letter (a number is never one).
+_RELATIVE = re.compile(
+    rf"\s*{_OP}\s*(?:({_NUMBER})\s*\*\s*)?([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_.-]+)*)"
+    rf"\s*(?:([-+])\s*({_UNSIGNED}))?\s*"
+)
 
 
 def format_number(value: float) -> str:
@@ -77,10 +87,29 @@ def format_number(value: float) -> str:
 @dataclass(frozen=True)
 class Bound:
     """`op value`; op 'exact' (no value) is only for `resumption`; op 'is' (value 1 for
-    true, 0 for false) only for `recovered`."""
+    true, 0 for false) only for `recovered`. A relative bound has a `ref` (a dotted spec
+    path): its threshold is `factor * <ref's value> + value`, known once `resolved`."""
 
     op: Op
     value: float | None = None
+    ref: str | None = None
+    factor: float = 1.0
+    resolved: float | None = None  # the threshold of a relative bound, in one cell
+
+    @property
+    def relative(self) -> bool:
+        return self.ref is not None
+
+    def resolve(self, ref_value: float) -> Bound:
+        """This relative bound with its threshold for a cell whose `ref` is `ref_value`."""
+        assert self.ref is not None and self.value is not None
+        threshold = self.factor * ref_value + self.value
+        return Bound(self.op, self.value, self.ref, self.factor, threshold)
+
+    @property
+    def threshold(self) -> float | None:
+        """What the measured figure is compared with (None for an unresolved relative bound)."""
+        return self.resolved if self.relative else self.value
 
     @classmethod
     def flag(cls, value: bool) -> Bound:
@@ -92,8 +121,8 @@ class Bound:
         return bool(self.value) if self.op == "is" else None
 
     def holds(self, measured: float) -> bool:
-        assert self.value is not None and self.op not in ("exact", "is"), "not a numeric bound"
-        v = self.value
+        v = self.threshold
+        assert v is not None and self.op not in ("exact", "is"), "not a resolved numeric bound"
         return {
             "<": measured < v,
             "<=": measured <= v,
@@ -109,7 +138,24 @@ class Bound:
         if self.op == "is":
             return "true" if self.value else "false"
         assert self.value is not None
-        return f"{self.op} {format_number(self.value)}"
+        if self.ref is None:
+            return f"{self.op} {format_number(self.value)}"
+        return f"{self.op} {self.expression}"
+
+    @property
+    def expression(self) -> str:
+        """The right-hand side as written: `0.8 * faults.0.duration_s`, `producer.duration_s - 5`."""
+        assert self.ref is not None and self.value is not None
+        text = self.ref if self.factor == 1 else f"{format_number(self.factor)} * {self.ref}"
+        if self.value:
+            text += f" {'-' if self.value < 0 else '+'} {format_number(abs(self.value))}"
+        return text
+
+    def shown(self) -> str:
+        """For a verdict's detail: a relative bound with the threshold it had in this cell."""
+        if self.relative and self.resolved is not None:
+            return f"{self.op} {format_number(self.resolved)} (= {self.expression})"
+        return str(self)
 
 
 def parse_bound(raw: Any) -> Any:
@@ -128,8 +174,14 @@ def parse_bound(raw: Any) -> Any:
         m = _BOUND.fullmatch(raw)
         if m:
             return Bound(m.group(1) or "==", float(m.group(2)))  # type: ignore[arg-type]
+        r = _RELATIVE.fullmatch(raw)
+        if r:
+            op, factor, ref, sign, offset = r.groups()
+            value = float(offset or 0) * (-1 if sign == "-" else 1)
+            return Bound(op, value, ref, float(factor) if factor else 1.0)  # type: ignore[arg-type]
     raise ValueError(
-        f"expected a number, 'exact', or '<op> <number>' with op one of < <= > >= == != (got {raw!r})"
+        "expected a number, 'exact', '<op> <number>' or '<op> [factor *] <spec path> [+|- number]'"
+        f" with op one of < <= > >= == != (got {raw!r})"
     )
 
 

@@ -63,7 +63,14 @@ def expand_cells(spec: Spec, source: str = "<spec>") -> list[Cell]:
 
     axes = _axes(spec, base, source)
     _check_overrides(matrix.expect, axes, source)
-    combos = list(itertools.product(*(a.values for a in axes)))
+    _check_when([("exclude", i, e) for i, e in enumerate(matrix.exclude)], axes, source)
+    combos = [
+        c
+        for c in itertools.product(*(a.values for a in axes))
+        if not _excluded({a.key: v for a, v in zip(axes, c, strict=True)}, matrix.exclude)
+    ]
+    if not combos:
+        raise SpecError([f"{source}: matrix.exclude: every cell is excluded"])
     if len(combos) > MAX_CELLS:
         raise SpecError([f"{source}: matrix: {len(combos)} cells; at most {MAX_CELLS} allowed"])
     names = _short_names(axes)
@@ -145,12 +152,39 @@ def _matches(actual: Any, wanted: Any) -> bool:
     return _norm(actual) == _norm(wanted)
 
 
+def excluded_combinations(spec: Spec) -> list[dict[str, Any]]:
+    """The axis values of every combination `matrix.exclude` leaves out (for `validate`)."""
+    matrix = spec.matrix
+    if matrix is None or not matrix.exclude:
+        return []
+    combos = (
+        dict(zip(matrix.axes, c, strict=True)) for c in itertools.product(*matrix.axes.values())
+    )
+    return [params for params in combos if _excluded(params, matrix.exclude)]
+
+
+def _excluded(params: dict[str, Any], exclude: list[dict[str, Any]]) -> bool:
+    return any(
+        all(k in params and _matches(params[k], v) for k, v in entry.items()) for entry in exclude
+    )
+
+
 def _check_overrides(overrides: list[Override], axes: list[_Axis], source: str) -> None:
+    _check_when([("expect", i, o.when) for i, o in enumerate(overrides)], axes, source)
+
+
+def _check_when(
+    whens: list[tuple[str, int, dict[str, Any]]], axes: list[_Axis], source: str
+) -> None:
+    """Each `when` (an override's, or an `exclude` entry) names axes and values they have."""
     by_key = {a.key: a for a in axes}
     errors: list[str] = []
-    for i, override in enumerate(overrides):
-        for key, wanted in override.when.items():
-            path = f"{source}: matrix.expect[{i}].when.{key}"
+    for section, i, when in whens:
+        if section == "exclude" and not when:
+            errors.append(f"{source}: matrix.{section}[{i}]: expected at least one axis")
+        for key, wanted in when.items():
+            where = ".when" if section == "expect" else ""
+            path = f"{source}: matrix.{section}[{i}]{where}.{key}"
             axis = by_key.get(key)
             if axis is None:
                 errors.append(f"{path}: not a matrix axis; axes: {', '.join(by_key)}")

@@ -190,22 +190,26 @@ class Override(StrictModel):
 
 
 class Matrix(BaseModel):
-    """`matrix:` in YAML is one flat mapping; `expect` is its one reserved key."""
+    """`matrix:` in YAML is one flat mapping; `expect` and `exclude` are its reserved keys.
+
+    `exclude` lists combinations that cannot exist or are not worth running (ZooKeeper mode
+    on 4.x), each a mapping of axes to a value or a list (any of), like an override's `when`.
+    """
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     axes: dict[str, list[Any]] = {}
     expect: list[Override] = []
+    exclude: list[dict[str, Any]] = []
 
     @model_validator(mode="before")
     @classmethod
     def _split(cls, data: Any) -> Any:
         if not isinstance(data, dict):
             return data
-        axes = {k: v for k, v in data.items() if k != "expect"}
-        out: dict[str, Any] = {"axes": axes}
-        if "expect" in data:
-            out["expect"] = data["expect"]
+        reserved = ("expect", "exclude")
+        out: dict[str, Any] = {"axes": {k: v for k, v in data.items() if k not in reserved}}
+        out.update({k: data[k] for k in reserved if k in data})
         return out
 
     @model_serializer(mode="wrap")
@@ -214,6 +218,8 @@ class Matrix(BaseModel):
         flat: dict[str, Any] = dict(dumped["axes"])
         if self.expect:
             flat["expect"] = dumped["expect"]
+        if self.exclude:
+            flat["exclude"] = dumped["exclude"]
         return flat
 
 

@@ -101,3 +101,18 @@ def set_at(data: dict[str, Any], segments: tuple[Segment, ...], value: Any) -> N
                 node[seg] = {}  # e.g. consumer.commit without a consumer: section
             node = node[seg]
     node[segments[-1]] = value
+
+
+def number_at(spec: Spec, path: str) -> float:
+    """The number a dotted path names in this spec (a relative bound's reference).
+
+    ValueError naming what is wrong: an unknown path, an index past the list, or a value
+    that is unset or not a number (`faults.0.duration_s` of a fault without a duration).
+    """
+    segments = resolve_path(path)
+    node: Any = spec.model_dump(mode="json", exclude={"matrix"})
+    for seg in segments:
+        node = _step(node, seg)
+    if isinstance(node, bool) or not isinstance(node, int | float):
+        raise ValueError(f"{path} is {'unset' if node is None else repr(node)}, not a number")
+    return float(node)

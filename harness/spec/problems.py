@@ -16,6 +16,7 @@ from harness.spec.models import (
     ProducerSpec,
     Spec,
 )
+from harness.spec.paths import number_at
 
 # Producer/consumer settings the spec owns through its own keys.
 _PRODUCER_OWNED = {
@@ -63,6 +64,11 @@ def spec_problems(spec: Spec) -> list[Problem]:
     set_names = [name for name, _ in spec.consumer_sets()]
     for metric, bound in spec.expect.items():
         why = metric_problem(metric, bound, set_names)
+        if why is None and bound is not None and bound.ref is not None:
+            try:
+                number_at(spec, bound.ref)
+            except ValueError as exc:
+                why = f"'{bound}' cannot be resolved in this cell: {exc}"
         if why:
             out.append((f"expect.{metric}", why))
     return out

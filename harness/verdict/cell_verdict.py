@@ -11,8 +11,9 @@ from harness.results import events as ev
 from harness.results.history import read_jsonl
 from harness.results.layout import CellPaths
 from harness.results.metrics import COUNT_NAMES, RECOVERED
-from harness.spec import Cell
+from harness.spec import Cell, Spec
 from harness.spec.expect import Bound
+from harness.spec.paths import number_at
 from harness.verdict.checks import Check, evaluate, overall, recovery
 
 NOTHING_EXPECTED = "the spec expects nothing of this cell, so it has shown nothing"
@@ -83,6 +84,17 @@ def cell_checks(
     return checks
 
 
+def resolved_expect(spec: Spec) -> dict[str, Bound | None]:
+    """The spec's expectations with each relative bound's threshold for this cell (the spec
+    was validated, so every reference names a number)."""
+    return {
+        metric: bound.resolve(number_at(spec, bound.ref))
+        if bound is not None and bound.ref is not None
+        else bound
+        for metric, bound in spec.expect.items()
+    }
+
+
 def cell_params(cell: Cell) -> dict[str, Any]:
     """The cell's matrix values, plus the settings a reader of the table wants to see."""
     s = cell.spec
@@ -130,7 +142,7 @@ def summarize(
     else:
         summary.update(metrics)
     summary[RECOVERED] = recovered(history)[0]
-    checks = cell_checks(cell.spec.expect, history, summary)
+    checks = cell_checks(resolved_expect(cell.spec), history, summary)
     if metrics is None:
         checks.append(Check("verification", "unknown", error))
     summary["checks"] = [c.as_dict() for c in checks]

@@ -99,13 +99,16 @@ def _why_undecided(metric: str, summary: Mapping[str, Any]) -> str:
 
 def _numeric(metric: str, bound: Bound, summary: Mapping[str, Any]) -> Check:
     value = lookup(metric, summary)
+    shown = bound.shown()
     if value is None:
         reason = _why_undecided(metric, summary)
-        return Check(metric, "unknown", f"{metric} undecided ({reason}), expected {bound}")
+        return Check(metric, "unknown", f"{metric} undecided ({reason}), expected {shown}")
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        return Check(metric, "unknown", f"{metric} = {value!r} is not a number, expected {bound}")
+        return Check(metric, "unknown", f"{metric} = {value!r} is not a number, expected {shown}")
+    if bound.threshold is None:
+        return Check(metric, "unknown", f"expected {shown}: the bound was never resolved")
     verdict: Verdict = "pass" if bound.holds(float(value)) else "fail"
-    return Check(metric, verdict, f"{metric} = {format_number(float(value))}, expected {bound}")
+    return Check(metric, verdict, f"{metric} = {format_number(float(value))}, expected {shown}")
 
 
 def _resumption(summary: Mapping[str, Any]) -> Check:

@@ -13,6 +13,7 @@ from harness.spec import (
     Bound,
     Cell,
     SpecError,
+    excluded_combinations,
     expand_cells,
     filter_cells,
     load_spec,
@@ -294,3 +295,54 @@ def test_filter_without_match_lists_the_cells() -> None:
         ConfigError, match=r"matches no cell; the cells are:\n  01_acks=0\n  02_acks=1"
     ):
         filter_cells(cells, "acks=all")
+
+
+EXCLUDED = """
+name: m
+producer: {duration_s: 10}
+expect: {lost: 0}
+matrix:
+  cluster.mode: [kraft, zookeeper]
+  cluster.version: [3.9.1, 4.3.1]
+  producer.acks: [1, all]
+  exclude:
+    - {cluster.mode: zookeeper, cluster.version: 4.3.1}
+"""
+
+
+def test_exclude_leaves_combinations_out_and_numbers_the_rest() -> None:
+    cells = cells_of(EXCLUDED)
+    assert [(c.spec.cluster.mode, c.spec.cluster.version) for c in cells] == [
+        ("kraft", "3.9.1"),
+        ("kraft", "3.9.1"),
+        ("kraft", "4.3.1"),
+        ("kraft", "4.3.1"),
+        ("zookeeper", "3.9.1"),
+        ("zookeeper", "3.9.1"),
+    ]
+    assert [c.id[:2] for c in cells] == ["01", "02", "03", "04", "05", "06"]
+    spec = parse_spec(yaml.safe_load(EXCLUDED), "m.yaml")
+    assert excluded_combinations(spec) == [
+        {"cluster.mode": "zookeeper", "cluster.version": "4.3.1", "producer.acks": a}
+        for a in (1, "all")
+    ]
+
+
+def test_without_exclude_the_impossible_cell_is_an_error() -> None:
+    text = EXCLUDED.split("  exclude:")[0]
+    [line] = spec_errors(text)
+    assert "cluster.version" in line and "zookeeper" in line
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ("{cluster.modes: zookeeper}", "matrix.exclude[0].cluster.modes: not a matrix axis"),
+        ("{cluster.mode: zk}", "matrix.exclude[0].cluster.mode: 'zk' is not a value"),
+        ("{}", "matrix.exclude[0]: expected at least one axis"),
+        ("{cluster.mode: [kraft, zookeeper]}", "matrix.exclude: every cell is excluded"),
+    ],
+)
+def test_bad_exclude_entries_are_named(entry: str, message: str) -> None:
+    text = EXCLUDED.split("  exclude:")[0] + f"  exclude: [{entry}]\n"
+    assert any(message in line for line in spec_errors(text))
