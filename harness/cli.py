@@ -90,6 +90,32 @@ def validate(spec: SpecArg) -> None:
     console.print("[green]spec is valid[/green]")
 
 
+@app.command()
+def incidents(
+    markdown: Annotated[
+        bool, typer.Option("--markdown", help="The README's table (Markdown) on stdout.")
+    ] = False,
+) -> None:
+    """The incident catalogue: each claim, what our runs measured, what makes it safe."""
+    from harness.report.catalogue import catalogue
+    from harness.report.catalogue import markdown as as_markdown
+
+    root = Path(__file__).resolve().parents[1]
+    try:
+        entries = catalogue(root)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+    if markdown:
+        sys.stdout.write(as_markdown(entries))
+        return
+    out = Console(width=None if sys.stdout.isatty() else 160)
+    for e in entries:
+        out.rule(f"[bold]{e.name}[/bold]  {e.file}", align="left")
+        out.print(f"[bold]claim[/bold]     {e.claim}", highlight=False)
+        out.print(f"[bold]measured[/bold]  {e.measured or '-'}", highlight=False)
+        out.print(f"[bold]safe[/bold]      {e.safe or '-'}", highlight=False)
+
+
 class _Progress:
     """One status line per cell, refreshed in place; faults printed as they happen."""
 

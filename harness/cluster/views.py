@@ -53,6 +53,10 @@ class AdminViews:
         leader = self.admin.partition(topic, partition).leader
         return leader if leader >= 0 else None
 
+    def leaders(self: Viewed, topic: str) -> dict[int, int | None]:
+        parts = self.admin.topic(topic).partitions
+        return {p: (m.leader if m.leader >= 0 else None) for p, m in sorted(parts.items())}
+
     def isr(self: Viewed, topic: str, partition: int) -> list[int]:
         return sorted(self.admin.partition(topic, partition).isrs)
 

@@ -1,15 +1,72 @@
-"""Hard kill: SIGKILL the JVM; the container stays, so heal restarts it with its data."""
+"""Hard kill: SIGKILL the JVM; the container stays, so heal restarts it with its data.
+
+With wipe=True the broker comes back with empty log directories, like a replaced
+machine with a new disk and the same broker id. The data directory is renamed aside
+(one atomic rename) and recreated empty just before the SIGKILL, so nothing the broker
+wrote survives; at heal it starts on the empty directory (KRaft: the entry point formats
+it again with the cluster's id, ZooKeeper mode: the broker writes a new meta.properties),
+and the old copy is deleted once the node is back. Only a broker without a controller role
+may be wiped (a KRaft voter losing its metadata log is another story): the spec rules
+(harness.spec.fault_problems) and the constructor both refuse the rest.
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from harness.errors import ConfigError, FaultError
 from harness.faults.base import NodeFault
+from harness.faults.control import NodeControl, NodeRef
+from harness.nodes.topology import DATA_DIR
+
+WIPED_DIR = f"{DATA_DIR}.wiped"  # where the old log directory waits for deletion
 
 
 class KillFault(NodeFault):
+    """History with wipe: `wipe: true` on inject; the heal adds `disk_wiped`, and
+    `wiped_bytes` / `wiped_partitions` (what the old log directory held)."""
+
     kind = "kill"
 
+    def __init__(self, cluster: NodeControl, target: NodeRef, wipe: bool = False) -> None:
+        super().__init__(cluster, target)
+        self.wipe = wipe
+        if wipe and (not self.node.is_broker or self.node.is_controller):
+            role = "a KRaft controller" if self.node.is_controller else "not a broker"
+            raise ConfigError(
+                f"kill wipe: {self.node.name} is {role}; only a broker without a controller "
+                "role can lose its disk (KRaft: give the cluster dedicated controllers)"
+            )
+        self.wiped: dict[str, Any] = {}
+
+    def describe(self) -> dict[str, Any]:
+        out = super().describe()
+        return {**out, "wipe": True, **self.wiped} if self.wipe else out
+
     def _inject(self) -> None:
+        if self.wipe:
+            self._set_aside()
         self.node.kill()
 
     def _heal(self) -> None:
         self._bring_back()
+        if self.wipe:
+            self._delete_old_copy()
+
+    def _set_aside(self) -> None:
+        script = f"rm -rf {WIPED_DIR} && mv {DATA_DIR} {WIPED_DIR} && mkdir -p {DATA_DIR}"
+        code, out = self.node.exec("sh", "-c", script)
+        if code != 0:
+            raise FaultError(f"kill wipe: could not empty {DATA_DIR} on {self.node.name}: {out}")
+
+    def _delete_old_copy(self) -> None:
+        script = (
+            f"du -sb {WIPED_DIR} | cut -f1; "
+            f"find {WIPED_DIR} -mindepth 1 -maxdepth 1 -type d -name '*-[0-9]*' | wc -l; "
+            f"rm -rf {WIPED_DIR}"
+        )
+        code, out = self.node.exec("sh", "-c", script)
+        numbers = [int(w) for w in out.split() if w.isdigit()]
+        self.wiped = {"disk_wiped": code == 0 and len(numbers) == 2}
+        if len(numbers) == 2:
+            self.wiped.update(wiped_bytes=numbers[0], wiped_partitions=numbers[1])

@@ -27,6 +27,7 @@ class FaultOptions:
     hard: bool | None = None  # restart, rolling-restart: SIGKILL instead of a graceful stop
     brokers: tuple[int, ...] | None = None  # rolling-restart: these brokers, in this order
     timeout_s: float | None = None  # operations: bound on waiting for completion
+    wipe: bool | None = None  # kill: the broker returns with empty log directories
 
     @property
     def operation_timeout_s(self) -> float:

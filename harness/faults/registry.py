@@ -65,6 +65,10 @@ def _restart(cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions
     return RestartFault(cluster, _required(target), hard=bool(options.hard))
 
 
+def _kill(cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) -> Fault:
+    return KillFault(cluster, _required(target), wipe=bool(options.wipe))
+
+
 def _lossy(cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) -> Fault:
     return LossyFault(cluster, _required(target), options)
 
@@ -72,7 +76,7 @@ def _lossy(cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) 
 # Faults done to the cluster: to one node (its target resolved when the fault fires), to
 # the network between nodes, or operations an operator does (reassign, add-broker...).
 KINDS: dict[str, FaultKind] = {
-    "kill": FaultKind(_node(KillFault)),
+    "kill": FaultKind(_kill, options=("wipe",)),
     "stop": FaultKind(_node(StopFault)),
     "restart": FaultKind(_restart, options=("hard",), operation=True),
     "pause": FaultKind(_node(PauseFault)),

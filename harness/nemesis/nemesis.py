@@ -13,7 +13,7 @@ from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget
 from harness.faults.options import FaultOptions
 from harness.faults.registry import KINDS, is_consumer_fault, is_operation, make_fault
-from harness.faults.targets import Target
+from harness.faults.targets import Target, with_group
 from harness.results.history import History
 
 
@@ -199,8 +199,7 @@ class Nemesis:
         text = p.target
         if KINDS[p.kind].target in ("topic", "spare", "none") or not text:
             return text
-        if text == "coordinator-of":
-            text = f"coordinator-of:{self.default_group}"
+        text = with_group(text, self.default_group)
         try:
             return Target.parse(text).resolve(self.cluster, self.rng)
         except HarnessError as exc:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from harness.faults.options import FaultOptions
 from harness.faults.registry import KINDS, is_consumer_fault, is_operation
+from harness.faults.targets import with_group
 from harness.spec.expect import format_number
 from harness.spec.matrix import Cell
 from harness.spec.models import Spec
@@ -69,9 +70,7 @@ def _resolve(spec: Spec, kind: str, target: str, rng: random.Random, has_sides: 
         return "" if target == "random" else target  # "": the next spare / no target
     if target == "random":
         return f"broker:{rng.randint(1, spec.cluster.brokers)}"
-    if target == "coordinator-of":
-        return f"coordinator-of:{spec.default_group()}"
-    return target
+    return with_group(target, spec.default_group())
 
 
 def describe_schedule(cells: Sequence[Cell], seed: int) -> str:

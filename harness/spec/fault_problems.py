@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from harness.faults.registry import KINDS, is_consumer_fault
-from harness.faults.targets import Target
+from harness.faults.targets import Target, with_group
 from harness.nodes.topology import CONTROLLER_ID_BASE
 from harness.spec.models import FaultSpec, Spec
 
@@ -18,8 +18,9 @@ Problem = tuple[str, str]  # (key under the fault, what was expected)
 _CONSUMER_TARGET = re.compile(r"consumer:(?P<set>[A-Za-z0-9._-]+)/(?P<member>\d+)")
 _TOPIC_TARGET = re.compile(r"(?P<topic>[A-Za-z0-9._-]+)(/(?P<partition>\d+))?")
 NODE_SYNTAX = (
-    "broker:<id> | controller | leader-of:<topic>/<partition> | coordinator-of[:<group>] | "
-    "random | zookeeper"
+    "broker:<id> | controller | leader-of:<topic>/<partition> | leader-of:<topic>/* | "
+    "coordinator-of[:<group>] | random | zookeeper, optionally followed by "
+    "'except <target>[, <target>...]'"
 )
 DEFAULT_OFFSETS_RF = 3  # Kafka's offsets.topic.replication.factor
 
@@ -51,17 +52,25 @@ def fault_problems(spec: Spec, fault: FaultSpec) -> list[Problem]:
 
 # --- targets, by the style the registry gives each kind ------------------------------------------
 def _node_target(spec: Spec, fault: FaultSpec) -> str | None:
-    text, c = fault.target, spec.cluster
+    text = fault.target
     if text.startswith("consumer:"):
         return f"{text!r} is a consumer target; only kind consumer-crash takes one"
-    if text == "coordinator-of":
-        if spec.default_group() is None:
-            return "plain coordinator-of needs a group consumer set; name the group: coordinator-of:<group>"
-        return None
+    if with_group(text, "g") != text and spec.default_group() is None:
+        return "plain coordinator-of needs a group consumer set; name the group: coordinator-of:<group>"
     try:
-        target = Target.parse(text)
-    except ValueError:
-        return f"expected {NODE_SYNTAX} (got {text!r})"
+        target = Target.parse(with_group(text, spec.default_group()))
+    except ValueError as exc:
+        said = str(exc)
+        return said if said.startswith("'except'") else f"expected {NODE_SYNTAX} (got {text!r})"
+    for other in target.excluded:
+        why = _target_problem(spec, fault, other, text)
+        if why:
+            return f"except: {why}"
+    return _target_problem(spec, fault, target, text)
+
+
+def _target_problem(spec: Spec, fault: FaultSpec, target: Target, text: str) -> str | None:
+    c = spec.cluster
     if target.kind == "broker":
         assert target.broker is not None
         ids = broker_ids(spec) + controller_ids(spec)
@@ -70,8 +79,7 @@ def _node_target(spec: Spec, fault: FaultSpec) -> str | None:
     if target.kind == "leader-of":
         if target.topic != spec.topic.name:
             return f"expected the spec's topic {spec.topic.name!r} (got {target.topic!r})"
-        assert target.partition is not None
-        if target.partition >= grown_partitions(spec):
+        if target.partition is not None and target.partition >= grown_partitions(spec):
             return _partition_problem(spec, target.partition)
     if target.kind == "zookeeper":
         if c.mode != "zookeeper":
@@ -282,7 +290,34 @@ def _cut_quorum(spec: Spec, fault: FaultSpec) -> list[Problem]:
     return []
 
 
+def _kill(spec: Spec, fault: FaultSpec) -> list[Problem]:
+    """wipe empties a broker's log directories: only a broker that holds no controller state."""
+    if not fault.wipe:
+        return []
+    why = "wipe empties a broker's log directories"
+    if fault.target == "zookeeper":
+        return [("wipe", f"{why}; ZooKeeper's data cannot be wiped")]
+    if spec.cluster.mode != "kraft":
+        return []
+    if not spec.cluster.controllers:
+        return [
+            (
+                "wipe",
+                f"{why}; in KRaft with combined nodes every broker is a controller voter and its "
+                "metadata log would go too: give the cluster dedicated controllers "
+                "(cluster.controllers >= 1) or use mode zookeeper",
+            )
+        ]
+    m = re.fullmatch(r"broker:(\d+)", fault.target)
+    if fault.target == "controller" or (m is not None and int(m[1]) > CONTROLLER_ID_BASE):
+        return [
+            ("wipe", f"{why}; a dedicated KRaft controller holds the metadata log, not a broker's")
+        ]
+    return []
+
+
 _KIND_RULES = {
+    "kill": _kill,
     "reassign": _reassign,
     "add-partitions": _add_partitions,
     "decommission": _decommission,

@@ -94,6 +94,8 @@ class GroupConsumerSpec(StrictModel):
     group: Annotated[str, StringConstraints(min_length=1)] = "chaos-group"
     members: int = Field(default=1, ge=1)
     commit: Literal["auto", "after-process", "before-process"] = "after-process"
+    # Simulated work per polled batch (ms): the member sleeps that long between poll and write.
+    processing_ms: int = Field(default=0, ge=0)
     config: Settings = {}
 
 
@@ -167,6 +169,7 @@ class FaultSpec(StrictModel):
     hard: bool | None = None
     brokers: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1)
     timeout_s: float | None = Field(default=None, gt=0)
+    wipe: bool | None = None
 
     def options(self) -> FaultOptions:
         return FaultOptions.of(self.model_dump())
@@ -223,6 +226,16 @@ class Matrix(BaseModel):
         return flat
 
 
+class IncidentSpec(StrictModel):
+    """An incident's catalogue row (README, `python -m harness incidents`): the claim as
+    people state it, what our runs measured (figures, modes, versions, date), and the
+    setting that makes it safe. Written beside the experiment so the two cannot drift."""
+
+    claim: Annotated[str, StringConstraints(min_length=1)]
+    measured: str = ""
+    safe: str = ""
+
+
 class Spec(StrictModel):
     name: Name
     description: str = ""
@@ -236,6 +249,7 @@ class Spec(StrictModel):
     recovery: RecoverySpec = RecoverySpec()
     expect: Expect = {}
     matrix: Matrix | None = None
+    incident: IncidentSpec | None = None  # its row in the incident catalogue
 
     def consumer_sets(self) -> list[tuple[str, GroupConsumerSpec | SparkConsumerSpec]]:
         """Named sets: the kind, or kind + position among its kind ("group", "group2")."""

@@ -67,6 +67,7 @@ class ConsumerSets:
                 set_name=name,
                 members=consumer.members,
                 commit=consumer.commit,
+                processing_ms=consumer.processing_ms,
                 config=dict(consumer.config),
                 max_s=max_s,
             )

@@ -31,8 +31,36 @@ class GroupSettings:
     set_name: str = "group"
     members: int = 1
     commit: str = "after-process"
+    processing_ms: int = 0  # simulated work per polled batch
     config: dict[str, Any] = field(default_factory=dict)
     max_s: float = 3600.0
+
+
+def member_command(settings: GroupSettings, name: str, directory: Path) -> list[str]:
+    """The command line of one member process (`harness.workload.group_member`)."""
+    return [
+        sys.executable,
+        "-m",
+        "harness.workload.group_member",
+        "--bootstrap",
+        settings.bootstrap,
+        "--topic",
+        settings.topic,
+        "--group",
+        settings.group,
+        "--consumer",
+        name,
+        "--commit",
+        settings.commit,
+        "--processing-ms",
+        str(settings.processing_ms),
+        "--dir",
+        str(directory),
+        "--config",
+        json.dumps(settings.config),
+        "--max-s",
+        str(settings.max_s),
+    ]
 
 
 class GroupConsumers:
@@ -58,27 +86,7 @@ class GroupConsumers:
             if proc is not None and proc.running:
                 continue
             paths = MemberPaths(self.directory, n)
-            cmd = [
-                sys.executable,
-                "-m",
-                "harness.workload.group_member",
-                "--bootstrap",
-                self.s.bootstrap,
-                "--topic",
-                self.s.topic,
-                "--group",
-                self.s.group,
-                "--consumer",
-                n,
-                "--commit",
-                self.s.commit,
-                "--dir",
-                str(self.directory),
-                "--config",
-                json.dumps(self.s.config),
-                "--max-s",
-                str(self.s.max_s),
-            ]
+            cmd = member_command(self.s, n, self.directory)
             # Own session: a Ctrl-C at the terminal reaches the runner, which stops members itself.
             self.procs[n] = ManagedProcess(cmd, paths.stderr).start()
             self.history.append("consumer.launch", consumer=n, pid=self.procs[n].pid)

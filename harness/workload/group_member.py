@@ -1,13 +1,17 @@
 """One consumer-group member, run as its own process so the nemesis can SIGKILL it.
 
 `python -m harness.workload.group_member --bootstrap … --topic … --group … --consumer group/m0
---commit after-process --dir DIR [--config JSON] [--max-s N]`
+--commit after-process [--processing-ms N] --dir DIR [--config JSON] [--max-s N]`
 
-Commit strategies (what a crash then costs):
-- `after-process`: write the batch, then commit it synchronously — a crash re-delivers
+Each polled batch is "processed": --processing-ms of simulated work (a sleep), then its
+records are written to `consumed` (the moment they count as processed). Commit strategies
+(what a crash then costs):
+- `after-process`: work, write the batch, then commit it synchronously — a crash re-delivers
   at most the batch in hand (reprocessing, never loss);
-- `before-process`: commit the batch, then write it — a crash can skip records (loss);
-- `auto`: librdkafka's auto-commit (every 5 s by default, of what earlier polls returned).
+- `before-process`: commit the batch, then work, then write it — a crash during the work
+  skips the batch (loss: committed, never processed);
+- `auto`: work, then write, while librdkafka auto-commits in the background (every 5 s by
+  default, the offsets of what polls have returned).
 SIGTERM stops it cleanly (close() leaves the group); it also stops by itself after --max-s.
 """
 
@@ -109,6 +113,11 @@ class Member:
                 self.consumed.write(ConsumedLine(seq, part, offset, ts, self.generation).csv())
         self.consumed.flush()
 
+    def work(self) -> None:
+        """The simulated work on a batch (not interrupted by SIGTERM: a batch finishes)."""
+        if self.args.processing_ms > 0:
+            time.sleep(self.args.processing_ms / 1000)
+
     def commit(self, consumer: Consumer, batch: list[Message]) -> None:
         """Commit the next offset of each partition in the batch; failures are events, not crashes."""
         ends: dict[int, int] = {}
@@ -159,8 +168,10 @@ class Member:
                     continue
                 if self.args.commit == "before-process":
                     self.commit(consumer, batch)
+                    self.work()
                     self.process(batch)
                 else:
+                    self.work()
                     self.process(batch)
                     if self.args.commit == "after-process":
                         self.commit(consumer, batch)
@@ -178,10 +189,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--commit", choices=["auto", "after-process", "before-process"], required=True
     )
+    parser.add_argument(
+        "--processing-ms", type=_non_negative, default=0, help="simulated work per batch"
+    )
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--config", default="{}", help="librdkafka consumer settings as JSON")
     parser.add_argument("--max-s", type=float, default=3600.0)
     return parser.parse_args(argv)
+
+
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -151,7 +151,7 @@ class FakeCluster:
     brokers_n: int = 3
     mode: str = "kraft"
     clock: FakeClock = field(default_factory=FakeClock)
-    leaders: dict[tuple[str, int], int | None] = field(default_factory=dict)
+    leaders_of: dict[tuple[str, int], int | None] = field(default_factory=dict)
     coordinators: dict[str, int | None] = field(default_factory=dict)
     controller_id: int = 1
     start_timeout_s: float = 5.0
@@ -186,7 +186,10 @@ class FakeCluster:
         return self.controller_id
 
     def leader(self, topic: str, partition: int) -> int | None:
-        return self.leaders.get((topic, partition), 1)
+        return self.leaders_of.get((topic, partition), 1)
+
+    def leaders(self, topic: str) -> dict[int, int | None]:
+        return {p: leader for (t, p), leader in sorted(self.leaders_of.items()) if t == topic}
 
     def coordinator(self, group: str) -> int | None:
         return self.coordinators.get(group, 1)

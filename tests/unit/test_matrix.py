@@ -262,13 +262,24 @@ def test_too_many_cells() -> None:
 
 def test_default_matrix_file() -> None:
     cells = expand_cells(load_spec(DEFAULT_MATRIX))
-    assert len(cells) == 12
-    rf1_all = next(c for c in cells if c.id.startswith("09_"))
-    assert rf1_all.id == "09_acks=all_offsets.topic.replication.factor=1_mode=kraft"
-    assert rf1_all.spec.expect == {"lost": Bound("==", 0), "max_stall_s": Bound(">=", 5)}
-    acks0_rf3 = next(c for c in cells if c.id.startswith("03_"))
-    assert acks0_rf3.spec.expect == {"max_stall_s": Bound("<", 45)}
-    assert acks0_rf3.spec.cluster.broker_config["group.initial.rebalance.delay.ms"] == 0
+    pairs = [(c.spec.producer.acks, c.params[RF]) for c in cells]
+    assert pairs == [
+        (a, rf) for a, rf in [("0", 1), ("1", 3), ("all", 1), ("all", 3)] for _ in "kz"
+    ]
+    by_id = {c.id[:2]: c for c in cells}
+    rf1_all = by_id["05"]
+    assert rf1_all.id == "05_acks=all_offsets.topic.replication.factor=1_mode=kraft"
+    stall_rf1 = Bound(">=", 0.0, "faults.1.duration_s", 0.8)
+    assert rf1_all.spec.expect == {"lost": Bound("==", 0), "stall_s.group": stall_rf1}
+    acks1_rf3 = by_id["03"]
+    stall_rf3 = Bound("<", 0.0, "faults.1.duration_s", 0.6)
+    assert acks1_rf3.spec.expect == {"lost": Bound(">=", 1), "stall_s.group": stall_rf3}
+    assert acks1_rf3.spec.cluster.broker_config["group.initial.rebalance.delay.ms"] == 0
+    # The leader isolation never takes the coordinator the second fault is about.
+    assert "except coordinator-of" in rf1_all.spec.faults[0].target
+
+
+RF = "cluster.broker_config.offsets.topic.replication.factor"
 
 
 @pytest.mark.parametrize(

@@ -115,7 +115,7 @@ def test_faults_on_different_nodes_do_not_wait_for_each_other() -> None:
 
 
 def test_an_unresolvable_target_is_skipped_with_its_reason() -> None:
-    cluster = FakeCluster(leaders={("t", 0): None}, coordinators={"g": None})
+    cluster = FakeCluster(leaders_of={("t", 0): None}, coordinators={"g": None})
     nemesis, _ = nemesis_for(
         cluster,
         Planned(0, at_s=1, kind="kill", target="leader-of:t/0", duration_s=2),
@@ -134,7 +134,7 @@ def test_an_unresolvable_target_is_skipped_with_its_reason() -> None:
 
 
 def test_symbolic_targets_resolve_when_the_fault_fires() -> None:
-    cluster = FakeCluster(leaders={("t", 0): 3}, coordinators={"g": 2}, controller_id=1)
+    cluster = FakeCluster(leaders_of={("t", 0): 3}, coordinators={"g": 2}, controller_id=1)
     nemesis, _ = nemesis_for(
         cluster,
         Planned(0, at_s=1, kind="kill", target="leader-of:t/0", duration_s=1),

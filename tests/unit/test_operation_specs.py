@@ -57,7 +57,7 @@ def test_spares_make_add_broker_and_decommission_valid(tmp_path: Path) -> None:
         (
             "{at_s: 1, kind: kill, target: broker:1, loss: 0.3}",
             "{}",
-            "faults[0].loss: kill takes no loss (it takes: no options)",
+            "faults[0].loss: kill takes no loss (it takes: wipe)",
         ),
         (
             "{at_s: 1, kind: reassign, target: chaos/0}",

@@ -1,0 +1,64 @@
+"""The incident catalogue: one row per experiment that carries an `incident:` section.
+
+The rows live in the experiment files (claim, measured figures, the safe setting), so the
+README's table and `python -m harness incidents` are generated from the files they
+describe and cannot drift from them (a unit test compares the README with `markdown`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.spec import load_spec
+
+# Where the catalogue's experiments live, relative to the project root, in the order shown.
+FOLDERS = ("experiments", "experiments/incidents", "experiments/operations")
+BEGIN, END = "<!-- incidents:begin -->", "<!-- incidents:end -->"
+
+
+@dataclass(frozen=True)
+class Entry:
+    file: str  # relative to the project root
+    name: str
+    claim: str
+    measured: str
+    safe: str
+
+
+def catalogue(root: Path) -> list[Entry]:
+    """Every experiment under FOLDERS with an `incident:` section, folder by folder, by name."""
+    entries = []
+    for folder in FOLDERS:
+        for path in sorted((root / folder).glob("*.yaml")):
+            spec = load_spec(path)
+            if spec.incident is None:
+                continue
+            i = spec.incident
+            rel = path.relative_to(root).as_posix()
+            entries.append(Entry(rel, spec.name, i.claim, i.measured, i.safe))
+    return entries
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|") or "-"
+
+
+def markdown(entries: list[Entry]) -> str:
+    """The README's table (between the BEGIN/END markers)."""
+    lines = [
+        "| incident | the claim, as people state it | what Kafka did in our runs | what makes it safe |",
+        "|---|---|---|---|",
+    ]
+    for e in entries:
+        lines.append(
+            f"| [`{e.name}`]({e.file}) | {_cell(e.claim)} | {_cell(e.measured)} | {_cell(e.safe)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def readme_section(readme: str) -> str | None:
+    """The generated part of a README, markers excluded (None when it has no markers)."""
+    if BEGIN not in readme or END not in readme:
+        return None
+    return readme.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"
