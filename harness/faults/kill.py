@@ -61,7 +61,7 @@ class KillFault(NodeFault):
 
     def _delete_old_copy(self) -> None:
         script = (
-            f"du -sb {WIPED_DIR} | cut -f1; "
+            f"du -sB1 {WIPED_DIR} | cut -f1; "  # space used, not apparent size
             f"find {WIPED_DIR} -mindepth 1 -maxdepth 1 -type d -name '*-[0-9]*' | wc -l; "
             f"rm -rf {WIPED_DIR}"
         )

@@ -84,6 +84,10 @@ def format_number(value: float) -> str:
     return f"{value:.3f}".rstrip("0").rstrip(".")
 
 
+def _exact(value: float) -> str:
+    return str(int(value)) if value == int(value) and abs(value) < 1e15 else repr(value)
+
+
 @dataclass(frozen=True)
 class Bound:
     """`op value`; op 'exact' (no value) is only for `resumption`; op 'is' (value 1 for
@@ -146,9 +150,11 @@ class Bound:
     def expression(self) -> str:
         """The right-hand side as written: `0.8 * faults.0.duration_s`, `producer.duration_s - 5`."""
         assert self.ref is not None and self.value is not None
-        text = self.ref if self.factor == 1 else f"{format_number(self.factor)} * {self.ref}"
+        # Exact (shortest round-trip) numbers: this text is what spec.yaml keeps, and what
+        # `verify` parses again (format_number's 3 decimals would turn 0.0005 into 0.001).
+        text = self.ref if self.factor == 1 else f"{_exact(self.factor)} * {self.ref}"
         if self.value:
-            text += f" {'-' if self.value < 0 else '+'} {format_number(abs(self.value))}"
+            text += f" {'-' if self.value < 0 else '+'} {_exact(abs(self.value))}"
         return text
 
     def shown(self) -> str:

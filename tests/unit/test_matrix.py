@@ -272,7 +272,7 @@ def test_default_matrix_file() -> None:
     stall_rf1 = Bound(">=", 0.0, "faults.1.duration_s", 0.8)
     assert rf1_all.spec.expect == {"lost": Bound("==", 0), "stall_s.group": stall_rf1}
     acks1_rf3 = by_id["03"]
-    stall_rf3 = Bound("<", 0.0, "faults.1.duration_s", 0.6)
+    stall_rf3 = Bound("<", 0.0, "faults.1.duration_s", 0.75)
     assert acks1_rf3.spec.expect == {"lost": Bound(">=", 1), "stall_s.group": stall_rf3}
     assert acks1_rf3.spec.cluster.broker_config["group.initial.rebalance.delay.ms"] == 0
     # The leader isolation never takes the coordinator the second fault is about.

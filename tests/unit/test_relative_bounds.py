@@ -102,3 +102,11 @@ def test_a_relative_bound_round_trips_and_decides_the_verdict(tmp_path: Path) ->
         "detail": "stall_s.group = 40, expected >= 48 (= 0.8 * faults.0.duration_s)",
     }
     assert summary["verdict"] == "fail"
+
+
+@pytest.mark.parametrize(
+    "text", [">= 0.0005 * cluster.brokers - 0.25", "< 1e-05 * producer.rate + 7"]
+)
+def test_the_written_form_parses_back_to_the_same_bound(text: str) -> None:
+    bound = parse_bound(text)
+    assert parse_bound(str(bound)) == bound  # spec.yaml keeps the text; verify reads it back
