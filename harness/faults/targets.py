@@ -1,7 +1,7 @@
 """Fault targets named in experiments, resolved to a node when the fault fires.
 
 `broker:<id>`, `controller`, `leader-of:<topic>/<partition>`, `leader-of:<topic>/*` (a
-broker leading some partition of the topic, seeded), `coordinator-of:<group>`, `random`
+running broker leading some partition of the topic, seeded), `coordinator-of:<group>`, `random`
 (seeded), `zookeeper`; any of them followed by `except <target>[, <target>…]`: the nodes
 those name at that moment are not candidates. Two faults planned on one cell cannot then
 cancel each other: `leader-of:chaos/* except coordinator-of` kills a leader and leaves the
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from harness.errors import ConfigError, FaultError
+from harness.errors import ConfigError, FaultError, HarnessError
 from harness.faults.control import ClusterView
 
 TargetKind = Literal["broker", "controller", "leader-of", "coordinator-of", "random", "zookeeper"]
@@ -94,11 +94,11 @@ class Target:
         return f"broker:{self.broker}" if self.kind == "broker" else self.kind
 
     def _excluding(self, cluster: ClusterView, rng: random.Random) -> list[int | str]:
-        """The nodes an `except` target names now; none when it names nothing (a leaderless
-        coordinator excludes no broker)."""
+        """The nodes an `except` target names now; none when it names nothing or cannot be
+        resolved (a leaderless coordinator, no controller elected yet)."""
         try:
             return self._candidates(cluster, rng)
-        except FaultError:
+        except HarnessError:  # e.g. no controller elected yet, a leaderless coordinator
             return []
 
     def _candidates(self, cluster: ClusterView, rng: random.Random) -> list[int | str]:
@@ -111,10 +111,13 @@ class Target:
         if self.kind == "leader-of":
             assert self.topic is not None
             if self.partition is None:
-                leaders = sorted({n for n in cluster.leaders(self.topic).values() if n is not None})
-                if not leaders:
-                    raise FaultError(f"no partition of {self.topic} has a leader to target")
-                return list(leaders)
+                # Running brokers only: a broker killed a moment ago can still be named
+                # leader until it is fenced, and a fault on it would do nothing new.
+                running = set(cluster.brokers)
+                leaders = {n for n in cluster.leaders(self.topic).values() if n is not None}
+                if not leaders & running:
+                    raise FaultError(f"no running broker leads a partition of {self.topic}")
+                return sorted(leaders & running)
             leader = cluster.leader(self.topic, self.partition)
             if leader is None:
                 raise FaultError(f"{self.topic}/{self.partition} has no leader to target")

@@ -120,3 +120,14 @@ def test_spec_targets_with_except() -> None:
     assert "expected the spec's topic 'chaos'" in _cell_errors(
         "leader-of:other/* except controller"
     )
+
+
+def test_any_leader_is_a_running_broker() -> None:
+    view = FakeCluster(leaders_of={("chaos", 0): 1, ("chaos", 1): 2, ("chaos", 2): 3})
+    view.node(2).state = "exited"  # killed, and still named leader of chaos/1 until fenced
+    picked = {Target.parse("leader-of:chaos/*").resolve(view, random.Random(s)) for s in range(30)}
+    assert picked == {1, 3}
+    for i in (1, 3):
+        view.node(i).state = "exited"
+    with pytest.raises(FaultError, match="no running broker leads a partition of chaos"):
+        Target.parse("leader-of:chaos/*").resolve(view, random.Random(1))
