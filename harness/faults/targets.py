@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from harness.errors import ConfigError, FaultError, HarnessError
@@ -54,7 +54,7 @@ class Target:
         others = [cls._one(part, text) for part in rest[0].split(",")]
         if any(o.kind in ("random", "zookeeper") for o in others):
             raise ConfigError(f"'except' takes brokers, not random or zookeeper (got {text!r})")
-        return cls(**{**target.__dict__, "excluded": tuple(others)})
+        return replace(target, excluded=tuple(others))
 
     @classmethod
     def _one(cls, part: str, text: str) -> Target:
