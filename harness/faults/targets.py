@@ -74,9 +74,9 @@ class Target:
 
     def resolve(self, cluster: ClusterView, rng: random.Random) -> int | str:
         """The node this target names right now (a broker/controller id, or 'zookeeper')."""
-        candidates = self._candidates(cluster, rng)
+        candidates = self._candidates(cluster)
         if self.excluded:
-            away = {n for t in self.excluded for n in t._excluding(cluster, rng)}
+            away = {n for t in self.excluded for n in t._excluding(cluster)}
             left = [n for n in candidates if n not in away]
             if not left:
                 raise FaultError(
@@ -93,15 +93,15 @@ class Target:
             return f"coordinator-of:{self.group}"
         return f"broker:{self.broker}" if self.kind == "broker" else self.kind
 
-    def _excluding(self, cluster: ClusterView, rng: random.Random) -> list[int | str]:
+    def _excluding(self, cluster: ClusterView) -> list[int | str]:
         """The nodes an `except` target names now; none when it names nothing or cannot be
         resolved (a leaderless coordinator, no controller elected yet)."""
         try:
-            return self._candidates(cluster, rng)
+            return self._candidates(cluster)
         except HarnessError:  # e.g. no controller elected yet, a leaderless coordinator
             return []
 
-    def _candidates(self, cluster: ClusterView, rng: random.Random) -> list[int | str]:
+    def _candidates(self, cluster: ClusterView) -> list[int | str]:
         if self.kind == "broker":
             assert self.broker is not None
             cluster.node(self.broker)  # validates the id
@@ -135,6 +135,11 @@ class Target:
         if cluster.mode != "zookeeper":
             raise ConfigError("target 'zookeeper' needs mode='zookeeper'")
         return ["zookeeper"]
+
+
+def names_plain_coordinator(text: str) -> bool:
+    """Does the target say `coordinator-of` without a group (the spec's group is meant)?"""
+    return _PLAIN_COORDINATOR.search(text) is not None
 
 
 def with_group(text: str, group: str | None) -> str:

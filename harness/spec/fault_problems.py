@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from harness.faults.registry import KINDS, is_consumer_fault
-from harness.faults.targets import Target, with_group
+from harness.faults.targets import Target, names_plain_coordinator, with_group
 from harness.nodes.topology import CONTROLLER_ID_BASE
 from harness.spec.models import FaultSpec, Spec
 
@@ -55,7 +55,7 @@ def _node_target(spec: Spec, fault: FaultSpec) -> str | None:
     text = fault.target
     if text.startswith("consumer:"):
         return f"{text!r} is a consumer target; only kind consumer-crash takes one"
-    if with_group(text, "g") != text and spec.default_group() is None:
+    if names_plain_coordinator(text) and spec.default_group() is None:
         return "plain coordinator-of needs a group consumer set; name the group: coordinator-of:<group>"
     try:
         target = Target.parse(with_group(text, spec.default_group()))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -86,6 +87,24 @@ def produce(
             time.sleep(1 / per_second)
     producer.flush(90)
     return result
+
+
+@contextmanager
+def producing(bootstrap: str, topic: str, per_second: float) -> Iterator[ProduceResult]:
+    """acks=all writes from a background thread for as long as the block runs; then stopped
+    and joined (bounded), whatever the block raised."""
+    sent, stop = ProduceResult(), threading.Event()
+    writer = threading.Thread(
+        target=produce,
+        args=(bootstrap, topic, 1_000_000),
+        kwargs={"acks": "all", "per_second": per_second, "stop": stop, "result": sent},
+    )
+    writer.start()
+    try:
+        yield sent
+    finally:
+        stop.set()
+        writer.join(120)
 
 
 def read_all(

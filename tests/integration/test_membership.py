@@ -3,8 +3,6 @@ replica off a broker with Kafka's reassignment and retires it, while acks=all wr
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from harness import DEFAULT_VERSION, KafkaCluster
@@ -12,7 +10,7 @@ from harness.faults import registry
 from harness.faults.operation import Operation
 from harness.nodes.images import built_versions
 from tests.integration.conftest import ClusterFactory
-from tests.integration.kafka_io import ProduceResult, produce, read_all, wait_until
+from tests.integration.kafka_io import producing, read_all, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -55,23 +53,12 @@ def test_a_spare_joins_then_a_broker_is_decommissioned_under_writes(
         "t", partitions=PARTITIONS, replication_factor=3, config={"min.insync.replicas": 2}
     )
     cluster.admin.ensure_offsets_topic()  # an internal topic with replicas on broker 1 too
-    sent = ProduceResult()
-    stop = threading.Event()
-    writer = threading.Thread(
-        target=produce,
-        args=(cluster.bootstrap_servers, "t", 1_000_000),
-        kwargs={"acks": "all", "per_second": 200, "stop": stop, "result": sent},
-    )
-    writer.start()
-    try:
+    with producing(cluster.bootstrap_servers, "t", per_second=200) as sent:
         wait_until(lambda: len(sent.acked) >= 200, 60, "writes acknowledged before")
         on_1 = held_by(cluster, 1)
         gone = registry.make_fault("decommission", cluster, 1).inject()
         acked_at_retire = len(sent.acked)
         wait_until(lambda: len(sent.acked) >= acked_at_retire + 200, 60, "writes acked after")
-    finally:
-        stop.set()
-        writer.join(120)
     assert isinstance(gone, Operation)
     outcome = gone.outcome
     assert outcome["broker"] == 1 and outcome["retired"] is True and outcome["completed"]

@@ -7,7 +7,6 @@ newest 4.x), after which every offsets partition has three replicas in its ISR.
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import pytest
@@ -17,7 +16,7 @@ from harness.faults.registry import make_fault
 from harness.nodes.images import built_versions
 from harness.results.history import History
 from tests.integration.conftest import ClusterFactory
-from tests.integration.kafka_io import ProduceResult, produce, read_all, try_commit, wait_until
+from tests.integration.kafka_io import producing, read_all, try_commit, wait_until
 
 pytestmark = pytest.mark.integration
 
@@ -35,21 +34,11 @@ def test_move_one_partition_off_its_leader_while_producing(start_cluster: Cluste
     follower = next(b for b in before.replicas if b != before.leader)
     target = (newcomer, follower)  # the leader's replica leaves: leadership must move too
 
-    result, stop = ProduceResult(), threading.Event()
-    writer = threading.Thread(
-        target=produce,
-        args=(cluster.bootstrap_servers, "chaos", 1_000_000),
-        kwargs={"per_second": 200, "stop": stop, "result": result},
-    )
-    writer.start()
-    try:
+    with producing(cluster.bootstrap_servers, "chaos", per_second=200) as result:
         wait_until(lambda: len(result.acked) >= 200, 60, "records acked before the move")
         make_fault("reassign", cluster, "chaos/0", FaultOptions(to=target)).inject()
         after_move = len(result.acked)
         wait_until(lambda: len(result.acked) >= after_move + 200, 60, "records acked after it")
-    finally:
-        stop.set()
-        writer.join(120)
 
     after = cluster.partition_states("chaos")[0]
     assert after.replicas == target

@@ -3,14 +3,12 @@ in turn, each with its own window in the history, nothing acknowledged lost, ISR
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from tests.integration.conftest import ClusterFactory
-from tests.integration.kafka_io import ProduceResult, produce, read_all
+from tests.integration.kafka_io import producing, read_all
 
 pytestmark = pytest.mark.integration
 
@@ -19,18 +17,8 @@ def test_rolling_restart_under_acks_all_load_loses_nothing(start_cluster: Cluste
     cluster = start_cluster(mode="kraft", brokers=3, broker_config={"min.insync.replicas": 2})
     cluster.create_topic("t", partitions=3, replication_factor=3)
     starts = {b: cluster.node(b).starts for b in (1, 2, 3)}
-    stop, sent = threading.Event(), ProduceResult()
-    load = threading.Thread(
-        target=produce,
-        args=(cluster.bootstrap_servers, "t", 1_000_000),
-        kwargs={"acks": "all", "per_second": 50, "stop": stop, "result": sent},
-    )
-    load.start()
-    try:
+    with producing(cluster.bootstrap_servers, "t", per_second=50) as sent:
         fault = make_fault("rolling-restart", cluster, None, FaultOptions()).inject()
-    finally:
-        stop.set()
-        load.join(120)
 
     assert {b: cluster.node(b).starts for b in (1, 2, 3)} == {b: n + 1 for b, n in starts.items()}
     events = [e.fields for e in cluster.history.events if e.kind.startswith("fault.")]
