@@ -44,6 +44,19 @@ def offsets_partition_for(group: str, partitions: int) -> int:
     return (0 if h == -(1 << 31) else abs(h)) % partitions
 
 
+# A fresh client's metadata request reaches the bootstrap broker about one time in N
+# (N brokers): 60 leaves (1 - 1/9) ** 60 < 0.1 % of views unanswered with nine brokers.
+METADATA_ATTEMPTS = 60
+ATTEMPT_TIMEOUT_S = 5.0
+
+
+def _port_of(broker_name: str) -> int | None:
+    """The port in librdkafka's broker name ("127.0.0.1:39001/2", ".../bootstrap")."""
+    address = broker_name.split("/", 1)[0]
+    _, _, port = address.rpartition(":")
+    return int(port) if port.isdigit() else None
+
+
 class ClusterAdmin:
     """Admin requests, each asked of one trusted broker through a fresh client.
 
@@ -51,8 +64,9 @@ class ClusterAdmin:
     may call itself leader for ever), and a long-lived librdkafka client keeps
     sending requests to brokers and to a controller it learnt about earlier,
     dead or not. So every request uses a fresh client bootstrapped from a single
-    broker that no fault touches; with sparse connections (librdkafka's
-    default) that broker is the one that answers.
+    broker that no fault touches. Requests Kafka routes itself (to the controller,
+    a leader, a coordinator) need nothing more; a metadata view is checked to
+    come from that very broker (`metadata_at`).
     """
 
     def __init__(self, trusted_ports: Callable[[], list[int]]) -> None:
@@ -80,9 +94,53 @@ class ClusterAdmin:
                 errors.append(str(exc))
         raise HarnessError(f"no trusted broker answered {what}: {errors or 'none running'}")
 
+    @classmethod
+    def metadata_at(
+        cls, port: int, topic: str | None = None, timeout_s: float = 10
+    ) -> ClusterMetadata:
+        """The metadata as the broker at `port` has it, and no other.
+
+        librdkafka (2.10 on) drops the bootstrap connection once it has learnt the
+        brokers and sends the request to one of them at random, sticking to it: a
+        client bootstrapped from a trusted broker answered from a lagging or cut-off
+        one about two times in three (3 brokers). So fresh clients are tried, bounded,
+        until the answer's `orig_broker_name` is this port's broker.
+        """
+        deadline = time.monotonic() + timeout_s
+        answered: list[str] = []
+        while True:
+            # One attempt may have picked a broker a fault cuts off: give it a few
+            # seconds, then try a fresh client, until the whole timeout is spent.
+            left = max(1.0, min(ATTEMPT_TIMEOUT_S, deadline - time.monotonic()))
+
+            def ask(client: AdminClient, left: float = left) -> ClusterMetadata:
+                meta: ClusterMetadata = client.list_topics(topic=topic, timeout=left)
+                return meta
+
+            try:
+                meta = cls._ask_port(port, ask)
+            except HarnessError as exc:
+                answered.append(str(exc))
+            else:
+                origin = str(meta.orig_broker_name)  # typed None in the stubs; a str at run time
+                if _port_of(origin) == port:
+                    return meta
+                answered.append(f"answered by {origin}")
+            if time.monotonic() >= deadline or len(answered) >= METADATA_ATTEMPTS:
+                raise HarnessError(
+                    f"127.0.0.1:{port}: no metadata from this broker in {len(answered)} "
+                    f"attempts ({'; '.join(sorted(set(answered))[:3])})"
+                )
+
     def metadata(self, topic: str | None = None, timeout_s: float = 10) -> ClusterMetadata:
-        return self._ask(
-            "a metadata request", lambda c: c.list_topics(topic=topic, timeout=timeout_s)
+        errors: list[str] = []
+        for port in self._trusted_ports():
+            try:
+                return self.metadata_at(port, topic, timeout_s)
+            except HarnessError as exc:
+                errors.append(str(exc))
+        raise HarnessError(
+            f"no trusted broker answered a metadata request: {errors or 'none running'}"
         )
 
     def topic(self, name: str, timeout_s: float = 10) -> TopicMetadata:
@@ -182,7 +240,7 @@ class ClusterAdmin:
         def unled() -> str:
             """The first broker's complaint, or "" once every trusted broker sees all led."""
             for port in self._trusted_ports():
-                meta = self._ask_port(port, lambda c: c.list_topics(topic=name, timeout=10))
+                meta = self.metadata_at(port, name)
                 topic = meta.topics.get(name)
                 parts = topic.partitions if topic is not None and topic.error is None else {}
                 missing = [p for p in range(partitions) if p not in parts or parts[p].leader < 0]
@@ -211,7 +269,7 @@ class ClusterAdmin:
         views: list[dict[int, int]] = []
         for port in self._trusted_ports():
             try:
-                meta = self._ask_port(port, lambda c: c.list_topics(topic=name, timeout=10))
+                meta = self.metadata_at(port, name)
             except HarnessError:
                 return None
             topic = meta.topics.get(name)
