@@ -380,6 +380,10 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         running = [n for n in self.broker_nodes if n.is_up()]
         return [n for n in running if n.name not in touched] or running
 
+    def quorum_voters(self) -> list[ClusterNode]:
+        """Running nodes with a KRaft controller role (none in ZooKeeper mode)."""
+        return [n for n in self.nodes if n.spec.is_controller and n.is_up()]
+
     def _trusted_ports(self) -> list[int]:
         return [cast(int, n.spec.host_port) for n in self.trusted_brokers()]
 

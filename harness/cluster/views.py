@@ -6,6 +6,7 @@ the active controller of a KRaft cluster comes from the quorum itself.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -13,7 +14,7 @@ from typing import Protocol
 from harness.admin import OFFSETS_TOPIC, ClusterAdmin
 from harness.errors import HarnessError
 from harness.faults.control import Node
-from harness.nodes.topology import INTERNAL_PORT, kafka_value
+from harness.nodes.topology import DATA_DIR, INTERNAL_PORT, kafka_value
 from harness.results.history import History
 
 
@@ -27,6 +28,11 @@ class Viewed(Protocol):
     @property
     def history(self) -> History: ...
     def trusted_brokers(self) -> Sequence[Node]: ...
+    def quorum_voters(self) -> Sequence[Node]: ...
+
+
+# Each KRaft voter persists its election state here before it acts on it.
+QUORUM_STATE = f"{DATA_DIR}/__cluster_metadata-0/quorum-state"
 
 
 class AdminViews:
@@ -67,7 +73,7 @@ class AdminViews:
         """The active controller: from ZooKeeper's view, or the KRaft quorum leader."""
         if self.mode == "zookeeper":
             return self.admin.zk_controller()
-        return quorum_leader(self.trusted_brokers())
+        return quorum_leader(self.quorum_voters(), self.trusted_brokers())
 
     def coordinator(self: Viewed, group: str) -> int | None:
         """Broker leading the group's __consumer_offsets partition (None if leaderless)."""
@@ -83,11 +89,27 @@ class AdminViews:
         return self.admin.under_replicated()
 
 
-def quorum_leader(brokers: Sequence[Node]) -> int:
-    """The KRaft quorum's leader, asked of the first broker that can describe the quorum.
+def quorum_leader(voters: Sequence[Node], brokers: Sequence[Node]) -> int:
+    """The KRaft quorum's leader: the newest election a running voter has recorded.
 
     Clients are told a random broker as "controller" in KRaft; the quorum itself knows.
+    Reading the voters' quorum-state files is one `cat` each; MetadataQuorumCommand starts
+    a JVM, which took 19-28 s on a loaded machine, long enough for a fault planned a second
+    later to land first. A voter cut off from the others may lag, so the highest epoch with
+    a leader wins. The JVM tool, asked of a broker, is the fallback when no file answers.
     """
+    elected: list[tuple[int, int]] = []  # (epoch, leader)
+    for node in voters:
+        try:
+            code, out = node.exec("cat", QUORUM_STATE)
+            state = json.loads(out) if code == 0 else {}
+        except (OSError, ValueError):  # docker's APIError is an OSError; a torn read
+            continue
+        leader, epoch = state.get("leaderId"), state.get("leaderEpoch")
+        if isinstance(leader, int) and isinstance(epoch, int) and leader >= 0:
+            elected.append((epoch, leader))
+    if elected:
+        return max(elected)[1]
     for node in brokers:
         code, out = node.exec(
             "java",
@@ -103,7 +125,7 @@ def quorum_leader(brokers: Sequence[Node]) -> int:
         match = re.search(r"LeaderId:\s*(\d+)", out)
         if code == 0 and match:
             return int(match.group(1))
-    raise HarnessError("no running broker could describe the KRaft quorum")
+    raise HarnessError("no running voter or broker could name the KRaft quorum's leader")
 
 
 def _ensure_offsets_topic(admin: ClusterAdmin) -> None:

@@ -29,6 +29,8 @@ class Fault(ABC):
         self.cluster = cluster
         self.id = next(_ids)
         self.active = False
+        # What the nemesis adds to the fault.inject event: the plan's index, at_s, late_s.
+        self.planned: dict[str, Any] = {}
 
     @abstractmethod
     def _inject(self) -> None: ...
@@ -47,7 +49,9 @@ class Fault(ABC):
     def inject(self) -> Fault:
         if self.active:
             return self
-        self.cluster.history.append("fault.inject", fault_id=self.id, **self.describe())
+        self.cluster.history.append(
+            "fault.inject", fault_id=self.id, **self.planned, **self.describe()
+        )
         self._inject()
         self.active = True
         self.cluster.faults.add(self)

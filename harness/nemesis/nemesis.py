@@ -164,11 +164,15 @@ class Nemesis:
         resolved = self._resolve(p)
         if resolved is None:
             return
+        # How late the nemesis itself is (resolving the target took its time); the turns
+        # taken below are the plan's own rules and do not count.
+        late_s = self.clock.monotonic() - (self._t0 + p.at_s)
         # Operations take turns, in schedule order, as an operator does them: a reassign
         # onto a broker waits for the add-broker before it. Other faults take turns per node.
         node = OPERATIONS_LOCK if _sequential(p.kind) else resolved
         with self._node_lock(node):
             fault = make_fault(p.kind, self.cluster, resolved or None, p.options)
+            fault.planned = {"index": p.index, "at_s": p.at_s, "late_s": round(late_s, 3)}
             fault.inject()
         with self._lock:
             self._faults[p.index] = fault

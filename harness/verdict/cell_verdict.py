@@ -35,9 +35,16 @@ def run_check(history: list[dict[str, Any]]) -> Check:
     return Check("run", "pass", "every phase ran")
 
 
+# A fault the nemesis started more than this after its planned time (resolving its target
+# took that long) is not the experiment written down.
+LATE_S = 10.0
+
+
 def faults_check(history: list[dict[str, Any]]) -> Check:
-    """Did every planned fault happen? One skipped or failed undecides the cell (unless the
-    spec marked it `optional`): a cell that did not do what it claims has shown nothing."""
+    """Did every planned fault happen, on time and in order? One skipped or failed undecides
+    the cell (unless the spec marked it `optional`), and so does one started more than
+    LATE_S after its time or after a fault planned later than it: a cell that did not do
+    what it claims has shown nothing."""
     missed: list[str] = []
     tolerated: list[str] = []
     for e in history:
@@ -47,10 +54,52 @@ def faults_check(history: list[dict[str, Any]]) -> Check:
         what = f"fault #{e.get('index', '?')}" + (f" {e['fault']}" if e.get("fault") else "")
         line = f"{what} {'skipped' if e['kind'] == ev.FAULT_SKIPPED else 'failed'}: {why}"
         (tolerated if e.get("optional") is True else missed).append(line)
+    missed += off_schedule(history)
     if missed:
         return Check("faults", "unknown", "; ".join(missed))
     note = f" (optional ones missed: {'; '.join(tolerated)})" if tolerated else ""
-    return Check("faults", "pass", "every planned fault was done" + note)
+    return Check("faults", "pass", "every planned fault was done" + note + on_time(history))
+
+
+def _planned_injects(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        e
+        for e in history
+        if e["kind"] == ev.FAULT_INJECT and isinstance(e.get("late_s"), int | float)
+    ]
+
+
+def off_schedule(history: list[dict[str, Any]]) -> list[str]:
+    """Faults that started too late, or after one planned later than them."""
+    injects = _planned_injects(history)
+    problems = [
+        f"fault #{e['index']} {e.get('fault', '')} started {e['late_s']:.1f} s after its "
+        f"planned {e['at_s']:g} s (more than {LATE_S:g} s late)"
+        for e in injects
+        if e["late_s"] > LATE_S
+    ]
+    for a in injects:
+        for b in injects:
+            started_a, started_b = a["at_s"] + a["late_s"], b["at_s"] + b["late_s"]
+            if a["at_s"] < b["at_s"] and started_a > started_b:
+                problems.append(
+                    f"fault #{a['index']} {a.get('fault', '')} (planned {a['at_s']:g} s) started "
+                    f"at {started_a:.1f} s, after fault #{b['index']} {b.get('fault', '')} "
+                    f"(planned {b['at_s']:g} s, started {started_b:.1f} s): the plan's order "
+                    "was not kept"
+                )
+    return problems
+
+
+def on_time(history: list[dict[str, Any]]) -> str:
+    """The latest start, for the pass detail."""
+    injects = _planned_injects(history)
+    if not injects:
+        return ""
+    latest = max(injects, key=lambda e: float(e["late_s"]))
+    return (
+        f"; the latest, fault #{latest['index']}, started {latest['late_s']:.1f} s after its time"
+    )
 
 
 def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:

@@ -181,3 +181,48 @@ def test_an_optional_fault_that_was_skipped_does_not_undecide_the_cell(tmp_path:
     assert summary["verdict"] == "pass"
     verdict, why = checks(summary)["faults"]
     assert verdict == "pass" and "optional ones missed: fault #2 kill skipped: no leader" in why
+
+
+def inject(index: int, at_s: float, late_s: float) -> dict[str, Any]:
+    ts = T + int((at_s + late_s) * 1000)
+    return {"ts": ts, "kind": "fault.inject", "fault": "kill", "index": index, "at_s": at_s}
+
+
+@pytest.mark.parametrize(
+    ("injects", "verdict", "said"),
+    [
+        # On time and in order: the pass detail names the latest start.
+        (
+            [(0, 10, 0.4), (1, 11, 1.2)],
+            "pass",
+            "the latest, fault #1, started 1.2 s after its time",
+        ),
+        # The controller lookup took 28 s: the second kill landed first (controller-failover).
+        (
+            [(0, 10, 28.1), (1, 11, 0.3)],
+            "unknown",
+            "fault #0 kill started 28.1 s after its planned 10 s (more than 10 s late); "
+            "fault #0 kill (planned 10 s) started at 38.1 s, after fault #1 kill "
+            "(planned 11 s, started 11.3 s): the plan's order was not kept",
+        ),
+        # Late by less than LATE_S, yet after a fault planned a second later.
+        (
+            [(0, 10, 3.2), (1, 11, 0.1)],
+            "unknown",
+            "fault #0 kill (planned 10 s) started at 13.2 s, after fault #1 kill "
+            "(planned 11 s, started 11.1 s): the plan's order was not kept",
+        ),
+        # Faults planned at the same time claim no order.
+        ([(0, 10, 3.0), (1, 10, 0.1)], "pass", "the latest, fault #0, started 3.0 s"),
+    ],
+)
+def test_faults_started_late_or_out_of_order_undecide_the_cell(
+    tmp_path: Path, injects: list[tuple[int, float, float]], verdict: str, said: str
+) -> None:
+    events = history(True, "ok") + [
+        {**inject(i, at, late), "late_s": late} for i, at, late in injects
+    ]
+    summary = verdict_of(tmp_path, "{lost: 0}", sorted(events, key=lambda e: e["ts"]))
+    assert summary["verdict"] == verdict
+    got, why = checks(summary)["faults"]
+    assert got == verdict and said in why

@@ -45,6 +45,11 @@ def test_faults_fire_at_their_time_and_heal_after_their_duration() -> None:
     injected = [f["target"] for k, f in kinds(cluster) if k == "fault.inject"]
     healed = [f["target"] for k, f in kinds(cluster) if k == "fault.heal"]
     assert injected == ["broker-1", "broker-2"] and healed == ["broker-1", "broker-2"]
+    # Each inject names its place in the plan, for the verdict's on-time check.
+    planned = [
+        (f["index"], f["at_s"], f["late_s"]) for k, f in kinds(cluster) if k == "fault.inject"
+    ]
+    assert planned == [(0, 2, 0.0), (1, 4, 0.0)]
 
 
 def test_nothing_fires_before_its_time() -> None:
