@@ -173,6 +173,8 @@ class Nemesis:
         with self._node_lock(node):
             fault = make_fault(p.kind, self.cluster, resolved or None, p.options)
             fault.planned = {"index": p.index, "at_s": p.at_s, "late_s": round(late_s, 3)}
+            if p.optional:
+                fault.planned["optional"] = True
             fault.inject()
         with self._lock:
             self._faults[p.index] = fault

@@ -62,10 +62,13 @@ def faults_check(history: list[dict[str, Any]]) -> Check:
 
 
 def _planned_injects(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Injects of planned faults; an optional one may be missed altogether, so also late."""
     return [
         e
         for e in history
-        if e["kind"] == ev.FAULT_INJECT and isinstance(e.get("late_s"), int | float)
+        if e["kind"] == ev.FAULT_INJECT
+        and isinstance(e.get("late_s"), int | float)
+        and e.get("optional") is not True
     ]
 
 

@@ -226,3 +226,9 @@ def test_faults_started_late_or_out_of_order_undecide_the_cell(
     assert summary["verdict"] == verdict
     got, why = checks(summary)["faults"]
     assert got == verdict and said in why
+
+
+def test_an_optional_fault_may_be_late(tmp_path: Path) -> None:
+    late = {**inject(0, 10, 28.0), "late_s": 28.0, "optional": True}
+    summary = verdict_of(tmp_path, "{lost: 0}", [*history(True, "ok"), late])
+    assert summary["verdict"] == "pass" and checks(summary)["faults"][0] == "pass"
