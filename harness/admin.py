@@ -86,10 +86,14 @@ class ClusterAdmin:
             raise HarnessError(f"127.0.0.1:{port}: {exc.args[0]}") from exc
 
     def _ask(self, what: str, request: Callable[[AdminClient], T]) -> T:
+        return self._first_trusted(what, lambda port: self._ask_port(port, request))
+
+    def _first_trusted(self, what: str, at_port: Callable[[int], T]) -> T:
+        """The first trusted broker's answer; every broker's error if none answers."""
         errors: list[str] = []
         for port in self._trusted_ports():
             try:
-                return self._ask_port(port, request)
+                return at_port(port)
             except HarnessError as exc:
                 errors.append(str(exc))
         raise HarnessError(f"no trusted broker answered {what}: {errors or 'none running'}")
@@ -133,14 +137,8 @@ class ClusterAdmin:
                 )
 
     def metadata(self, topic: str | None = None, timeout_s: float = 10) -> ClusterMetadata:
-        errors: list[str] = []
-        for port in self._trusted_ports():
-            try:
-                return self.metadata_at(port, topic, timeout_s)
-            except HarnessError as exc:
-                errors.append(str(exc))
-        raise HarnessError(
-            f"no trusted broker answered a metadata request: {errors or 'none running'}"
+        return self._first_trusted(
+            "a metadata request", lambda port: self.metadata_at(port, topic, timeout_s)
         )
 
     def topic(self, name: str, timeout_s: float = 10) -> TopicMetadata:
