@@ -116,7 +116,12 @@ class CellRunner:
         self.phase("steady-state")
         self._steady_state(cluster)
         consumers = self.parts.consumers(
-            self.spec, cluster.bootstrap_servers, self.dir, self.history, self._member_lifetime()
+            self.spec,
+            cluster.bootstrap_servers,
+            self.dir,
+            self.history,
+            self._member_lifetime(),
+            seed=self.seed,
         )
         producer = self.parts.producer(self._producer_settings(cluster), self.history)
         nemesis = self.parts.nemesis(

@@ -96,6 +96,10 @@ class GroupConsumerSpec(StrictModel):
     commit: Literal["auto", "after-process", "before-process"] = "after-process"
     # Simulated work per polled batch (ms): the member sleeps that long between poll and write.
     processing_ms: int = Field(default=0, ge=0)
+    # Extra work per batch, drawn uniformly from 0..processing_jitter_ms (seeded by the cell's
+    # seed and the member): real batches vary, and only a varying batch overruns
+    # max.poll.interval.ms now and then instead of always or never.
+    processing_jitter_ms: int = Field(default=0, ge=0)
     config: Settings = {}
 
 

@@ -39,7 +39,13 @@ class ConsumerSet(Protocol):
 
 class ConsumerSets:
     def __init__(
-        self, spec: Spec, bootstrap: str, cell_dir: Path, history: History, max_s: float
+        self,
+        spec: Spec,
+        bootstrap: str,
+        cell_dir: Path,
+        history: History,
+        max_s: float,
+        seed: int = 0,
     ) -> None:
         self.history = history
         self.directory = CellPaths(cell_dir).consumers
@@ -68,6 +74,8 @@ class ConsumerSets:
                 members=consumer.members,
                 commit=consumer.commit,
                 processing_ms=consumer.processing_ms,
+                processing_jitter_ms=consumer.processing_jitter_ms,
+                seed=seed,
                 config=dict(consumer.config),
                 max_s=max_s,
             )

@@ -32,6 +32,8 @@ class GroupSettings:
     members: int = 1
     commit: str = "after-process"
     processing_ms: int = 0  # simulated work per polled batch
+    processing_jitter_ms: int = 0  # plus a seeded uniform 0..jitter per batch
+    seed: int = 0
     config: dict[str, Any] = field(default_factory=dict)
     max_s: float = 3600.0
 
@@ -54,6 +56,10 @@ def member_command(settings: GroupSettings, name: str, directory: Path) -> list[
         settings.commit,
         "--processing-ms",
         str(settings.processing_ms),
+        "--processing-jitter-ms",
+        str(settings.processing_jitter_ms),
+        "--seed",
+        str(settings.seed),
         "--dir",
         str(directory),
         "--config",

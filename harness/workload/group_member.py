@@ -1,9 +1,11 @@
 """One consumer-group member, run as its own process so the nemesis can SIGKILL it.
 
 `python -m harness.workload.group_member --bootstrap … --topic … --group … --consumer group/m0
---commit after-process [--processing-ms N] --dir DIR [--config JSON] [--max-s N]`
+--commit after-process [--processing-ms N] [--processing-jitter-ms N --seed S] --dir DIR
+[--config JSON] [--max-s N]`
 
-Each polled batch is "processed": --processing-ms of simulated work (a sleep), then its
+Each polled batch is "processed": --processing-ms of simulated work (a sleep; plus a uniform
+0..--processing-jitter-ms drawn from a generator seeded by S and the member's name), then its
 records are written to `consumed` (the moment they count as processed). Commit strategies
 (what a crash then costs):
 - `after-process`: work, write the batch, then commit it synchronously — a crash re-delivers
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import signal
 import sys
 import time
@@ -57,6 +60,7 @@ class Member:
         self.event = EventLog(self.paths)
         self.at_end: dict[int, int] = {}  # partition -> offset of its latest end-of-partition
         self.at_end_logged: dict[int, int] = {}
+        self.rng = random.Random(f"{args.seed}/{args.consumer}")  # same seed, same work times
 
     def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         self.generation = next_generation(self.args.dir, self.set_name)
@@ -115,8 +119,11 @@ class Member:
 
     def work(self) -> None:
         """The simulated work on a batch (not interrupted by SIGTERM: a batch finishes)."""
-        if self.args.processing_ms > 0:
-            time.sleep(self.args.processing_ms / 1000)
+        ms = self.args.processing_ms
+        if self.args.processing_jitter_ms > 0:
+            ms += self.rng.randint(0, self.args.processing_jitter_ms)
+        if ms > 0:
+            time.sleep(ms / 1000)
 
     def commit(self, consumer: Consumer, batch: list[Message]) -> None:
         """Commit the next offset of each partition in the batch; failures are events, not crashes."""
@@ -192,6 +199,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument(
         "--processing-ms", type=_non_negative, default=0, help="simulated work per batch"
     )
+    parser.add_argument(
+        "--processing-jitter-ms",
+        type=_non_negative,
+        default=0,
+        help="plus a uniform 0..N ms per batch",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seeds the jitter with the member")
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--config", default="{}", help="librdkafka consumer settings as JSON")
     parser.add_argument("--max-s", type=float, default=3600.0)

@@ -63,3 +63,33 @@ def test_member_rejects_a_negative_processing_time() -> None:
         parse_args(
             ["--bootstrap", "b", "--topic", "t", "--group", "g", "--processing-ms", "-5", *_rest()]
         )
+
+
+def test_jitter_and_seed_reach_the_member_and_make_work_times_repeatable(tmp_path: Path) -> None:
+    from harness.workload.group_member import Member
+
+    path = tmp_path / "x.yaml"
+    path.write_text(
+        SPEC.replace("processing_ms: 2500", "processing_ms: 0, processing_jitter_ms: 900")
+    )
+    sets = ConsumerSets(load_spec(path), "b:9092", tmp_path / "cell", History(), 60, seed=7)
+    group = sets.sets["group"]
+    assert isinstance(group, GroupConsumers)
+    args = parse_args(member_command(group.s, "group/m1", tmp_path)[3:])
+    assert (args.processing_jitter_ms, args.seed) == (900, 7)
+
+    def draws(consumer: str, seed: int) -> list[int]:
+        argv = member_command(group.s, consumer, tmp_path)[3:]
+        member = Member(parse_args([*argv, "--seed", str(seed)]))
+        return [member.rng.randint(0, args.processing_jitter_ms) for _ in range(20)]
+
+    assert draws("group/m1", 7) == draws("group/m1", 7)  # a re-run repeats the work times
+    assert draws("group/m1", 7) != draws("group/m0", 7)  # members differ
+    assert draws("group/m1", 7) != draws("group/m1", 8)  # seeds differ
+    assert all(0 <= d <= 900 for d in draws("group/m1", 7)) and len(set(draws("group/m1", 7))) > 1
+
+
+def test_default_jitter_is_none() -> None:
+    assert GroupConsumerSpec().processing_jitter_ms == 0
+    args = parse_args(["--bootstrap", "b", "--topic", "t", "--group", "g", *_rest()])
+    assert (args.processing_jitter_ms, args.seed) == (0, 0)
