@@ -77,7 +77,7 @@ class Fakes:
         self.called("cluster.close")
 
     # --- consumers, producer, nemesis ------------------------------------------------------
-    def consumers(self, *_a: Any) -> Fakes:
+    def consumers(self, *_a: Any, **_kw: Any) -> Fakes:
         return self
 
     default_group = "g"
