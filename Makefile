@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: setup venv docker images spark-jars test test-unit test-integration lint-imports cleanup bench chaos-run
+.PHONY: setup venv docker images spark-jars test test-unit test-integration lint-imports cleanup bench chaos-run nightly
 
 setup: venv docker images spark-jars ## everything: virtualenv, package, Docker engine, broker images, Spark's Kafka jars (Maven)
 
@@ -48,6 +48,9 @@ cleanup: venv ## remove every container and network this harness ever started
 
 chaos-run: venv ## the default matrix of experiments; prints the table, results under results/
 	$(PY) -m harness run experiments/default-matrix.yaml $(ARGS)
+
+nightly: venv ## the nightly suite: every experiment on 3.9.2 and 4.3.1; results/<run>/, results/history.parquet
+	$(PY) -m harness run experiments/suites/nightly.yaml $(ARGS)
 
 bench: venv
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md
