@@ -150,3 +150,20 @@ def test_cli_compare_exit_codes_and_output(tmp_path: Path) -> None:
     result = runner.invoke(app, ["compare", str(a), str(tmp_path)])
     assert result.exit_code == EXIT_USAGE
     assert "is not a run folder" in result.output
+
+
+def test_compare_and_history_load_no_run_side() -> None:
+    """`compare` runs on a CI box without Docker: it reads folders only."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, harness.suite.compare, harness.suite.history; "
+        "print(sorted(m for m in ('docker', 'testcontainers', 'confluent_kafka', 'pyspark', "
+        "'harness.cluster', 'harness.experiment') if m in sys.modules))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "[]"
