@@ -40,8 +40,8 @@ def _svg(fig: Figure, salt: str) -> str:
 
 
 def trend_svg(experiment: str, series: Mapping[str, Sequence[TrendPoint]]) -> str | None:
-    """The experiment's trend figure as an `<svg>` element; None when no cell has two nights."""
-    if not any(len(points) >= 2 for points in series.values()):
+    """The experiment's trend figure as an `<svg>` element; None before a second night."""
+    if len({p.started for points in series.values() for p in points}) < 2:
         return None
     fig = Figure(figsize=(7.5, 2.2), dpi=100, layout="constrained")
     axes = fig.subplots(1, len(PANELS))

@@ -80,7 +80,8 @@ def earlier_runs(
     latest_run: str,
     latest_started: datetime | None,
 ) -> list[str]:
-    """The suite runs of the same suite before the latest one, oldest first."""
+    """The runs of the same suite started before the latest one (or in the same second),
+    oldest first."""
     runs: dict[str, datetime] = {}
     for row in rows:
         run = row.get("suite_run")
@@ -90,7 +91,7 @@ def earlier_runs(
             continue
         runs[run] = min(runs.get(run, _started(row)), _started(row))
     if latest_started is not None:
-        runs = {r: s for r, s in runs.items() if s < latest_started}
+        runs = {r: s for r, s in runs.items() if s <= latest_started}  # same second: earlier
     return sorted(runs, key=lambda r: (runs[r], r))
 
 

@@ -95,7 +95,8 @@ def suite_folders(results: Path, notes: list[str] | None = None) -> list[SuiteFo
 
 
 def _href(*parts: str) -> str:
-    return "/".join(quote(p) for p in parts)
+    """A relative URL of path parts (cell ids keep their `=`; anything odd is %-quoted)."""
+    return "/".join(quote(p, safe="=,+@") for p in parts)
 
 
 def _run_rel(results: Path, suite: SuiteFolder, run_dir: Any) -> Path | None:
