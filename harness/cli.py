@@ -3,7 +3,7 @@
 Exit codes (a contract): 0 every verdict pass; 1 some verdict fail; 2 bad spec or
 usage; 3 infrastructure error or a verdict `unknown`. `run` and `validate` take an experiment
 file or a suite file (a top-level `suite:` key: harness.suite); `compare` exits 1 when a
-verdict flipped from pass.
+verdict flipped from pass; `index` writes results/index.html.
 """
 
 from __future__ import annotations
@@ -296,6 +296,10 @@ def _run_suite(
     else:
         console.print(f"[red]history not appended[/red]: {result.history_error}", highlight=False)
         code = EXIT_INFRA if code == EXIT_PASS else code
+    if result.index is not None:
+        console.print(f"index: {result.index}")
+    else:
+        console.print(f"[yellow]index not written[/yellow]: {result.index_error}", highlight=False)
     raise typer.Exit(code)
 
 
@@ -334,6 +338,28 @@ def compare(
     for line in summary_lines(comparison):
         out.print(line, highlight=False)
     raise typer.Exit(comparison.exit_code)
+
+
+@app.command()
+def index(
+    results_dir: Annotated[
+        Path, typer.Argument(help="The results folder: suite folders and history.parquet.")
+    ],
+    nights: Annotated[
+        int,
+        typer.Option(min=1, help="A figure is flagged outside its range over this many nights."),
+    ] = 7,
+) -> None:
+    """Write RESULTS_DIR/index.html: the latest suite run, what changed, trends, report links."""
+    from harness.suite.index import write_index
+
+    try:
+        path = write_index(results_dir, nights)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+    except OSError as exc:
+        raise _fail(EXIT_INFRA, str(exc)) from None
+    console.print(f"index: {path}", highlight=False)
 
 
 @app.command()

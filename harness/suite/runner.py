@@ -10,6 +10,7 @@
   summary.md, junit.xml   one <testsuite> per experiment, one <testcase> per cell
   experiments/<run-id>/   each experiment's own run folder (harness.experiment.run_plan)
 <out>/history.parquet     one row per cell, appended (harness.suite.history)
+<out>/index.html          the latest run, what changed, trends (harness.suite.index)
 ```
 
 The experiment runner is a parameter (`RunExperiment`): the CLI passes `run_plan` with its
@@ -33,6 +34,7 @@ from harness.experiment import Plan
 from harness.report.suite_summary import format_duration, write_suite_summary
 from harness.results.layout import SuitePaths, figure_history
 from harness.suite.history import append_history, history_rows
+from harness.suite.index import write_index
 from harness.suite.plan import ExperimentPlan, SuitePlan
 from harness.verdict.cell_verdict import cell_params
 
@@ -49,6 +51,8 @@ class SuiteResult:
     summary: dict[str, Any]
     history: Path | None  # the history file appended to (None: not appended)
     history_error: str = ""  # why appending failed ("" when it did not)
+    index: Path | None = None  # <out>/index.html written after the run (None: not written)
+    index_error: str = ""  # why it was not written
 
 
 def new_suite_run_id(name: str) -> str:
@@ -188,6 +192,8 @@ def run_suite(
     """Run every experiment that has cells, in order. An experiment whose run raises is
     recorded (its cells not done are `unknown`, with the error) and the next one runs.
     Ctrl-C: the summary of what ran is written, the history is left alone, and it propagates.
+    Then the history is appended and `<out>/index.html` written again; a failure of either is
+    recorded in the result (`history_error`, `index_error`), not raised.
     """
     run_id = new_suite_run_id(plan.suite.name)
     while (out / run_id).exists():
@@ -217,14 +223,19 @@ def run_suite(
         record["cells"] = list(summary.get("cells") or record["cells"])
         _close(record, e, None, t0)
     summary = run.write()
-    if not history:
-        return SuiteResult(paths.root, summary, None)
-    target = figure_history(out)
+    result = SuiteResult(paths.root, summary, None)
+    if history:
+        target = figure_history(out)
+        try:
+            append_history(target, history_rows(summary))
+            result.history = target
+        except Exception as exc:  # the suite's own folder is written; the trend file is not
+            result.history_error = f"{target}: {_first_line(exc)}"
     try:
-        append_history(target, history_rows(summary))
-    except Exception as exc:  # the suite's own folder is written; the trend file is not
-        return SuiteResult(paths.root, summary, None, f"{target}: {_first_line(exc)}")
-    return SuiteResult(paths.root, summary, target)
+        result.index = write_index(out)
+    except Exception as exc:  # the page is a view of the folders; the run stands without it
+        result.index_error = f"{out / 'index.html'}: {_first_line(exc)}"
+    return result
 
 
 def _close(record: dict[str, Any], e: ExperimentPlan, error: str | None, t0: float) -> None:
