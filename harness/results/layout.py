@@ -4,6 +4,7 @@
 <run>/spec.yaml, summary.json, summary.md, junit.xml, cells/<cell-id>/
 <suite run>/suite.yaml, summary.json, summary.md, junit.xml, experiments/<run>/
 <results>/history.parquet   one row per cell of every suite run (tables.FIGURE_HISTORY)
+<results>/index.html        the latest suite run and what changed (harness.suite.index)
 <cell>/history.jsonl, ledger.parquet, consumed.parquet, log.parquet, commits.parquet,
        summary.json, report.html, clients.log, brokers/<node>.log,
        consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
@@ -40,6 +41,7 @@ CELLS = "cells"
 SUITE_FILE = "suite.yaml"
 EXPERIMENTS = "experiments"
 FIGURE_HISTORY = "history.parquet"  # beside the run folders: results/history.parquet
+RESULTS_INDEX = "index.html"  # beside them too: results/index.html
 
 
 @dataclass(frozen=True)
@@ -184,3 +186,8 @@ class SuitePaths:
 def figure_history(results_dir: Path) -> Path:
     """`<results>/history.parquet`: every suite run under `results_dir` appends to it."""
     return results_dir / FIGURE_HISTORY
+
+
+def results_index(results_dir: Path) -> Path:
+    """`<results>/index.html`: the latest suite run under `results_dir`, rewritten after each."""
+    return results_dir / RESULTS_INDEX

@@ -30,7 +30,14 @@ from harness.report.index_page import (
 )
 from harness.report.suite_summary import format_duration
 from harness.report.trends import TrendPoint, trend_svg
-from harness.results.layout import FIGURE_HISTORY, REPORT, RUN_SUMMARY_MD, RunPaths, SuitePaths
+from harness.results.layout import (
+    FIGURE_HISTORY,
+    REPORT,
+    RUN_SUMMARY_MD,
+    RunPaths,
+    SuitePaths,
+    results_index,
+)
 from harness.results.verdicts import as_verdict, worst
 from harness.suite.changes import (
     NIGHTS,
@@ -43,7 +50,6 @@ from harness.suite.changes import (
 from harness.suite.compare import Key
 from harness.suite.history import history_rows, read_history
 
-INDEX = "index.html"
 TREND_RUNS = 30  # nights drawn in a trend plot (the latest included)
 EARLIER_SHOWN = 60
 
@@ -325,8 +331,8 @@ def _experiments(
 def write_index(results: Path, nights: int = NIGHTS) -> Path:
     """Write `results/index.html` (replaced whole); ConfigError when there is nothing to index."""
     page = build_index(results, nights)
-    out = results / INDEX
-    tmp = results / f".{INDEX}.{os.getpid()}.tmp"
+    out = results_index(results)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text(render_index(page), encoding="utf-8")
     os.replace(tmp, out)
     return out

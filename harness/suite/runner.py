@@ -32,7 +32,7 @@ import yaml
 
 from harness.experiment import Plan
 from harness.report.suite_summary import format_duration, write_suite_summary
-from harness.results.layout import SuitePaths, figure_history
+from harness.results.layout import SuitePaths, figure_history, results_index
 from harness.suite.history import append_history, history_rows
 from harness.suite.index import write_index
 from harness.suite.plan import ExperimentPlan, SuitePlan
@@ -234,7 +234,7 @@ def run_suite(
     try:
         result.index = write_index(out)
     except Exception as exc:  # the page is a view of the folders; the run stands without it
-        result.index_error = f"{out / 'index.html'}: {_first_line(exc)}"
+        result.index_error = f"{results_index(out)}: {_first_line(exc)}"
     return result
 
 
