@@ -39,6 +39,7 @@ class Fakes:
         self.fail_in = fail_in
         self.calls: list[str] = []
         self.history: History | None = None
+        self.consumer_seed: int | None = None
 
     def called(self, name: str) -> None:
         self.calls.append(name)
@@ -77,7 +78,8 @@ class Fakes:
         self.called("cluster.close")
 
     # --- consumers, producer, nemesis ------------------------------------------------------
-    def consumers(self, *_a: Any) -> Fakes:
+    def consumers(self, *_a: Any, seed: int | None = None, **_kw: Any) -> Fakes:
+        self.consumer_seed = seed
         return self
 
     default_group = "g"
@@ -171,6 +173,7 @@ def test_phases_run_in_order_and_the_cell_ran_its_course(tmp_path: Path) -> None
     fakes = Fakes()
     history, shown = run(tmp_path, fakes)
     assert phases(history) == PHASES
+    assert fakes.consumer_seed == 1  # the cell's seed reaches the members (their work times)
     assert shown[-1].phase == "collect"
     by_kind = {e["kind"]: e for e in history}
     assert by_kind["recovery.end"]["recovered"] is True
