@@ -1,13 +1,16 @@
 """Command line: `python -m harness …` (also installed as `kafka-chaos`).
 
 Exit codes (a contract): 0 every verdict pass; 1 some verdict fail; 2 bad spec or
-usage; 3 infrastructure error or a verdict `unknown`.
+usage; 3 infrastructure error or a verdict `unknown`. `run` and `validate` take an experiment
+file or a suite file (a top-level `suite:` key: harness.suite); `compare` exits 1 when a
+verdict flipped from pass; `index` writes results/index.html.
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -18,7 +21,9 @@ from rich.table import Table
 from harness.errors import ConfigError, HarnessError
 
 if TYPE_CHECKING:  # the run side (docker) loads only for `run` and `cleanup`
+    from harness.experiment import Plan
     from harness.runner.status import Status
+    from harness.suite.plan import SuitePlan
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."
@@ -29,7 +34,7 @@ console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 KEEP_CLUSTER_MAX_S = 3600
-SpecArg = Annotated[Path, typer.Argument(help="Experiment file (YAML).")]
+SpecArg = Annotated[Path, typer.Argument(help="Experiment file or suite file (YAML).")]
 
 
 def _fail(code: int, message: str) -> typer.Exit:
@@ -83,9 +88,78 @@ def _print_plan(plan: Any) -> None:
         console.print(f"  [dim]excluded by matrix.exclude: {shown}[/dim]")
 
 
+def _is_suite(path: Path) -> bool:
+    from harness.suite.model import is_suite_file
+
+    return is_suite_file(path)
+
+
+def _suite_plan(path: Path, seed: int | None, cells: str | None) -> SuitePlan:
+    from harness.suite.plan import make_suite_plan
+
+    try:
+        return make_suite_plan(path, seed, cells)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+
+
+def _print_suite_plan(plan: SuitePlan) -> None:
+    from harness.report.suite_summary import format_duration, params_text
+
+    suite = plan.suite
+    seed_note = "" if plan.seed_given else " (chosen; pass --seed to repeat)"
+    console.print(
+        f"[bold]suite {suite.name}[/bold] ({suite.shown(suite.path)}): "
+        f"{len(plan.experiments)} experiment file(s), {plan.cell_count} cell(s), "
+        f"planned {format_duration(plan.planned_s)}; seed {plan.seed}{seed_note} "
+        "for experiments without their own",
+        highlight=False,
+    )
+    for axis in suite.axes:
+        shown = ", ".join(str(v) for v in axis.values)
+        console.print(f"  axis {axis.key}: {shown}", highlight=False)
+    for i, e in enumerate(plan.experiments, start=1):
+        head = (
+            f"[{i}] {e.name}  {e.file}: {len(e.cells)} cell(s), "
+            f"planned {format_duration(e.planned_s)}, seed {e.plan.seed}"
+        )
+        console.print(f"[bold]{head}[/bold]", highlight=False)
+        if e.cells:
+            table = Table(show_edge=False, box=None, padding=(0, 2))
+            table.add_column("cell")
+            table.add_column("planned", justify="right")
+            for cell in e.cells:
+                table.add_row(cell.id, format_duration(e.estimates[cell.id]))
+            console.print(table, highlight=False)
+        for key, values in e.added.items():
+            console.print(f"  + {key}: {', '.join(str(v) for v in values)}", highlight=False)
+        for key, why in e.kept.items():
+            console.print(f"  [dim]{key} not added: {why}[/dim]", highlight=False)
+        for item in e.impossible:
+            console.print(
+                f"  [yellow]left out (cannot exist)[/yellow]: {params_text(item.params)} "
+                f"— {item.reason}",
+                highlight=False,
+            )
+        for params in e.excluded:
+            console.print(f"  [dim]excluded by matrix.exclude: {params_text(params)}[/dim]")
+        if e.left_out:
+            console.print(f"  [yellow]left out[/yellow]: {e.left_out}", highlight=False)
+    console.print(
+        f"total: {plan.cell_count} cell(s) in {len(plan.runnable)} experiment(s), "
+        f"planned {format_duration(plan.planned_s)} "
+        "(estimate per cell: cluster start + steady state + workload + settle)",
+        highlight=False,
+    )
+
+
 @app.command()
 def validate(spec: SpecArg) -> None:
-    """Check a spec and show its cells and fault schedule; nothing is started."""
+    """Check a spec (or a suite) and show its cells and fault schedule; nothing is started."""
+    if _is_suite(spec):
+        _print_suite_plan(_suite_plan(spec, None, None))
+        console.print("[green]suite is valid[/green]")
+        return
     _print_plan(_plan(spec, None, None))
     console.print("[green]spec is valid[/green]")
 
@@ -152,7 +226,11 @@ def run(
         bool, typer.Option("--dry-run", help="Show cells and schedule, start nothing.")
     ] = False,
 ) -> None:
-    """Run an experiment: every cell against a real cluster, then checks, verdicts and reports."""
+    """Run an experiment (or a suite): every cell against a real cluster, then checks, verdicts
+    and reports."""
+    if _is_suite(spec):
+        _run_suite(spec, seed, out, cells, keep_cluster, dry_run)
+        return
     plan = _plan(spec, seed, cells)
     _print_plan(plan)
     if dry_run:
@@ -181,6 +259,107 @@ def run(
         finally:
             kept.close()
     raise typer.Exit(EXIT_FOR_VERDICT.get(summary["verdict"], EXIT_INFRA))
+
+
+def _run_suite(
+    path: Path, seed: int | None, out: Path, cells: str | None, keep_cluster: bool, dry_run: bool
+) -> None:
+    if keep_cluster:
+        raise _fail(EXIT_USAGE, "--keep-cluster keeps one experiment's cluster; not for a suite")
+    plan = _suite_plan(path, seed, cells)
+    _print_suite_plan(plan)
+    if dry_run:
+        return
+    from harness.experiment import EXIT_FOR_VERDICT, run_plan
+    from harness.suite.runner import run_suite
+
+    def run_one(
+        plan: Plan, folder: Path, cell_done: Callable[[dict[str, Any]], None]
+    ) -> tuple[Path, dict[str, Any]]:
+        run_dir, summary, _ = run_plan(plan, folder, _Progress(), cell_done)
+        return run_dir, summary
+
+    def say(line: str) -> None:
+        console.print(f"[bold magenta]suite[/bold magenta] {line}", highlight=False)
+
+    try:
+        result = run_suite(plan, out, run_one, say)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]: consumers stopped, cluster removed")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    _print_suite_result(result.summary)
+    verdict = result.summary["verdict"]
+    console.print(f"results: {result.folder}  verdict: [bold]{verdict}[/bold]")
+    code = EXIT_FOR_VERDICT.get(verdict, EXIT_INFRA)
+    if result.history is not None:
+        console.print(f"history: appended to {result.history}")
+    else:
+        console.print(f"[red]history not appended[/red]: {result.history_error}", highlight=False)
+        code = EXIT_INFRA if code == EXIT_PASS else code
+    if result.index is not None:
+        console.print(f"index: {result.index}")
+    else:
+        console.print(f"[yellow]index not written[/yellow]: {result.index_error}", highlight=False)
+    raise typer.Exit(code)
+
+
+def _print_suite_result(summary: dict[str, Any]) -> None:
+    from harness.report.suite_summary import format_duration
+
+    table = Table(title=f"suite {summary.get('suite')}")
+    for column in ("experiment", "verdict", "cells", "pass", "fail", "unknown", "duration"):
+        table.add_column(column, justify="left" if column in ("experiment", "verdict") else "right")
+    for e in summary.get("experiments") or []:
+        verdicts = [str(c.get("verdict")) for c in e.get("cells") or []]
+        table.add_row(
+            str(e.get("experiment")),
+            str(e.get("verdict")),
+            str(len(verdicts)),
+            *(str(verdicts.count(v)) for v in ("pass", "fail", "unknown")),
+            format_duration(e.get("duration_s")),
+        )
+    console.print(table)
+
+
+@app.command()
+def compare(
+    run_a: Annotated[Path, typer.Argument(help="A run folder or suite folder (the earlier).")],
+    run_b: Annotated[Path, typer.Argument(help="Another (the later).")],
+) -> None:
+    """Two runs side by side: verdict flips and figure changes; exit 1 if a pass flipped."""
+    from harness.suite.compare import compare_folders, render_comparison, summary_lines
+
+    try:
+        comparison = compare_folders(run_a, run_b)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+    out = Console(width=None if sys.stdout.isatty() else 200)
+    out.print(render_comparison(comparison))
+    for line in summary_lines(comparison):
+        out.print(line, highlight=False)
+    raise typer.Exit(comparison.exit_code)
+
+
+@app.command()
+def index(
+    results_dir: Annotated[
+        Path, typer.Argument(help="The results folder: suite folders and history.parquet.")
+    ],
+    nights: Annotated[
+        int,
+        typer.Option(min=1, help="A figure is flagged outside its range over this many nights."),
+    ] = 7,
+) -> None:
+    """Write RESULTS_DIR/index.html: the latest suite run, what changed, trends, report links."""
+    from harness.suite.index import write_index
+
+    try:
+        path = write_index(results_dir, nights)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+    except OSError as exc:
+        raise _fail(EXIT_INFRA, str(exc)) from None
+    console.print(f"index: {path}", highlight=False)
 
 
 @app.command()

@@ -99,12 +99,11 @@ def bad_checks(cell: dict[str, Any]) -> list[dict[str, Any]]:
     return [c for c in cell.get("checks") or [] if c.get("verdict") != "pass"]
 
 
-def _md_cell(text: str) -> str:
+def md_cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
 def render_markdown(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> str:
-    columns = table_columns(cells)
     lines = [
         f"# {run_info.get('spec', '?')} — {overall_verdict(cells)}",
         "",
@@ -112,10 +111,19 @@ def render_markdown(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> st
         f"started {run_info.get('started', '?')}, {fmt(run_info.get('duration_s'))} s. "
         "`?` = undecided, `-` = not applicable.",
         "",
+        *cells_markdown(cells),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def cells_markdown(cells: list[dict[str, Any]]) -> list[str]:
+    """The cells table (Markdown lines), then one line per check of a cell that did not pass."""
+    columns = table_columns(cells)
+    lines = [
         "| " + " | ".join(columns) + " |",
         "|" + "|".join("---" if i < 2 else "---:" for i in range(len(columns))) + "|",
     ]
-    lines += ["| " + " | ".join(_md_cell(v) for v in row) + " |" for row in table_rows(cells)]
+    lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in table_rows(cells)]
     notes = []
     for cell in cells:
         if cell_verdict(cell) == "pass":
@@ -123,15 +131,15 @@ def render_markdown(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> st
         checks = bad_checks(cell)
         name = cell.get("cell", "?")
         notes += [
-            f"- `{name}` — {_md_cell(fmt(c.get('name')))}: **{_md_cell(fmt(c.get('verdict')))}**"
-            f" — {_md_cell(str(c.get('detail') or ''))}"
+            f"- `{name}` — {md_cell(fmt(c.get('name')))}: **{md_cell(fmt(c.get('verdict')))}**"
+            f" — {md_cell(str(c.get('detail') or ''))}"
             for c in checks
         ]
         if not checks:
             notes.append(f"- `{name}` — **{cell_verdict(cell)}** (no check says why)")
     if notes:
         lines += ["", *notes]
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _check_lines(checks: list[dict[str, Any]]) -> str:
@@ -158,25 +166,40 @@ def _seconds(value: Any) -> str:
 def junit_xml(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> ET.ElementTree[ET.Element]:
     """One testsuite, one testcase per cell; unknown is an <error>, so CI cannot go green on it."""
     spec = str(run_info.get("spec", "kafka-chaos"))
+    root = ET.Element("testsuites", {"name": spec, **junit_counts(cells)})
+    root.set("time", _seconds(run_info.get("duration_s")))
+    started = run_info.get("started")
+    add_testsuite(root, spec, cells, started if isinstance(started, str) else None)
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def junit_counts(cells: list[dict[str, Any]]) -> dict[str, str]:
     verdicts = [cell_verdict(cell) for cell in cells]
-    counts = {
+    return {
         "tests": str(len(cells)),
         "failures": str(verdicts.count("fail")),
         "errors": str(verdicts.count("unknown")),
         "skipped": "0",
     }
-    root = ET.Element("testsuites", {"name": spec, **counts})
-    root.set("time", _seconds(run_info.get("duration_s")))
-    suite = ET.SubElement(root, "testsuite", {"name": spec, **counts})
+
+
+def add_testsuite(
+    parent: ET.Element, name: str, cells: list[dict[str, Any]], started: str | None
+) -> ET.Element:
+    """A <testsuite> named `name` with one <testcase> per cell: fail → <failure>, unknown →
+    <error> (with the checks that were not pass), the cell's figures in <system-out>."""
+    suite = ET.SubElement(parent, "testsuite", {"name": name, **junit_counts(cells)})
     suite.set("time", _seconds(sum(float(c.get("duration_s") or 0) for c in cells)))
-    if isinstance(run_info.get("started"), str):
-        suite.set("timestamp", run_info["started"])
-    for cell, verdict in zip(cells, verdicts, strict=True):
+    if started is not None:
+        suite.set("timestamp", started)
+    for cell in cells:
+        verdict = cell_verdict(cell)
         case = ET.SubElement(
             suite,
             "testcase",
             {
-                "classname": spec,
+                "classname": name,
                 "name": str(cell.get("cell", "?")),
                 "time": _seconds(cell.get("duration_s")),
             },
@@ -193,8 +216,7 @@ def junit_xml(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> ET.Eleme
             element = ET.SubElement(case, "error", {"message": f"undecided checks: {names}"})
             element.text = _check_lines(checks)
         ET.SubElement(case, "system-out").text = _system_out(cell)
-    ET.indent(root)
-    return ET.ElementTree(root)
+    return suite
 
 
 def write_run_summary(

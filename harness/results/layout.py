@@ -2,6 +2,9 @@
 
 ```
 <run>/spec.yaml, summary.json, summary.md, junit.xml, cells/<cell-id>/
+<suite run>/suite.yaml, summary.json, summary.md, junit.xml, experiments/<run>/
+<results>/history.parquet   one row per cell of every suite run (tables.FIGURE_HISTORY)
+<results>/index.html        the latest suite run and what changed (harness.suite.index)
 <cell>/history.jsonl, ledger.parquet, consumed.parquet, log.parquet, commits.parquet,
        summary.json, report.html, clients.log, brokers/<node>.log,
        consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
@@ -34,6 +37,11 @@ RUN_SPEC = "spec.yaml"
 RUN_SUMMARY_MD = "summary.md"
 RUN_JUNIT = "junit.xml"
 CELLS = "cells"
+
+SUITE_FILE = "suite.yaml"
+EXPERIMENTS = "experiments"
+FIGURE_HISTORY = "history.parquet"  # beside the run folders: results/history.parquet
+RESULTS_INDEX = "index.html"  # beside them too: results/index.html
 
 
 @dataclass(frozen=True)
@@ -144,3 +152,42 @@ class RunPaths:
         if not self.cells.is_dir():
             return []
         return sorted(p.name for p in self.cells.iterdir() if p.is_dir())
+
+
+@dataclass(frozen=True)
+class SuitePaths:
+    """Every path of one suite run folder: its own summaries and each experiment's run folder."""
+
+    root: Path
+
+    @property
+    def suite(self) -> Path:
+        """The suite as planned: its file, the experiment files the globs found, the axes."""
+        return self.root / SUITE_FILE
+
+    @property
+    def summary(self) -> Path:
+        return self.root / SUMMARY
+
+    @property
+    def summary_md(self) -> Path:
+        return self.root / RUN_SUMMARY_MD
+
+    @property
+    def junit(self) -> Path:
+        return self.root / RUN_JUNIT
+
+    @property
+    def experiments(self) -> Path:
+        """Each experiment's run folder (`RunPaths`) goes here."""
+        return self.root / EXPERIMENTS
+
+
+def figure_history(results_dir: Path) -> Path:
+    """`<results>/history.parquet`: every suite run under `results_dir` appends to it."""
+    return results_dir / FIGURE_HISTORY
+
+
+def results_index(results_dir: Path) -> Path:
+    """`<results>/index.html`: the latest suite run under `results_dir`, rewritten after each."""
+    return results_dir / RESULTS_INDEX

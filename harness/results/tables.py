@@ -11,7 +11,16 @@ import pyarrow.parquet as pq
 
 from harness.results.metrics import COUNT_NAMES
 
-__all__ = ["COMMITS", "CONSUMED", "COUNT_NAMES", "LEDGER", "LOG", "empty_columns", "write_table"]
+__all__ = [
+    "COMMITS",
+    "CONSUMED",
+    "COUNT_NAMES",
+    "FIGURE_HISTORY",
+    "LEDGER",
+    "LOG",
+    "empty_columns",
+    "write_table",
+]
 
 
 LEDGER = pa.schema(
@@ -43,6 +52,33 @@ COMMITS = pa.schema(
         ("partition", pa.int32()),
         ("offset", pa.int64()),
         ("ts", pa.int64()),
+    ]
+)
+
+# results/history.parquet: one row per cell of every suite run, appended (a contract; names
+# are only ever appended). Figures are null when the cell's checks left them undecided.
+FIGURE_HISTORY = pa.schema(
+    [
+        ("suite_run", pa.string()),  # the suite run's id (its folder's name)
+        ("suite", pa.string()),  # the suite's name
+        ("started", pa.timestamp("ms", tz="UTC")),  # when the suite run started
+        ("experiment", pa.string()),  # the experiment's name
+        ("experiment_run", pa.string()),  # its run folder's name (under experiments/)
+        ("cell", pa.string()),
+        ("kafka_version", pa.string()),
+        ("mode", pa.string()),
+        ("seed", pa.int64()),
+        ("verdict", pa.string()),  # pass | fail | unknown
+        ("lost", pa.int64()),
+        ("lost_never_consumed", pa.int64()),
+        ("duplicated", pa.int64()),
+        ("reprocessed", pa.int64()),
+        ("max_stall_s", pa.float64()),
+        ("stall_s", pa.map_(pa.string(), pa.float64())),  # consumer set -> its longest stall
+        ("unavailable_s", pa.float64()),
+        ("duration_s", pa.float64()),  # the cell's wall time (its history's first to last event)
+        ("planned_s", pa.float64()),  # the suite's estimate for the cell
+        ("params", pa.string()),  # the cell's parameters, as JSON
     ]
 )
 

@@ -16,6 +16,7 @@ from harness.spec.models import (
     TopicSpec,
 )
 from harness.spec.paths import resolve_path
+from harness.spec.problems import impossible_cluster
 
 __all__ = [
     "ALLOWED_METRICS",
@@ -36,6 +37,7 @@ __all__ = [
     "excluded_combinations",
     "expand_cells",
     "filter_cells",
+    "impossible_cluster",
     "load_spec",
     "parse_bound",
     "parse_spec",

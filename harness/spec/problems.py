@@ -74,10 +74,21 @@ def spec_problems(spec: Spec) -> list[Problem]:
     return out
 
 
+def impossible_cluster(mode: str, version: str) -> str | None:
+    """Why a cluster of this mode and version cannot exist (None: it can).
+
+    The one rule: ZooKeeper mode needs a 3.x version (4.0 removed ZooKeeper). A suite leaves
+    such cells out of its plan (harness.suite.plan); an experiment file naming one is wrong.
+    """
+    major = int(version.split(".", 1)[0])
+    if mode == "zookeeper" and major != 3:
+        return f"Kafka {version} has no ZooKeeper mode (ZooKeeper needs 3.x; 4.0 removed it)"
+    return None
+
+
 def _cluster_problems(c: ClusterSpec) -> list[Problem]:
     out: list[Problem] = []
-    major = int(c.version.split(".", 1)[0])
-    if c.mode == "zookeeper" and major != 3:
+    if impossible_cluster(c.mode, c.version) is not None:
         out.append(
             (
                 "cluster.version",

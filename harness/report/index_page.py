@@ -1,0 +1,135 @@
+"""results/index.html: the latest suite run, what changed, links to every cell's report.
+
+Pure: a page model in, HTML out (`render_index`). `harness.suite.index` reads the folders and
+the history, decides what changed and builds the model; this module only presents it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+import jinja2
+
+from harness.report.cell_report import fmt
+
+# The figures shown as columns of the cells table (every flagged figure is listed as well).
+FIGURE_COLUMNS = ("lost", "duplicated", "reprocessed", "max_stall_s", "unavailable_s")
+
+
+@dataclass(frozen=True)
+class FigureView:
+    name: str
+    text: str  # the value as shown ("?" undecided)
+    note: str = ""  # why it is flagged ("" when it is not)
+    direction: str = ""  # above | below | undecided ("" when not flagged)
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.note)
+
+
+def range_note(name: str, value: Any, low: Any, high: Any, nights: int) -> str:
+    """`lost 12: above the last 7 night(s) (all 0)`, `max_stall_s ?: undecided, the last 3
+    night(s) decided it (4.0 to 9.0)`."""
+    span = f"all {fmt(low)}" if low == high else f"{fmt(low)} to {fmt(high)}"
+    if value is None:
+        return f"{name} ?: undecided, the last {nights} night(s) decided it ({span})"
+    where = "above" if value > high else "below"
+    return f"{name} {fmt(value)}: {where} the last {nights} night(s) ({span})"
+
+
+def figure_view(name: str, value: Any, flag: tuple[Any, Any, int] | None = None) -> FigureView:
+    """A figure's cell in the page; `flag` = (low, high, nights) when it is out of range."""
+    if flag is None:
+        return FigureView(name, fmt(value))
+    low, high, nights = flag
+    direction = "undecided" if value is None else "above" if value > high else "below"
+    return FigureView(name, fmt(value), range_note(name, value, low, high, nights), direction)
+
+
+@dataclass(frozen=True)
+class CellView:
+    experiment: str
+    cell: str
+    verdict: str
+    params: str = ""
+    previous_verdict: str | None = None  # None: not in any earlier run (new)
+    previous_run: str | None = None
+    columns: list[FigureView] = field(default_factory=list)  # FIGURE_COLUMNS, in order
+    flags: list[FigureView] = field(default_factory=list)  # every out-of-range figure
+    report_href: str | None = None  # relative to index.html; None: the cell has no report
+
+    @property
+    def new(self) -> bool:
+        return self.previous_verdict is None
+
+    @property
+    def flipped(self) -> bool:
+        return self.previous_verdict is not None and self.previous_verdict != self.verdict
+
+    @property
+    def flipped_from_pass(self) -> bool:
+        return self.flipped and self.previous_verdict == "pass"
+
+    @property
+    def changed(self) -> bool:
+        return self.flipped or bool(self.flags)
+
+
+@dataclass(frozen=True)
+class ExperimentView:
+    name: str
+    verdict: str
+    cells: list[CellView]
+    run_href: str | None = None  # its run folder's summary.md, relative
+    error: str | None = None
+    trend_svg: str | None = None  # an inline <svg> (our own matplotlib output)
+
+
+@dataclass(frozen=True)
+class EarlierRun:
+    run_id: str
+    started: str
+    verdict: str
+    href: str | None  # its summary.md when its folder is here
+
+
+@dataclass(frozen=True)
+class IndexPage:
+    suite: str
+    run_id: str
+    started: str
+    verdict: str
+    experiments: list[ExperimentView]
+    nights: int  # N of "out of the range of the last N nights"
+    duration: str = "?"
+    previous_run: str | None = None
+    links: list[tuple[str, str]] = field(default_factory=list)  # (label, relative href)
+    earlier: list[EarlierRun] = field(default_factory=list)  # newest first
+    notes: list[str] = field(default_factory=list)  # what could not be read
+    generated: str = ""
+
+    @property
+    def cells(self) -> list[CellView]:
+        return [c for e in self.experiments for c in e.cells]
+
+    @property
+    def changed(self) -> list[CellView]:
+        return [c for c in self.cells if c.changed]
+
+    def count(self, verdict: str) -> int:
+        return sum(1 for c in self.cells if c.verdict == verdict)
+
+
+def _template() -> jinja2.Template:
+    source = resources.files("harness.report").joinpath("templates/index.html.j2")
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
+    return env.from_string(source.read_text("utf-8"))
+
+
+def render_index(page: IndexPage) -> str:
+    return _template().render(page=page, columns=FIGURE_COLUMNS)

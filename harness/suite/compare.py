@@ -1,0 +1,226 @@
+"""Two runs side by side (`python -m harness compare RUN_A RUN_B`): verdict flips and figure
+changes, cell by cell. Either folder may be an experiment's run folder or a suite's.
+
+Cells are matched by (experiment, cell id). A **flip** is a verdict that differs; a flip
+**from pass** (to fail or unknown) is what makes `compare` exit 1. A **figure change**: a
+count (`lost`, `lost_never_consumed`, `duplicated`, `reprocessed`, `unacked_present`,
+`out_of_order`) that differs at all; a time (`max_stall_s`, `unavailable_s`, `stall_s.<set>`)
+that moved by more than max(1 s, 25 % of the larger value) — times are noisy on a shared
+machine, counts are not; and a figure that became undecided (null) or decided.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.table import Table
+
+from harness.errors import ConfigError
+from harness.report.cell_report import fmt
+from harness.results.layout import SUMMARY, RunPaths
+from harness.results.verdicts import as_verdict
+
+COUNTS = (
+    "lost",
+    "lost_never_consumed",
+    "duplicated",
+    "reprocessed",
+    "unacked_present",
+    "out_of_order",
+)
+TIMES = ("max_stall_s", "unavailable_s")
+TIME_ABS_S = 1.0
+TIME_REL = 0.25
+
+Key = tuple[str, str]  # (experiment, cell id)
+
+
+@dataclass(frozen=True)
+class RunCells:
+    """A run or suite folder's cells, read from its summary.json."""
+
+    folder: Path
+    kind: Literal["suite", "experiment"]
+    name: str
+    run_id: str
+    cells: dict[Key, dict[str, Any]]
+
+
+def load_run(folder: Path) -> RunCells:
+    """The folder's cells; ConfigError saying why when it is not a run or suite folder."""
+    summary_path = folder / SUMMARY
+    if not folder.is_dir():
+        raise ConfigError(f"{folder} is not a run folder: no such folder")
+    if not summary_path.is_file():
+        why = (
+            "it has spec.yaml but no summary.json (interrupted? `verify` writes it)"
+            if RunPaths(folder).spec.is_file()
+            else "it has no summary.json"
+        )
+        raise ConfigError(f"{folder} is not a run folder: {why}")
+    try:
+        summary = json.loads(summary_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{summary_path}: cannot be read as JSON: {exc}") from None
+    if not isinstance(summary, dict):
+        raise ConfigError(f"{summary_path}: expected a JSON object")
+    run_id = str(summary.get("run_id") or folder.name)
+    if isinstance(summary.get("experiments"), list):
+        cells = {
+            (str(e.get("experiment", "?")), str(c.get("cell", "?"))): c
+            for e in summary["experiments"]
+            for c in e.get("cells") or []
+        }
+        return RunCells(folder, "suite", str(summary.get("suite", "?")), run_id, cells)
+    if isinstance(summary.get("cells"), list):
+        name = str(summary.get("spec", "?"))
+        cells = {(name, str(c.get("cell", "?"))): c for c in summary["cells"]}
+        return RunCells(folder, "experiment", name, run_id, cells)
+    raise ConfigError(f"{summary_path}: not a run's or a suite's summary (no cells)")
+
+
+def figures(cell: dict[str, Any]) -> dict[str, Any]:
+    """The compared figures of a cell summary: counts, times, stall per consumer set."""
+    counts = cell.get("counts") or {}
+    out: dict[str, Any] = {name: counts.get(name) for name in COUNTS}
+    out.update({name: cell.get(name) for name in TIMES})
+    for name, value in (cell.get("stalls_by_set") or {}).items():
+        out[f"stall_s.{name}"] = value
+    return out
+
+
+def _is_time(name: str) -> bool:
+    return name in TIMES or name.startswith("stall_s.")
+
+
+def changed(name: str, a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return (a is None) != (b is None)
+    if not isinstance(a, int | float) or not isinstance(b, int | float):
+        return bool(a != b)
+    if _is_time(name):
+        return abs(b - a) > max(TIME_ABS_S, TIME_REL * max(abs(a), abs(b)))
+    return bool(a != b)
+
+
+@dataclass
+class CellRow:
+    experiment: str
+    cell: str
+    verdict_a: str | None  # None: the cell is not in A
+    verdict_b: str | None
+    changes: dict[str, tuple[Any, Any]] = field(default_factory=dict)  # figure -> (a, b)
+
+    @property
+    def flipped(self) -> bool:
+        return None not in (self.verdict_a, self.verdict_b) and self.verdict_a != self.verdict_b
+
+    @property
+    def flipped_from_pass(self) -> bool:
+        return self.flipped and self.verdict_a == "pass"
+
+
+@dataclass
+class Comparison:
+    a: RunCells
+    b: RunCells
+    rows: list[CellRow]
+
+    @property
+    def flips(self) -> list[CellRow]:
+        return [r for r in self.rows if r.flipped]
+
+    @property
+    def flipped_from_pass(self) -> list[CellRow]:
+        return [r for r in self.rows if r.flipped_from_pass]
+
+    @property
+    def only_a(self) -> list[CellRow]:
+        return [r for r in self.rows if r.verdict_b is None]
+
+    @property
+    def only_b(self) -> list[CellRow]:
+        return [r for r in self.rows if r.verdict_a is None]
+
+    @property
+    def changed(self) -> list[CellRow]:
+        return [r for r in self.rows if r.changes]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a verdict flipped from pass, else 0."""
+        return 1 if self.flipped_from_pass else 0
+
+
+def compare_runs(a: RunCells, b: RunCells) -> Comparison:
+    """Every cell of A (in A's order), then those only in B."""
+    keys = list(a.cells) + [k for k in b.cells if k not in a.cells]
+    rows = []
+    for key in keys:
+        ca, cb = a.cells.get(key), b.cells.get(key)
+        row = CellRow(
+            key[0],
+            key[1],
+            as_verdict(ca.get("verdict")) if ca is not None else None,
+            as_verdict(cb.get("verdict")) if cb is not None else None,
+        )
+        if ca is not None and cb is not None:
+            fa, fb = figures(ca), figures(cb)
+            for name in list(fa) + [n for n in fb if n not in fa]:
+                va, vb = fa.get(name), fb.get(name)
+                if changed(name, va, vb):
+                    row.changes[name] = (va, vb)
+        rows.append(row)
+    return Comparison(a, b, rows)
+
+
+def compare_folders(a: Path, b: Path) -> Comparison:
+    return compare_runs(load_run(a), load_run(b))
+
+
+_STYLE = {"pass": "green", "fail": "bold red", "unknown": "yellow"}
+
+
+def _verdict(v: str | None) -> str:
+    return "[dim]-[/dim]" if v is None else f"[{_STYLE.get(v, 'yellow')}]{v}[/]"
+
+
+def render_comparison(c: Comparison) -> Table:
+    """Cells side by side: A's and B's verdicts, what changed (`figure a → b`)."""
+    table = Table(title=f"A {c.a.run_id}  vs  B {c.b.run_id}", title_justify="left")
+    for column in ("experiment", "cell", "A", "B", "flip", "figure changes"):
+        table.add_column(column)
+    for r in c.rows:
+        flip = (
+            "[bold red]from pass[/]"
+            if r.flipped_from_pass
+            else "yes"
+            if r.flipped
+            else "only A"
+            if r.verdict_b is None
+            else "only B"
+            if r.verdict_a is None
+            else ""
+        )
+        changes = "; ".join(f"{k} {fmt(va)} → {fmt(vb)}" for k, (va, vb) in r.changes.items())
+        table.add_row(
+            r.experiment, r.cell, _verdict(r.verdict_a), _verdict(r.verdict_b), flip, changes
+        )
+    return table
+
+
+def summary_lines(c: Comparison) -> list[str]:
+    both = len(c.rows) - len(c.only_a) - len(c.only_b)
+    lines = [
+        f"{both} cell(s) in both, {len(c.only_a)} only in A, {len(c.only_b)} only in B; "
+        f"{len(c.flips)} verdict flip(s), {len(c.flipped_from_pass)} from pass; "
+        f"{len(c.changed)} cell(s) with figure changes"
+    ]
+    lines += [
+        f"flipped from pass: {r.experiment} {r.cell} ({r.verdict_a} → {r.verdict_b})"
+        for r in c.flipped_from_pass
+    ]
+    return lines

@@ -1,0 +1,338 @@
+"""results/index.html from the suite folders and history.parquet (`python -m harness index`).
+
+The latest suite run is the newest suite folder under the results folder (by its summary's
+`started`); with none, the newest run in the history (then without links). Its cells are read
+as history rows (`history.history_rows`), so the latest night and the earlier ones have the
+same figures; `changes.cell_changes` says what changed. Written after every suite run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from harness.errors import ConfigError
+from harness.report.index_page import (
+    FIGURE_COLUMNS,
+    CellView,
+    EarlierRun,
+    ExperimentView,
+    FigureView,
+    IndexPage,
+    figure_view,
+    render_index,
+)
+from harness.report.suite_summary import format_duration
+from harness.report.trends import TrendPoint, trend_svg
+from harness.results.layout import (
+    FIGURE_HISTORY,
+    REPORT,
+    RUN_SUMMARY_MD,
+    RunPaths,
+    SuitePaths,
+    results_index,
+)
+from harness.results.verdicts import as_verdict, worst
+from harness.suite.changes import (
+    NIGHTS,
+    CellChange,
+    cell_changes,
+    earlier_runs,
+    history_records,
+    row_figures,
+)
+from harness.suite.compare import Key
+from harness.suite.history import history_rows, read_history
+
+TREND_RUNS = 30  # nights drawn in a trend plot (the latest included)
+EARLIER_SHOWN = 60
+
+
+@dataclass(frozen=True)
+class SuiteFolder:
+    folder: Path
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]  # its cells as history rows
+
+    @property
+    def run_id(self) -> str:
+        return str(self.summary.get("run_id") or self.folder.name)
+
+    @property
+    def started(self) -> datetime | None:
+        started = self.rows[0]["started"] if self.rows else None
+        return started if isinstance(started, datetime) else _parse(self.summary.get("started"))
+
+
+def _parse(text: Any) -> datetime | None:
+    try:
+        when = datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+
+
+def _sort_key(f: SuiteFolder) -> tuple[datetime, str]:
+    return (f.started or datetime.min.replace(tzinfo=timezone.utc), f.folder.name)
+
+
+def suite_folders(results: Path, notes: list[str] | None = None) -> list[SuiteFolder]:
+    """Every suite folder directly under `results`, oldest first (unreadable ones noted)."""
+    found = []
+    for folder in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
+        paths = SuitePaths(folder)
+        if not (paths.summary.is_file() and paths.suite.is_file()):
+            continue
+        try:
+            summary = json.loads(paths.summary.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            if notes is not None:
+                notes.append(f"{folder.name}/summary.json cannot be read: {exc}")
+            continue
+        if isinstance(summary, dict) and isinstance(summary.get("experiments"), list):
+            found.append(SuiteFolder(folder, summary, history_rows(summary)))
+    return sorted(found, key=_sort_key)
+
+
+def _href(*parts: str) -> str:
+    """A relative URL of path parts (cell ids keep their `=`; anything odd is %-quoted)."""
+    return "/".join(quote(p, safe="=,+@") for p in parts)
+
+
+def _run_rel(results: Path, suite: SuiteFolder, run_dir: Any) -> Path | None:
+    """An experiment's run folder relative to the results folder (None: not there)."""
+    if not isinstance(run_dir, str) or not run_dir:
+        return None
+    path = Path(run_dir) if Path(run_dir).is_absolute() else suite.folder / run_dir
+    try:
+        return path.resolve().relative_to(results.resolve())
+    except ValueError:
+        return None
+
+
+def _flags(change: CellChange | None) -> dict[str, FigureView]:
+    """Out-of-range figures; a set's stall is left out when it says what max_stall_s says."""
+    if change is None:
+        return {}
+    flagged = {o.figure: o for o in change.out_of_range}
+    top = flagged.get("max_stall_s")
+    return {
+        o.figure: figure_view(o.figure, o.value, (o.low, o.high, o.nights))
+        for o in flagged.values()
+        if not (
+            top is not None
+            and o.figure.startswith("stall_s.")
+            and (o.value, o.low, o.high) == (top.value, top.low, top.high)
+        )
+    }
+
+
+def _cell_view(
+    row: Mapping[str, Any], change: CellChange | None, report_href: str | None
+) -> CellView:
+    figures = row_figures(row)
+    flags = _flags(change)
+    params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
+    return CellView(
+        experiment=str(row.get("experiment")),
+        cell=str(row.get("cell")),
+        verdict=as_verdict(row.get("verdict")),
+        params=", ".join(f"{k}={v}" for k, v in params.items()),
+        previous_verdict=None if change is None else change.previous_verdict,
+        previous_run=None if change is None else change.previous_run,
+        columns=[flags.get(n) or figure_view(n, figures.get(n)) for n in FIGURE_COLUMNS],
+        flags=list(flags.values()),
+        report_href=report_href,
+    )
+
+
+def _trend_series(
+    experiment: str,
+    latest: Sequence[Mapping[str, Any]],
+    rows: Sequence[Mapping[str, Any]],
+    runs: Sequence[str],
+) -> dict[str, list[TrendPoint]]:
+    shown = set(runs[-(TREND_RUNS - 1) :]) if TREND_RUNS > 1 else set()
+    series: dict[str, list[TrendPoint]] = {}
+    past = [r for r in rows if r.get("suite_run") in shown and r.get("experiment") == experiment]
+    for r in [*sorted(past, key=lambda r: (r["started"], r["suite_run"])), *latest]:
+        if isinstance(r.get("started"), datetime):
+            point = TrendPoint(r["started"], as_verdict(r.get("verdict")), row_figures(r))
+            series.setdefault(str(r.get("cell")), []).append(point)
+    return series
+
+
+def _earlier(
+    results: Path,
+    folders: Sequence[SuiteFolder],
+    rows: Sequence[Mapping[str, Any]],
+    runs: Sequence[str],
+) -> list[EarlierRun]:
+    by_id = {f.run_id: f for f in folders}
+    out = []
+    for run in reversed(runs[-EARLIER_SHOWN:]):
+        mine = [r for r in rows if r.get("suite_run") == run]
+        folder = by_id.get(run)
+        href = None
+        if folder is not None:
+            href = _href(*folder.folder.relative_to(results).parts, RUN_SUMMARY_MD)
+        started = mine[0].get("started") if mine else None
+        out.append(
+            EarlierRun(
+                run,
+                started.isoformat(timespec="seconds") if isinstance(started, datetime) else "?",
+                worst(as_verdict(r.get("verdict")) for r in mine),
+                href,
+            )
+        )
+    return out
+
+
+def _history(results: Path, notes: list[str]) -> list[dict[str, Any]]:
+    try:
+        return history_records(read_history(results / FIGURE_HISTORY))
+    except Exception as exc:  # an unreadable history must not lose the page
+        notes.append(f"{FIGURE_HISTORY} cannot be read ({type(exc).__name__}: {exc}); no trends")
+        return []
+
+
+def _latest_from_history(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    runs = earlier_runs(rows, None, "", None)
+    return [dict(r) for r in rows if runs and r.get("suite_run") == runs[-1]]
+
+
+def _all_rows(
+    history: list[dict[str, Any]], folders: Sequence[SuiteFolder]
+) -> list[dict[str, Any]]:
+    """The history, plus the cells of suite folders it lacks (a history lost or not appended)."""
+    known = {r.get("suite_run") for r in history}
+    return history + [r for f in folders if f.run_id not in known for r in f.rows]
+
+
+def build_index(results: Path, nights: int = NIGHTS) -> IndexPage:
+    """The page for the results folder; ConfigError when it holds no suite run at all."""
+    notes: list[str] = []
+    folders = suite_folders(results, notes)
+    rows = _all_rows(_history(results, notes), folders)
+    latest_folder = folders[-1] if folders else None
+    if latest_folder is not None:
+        latest = latest_folder.rows
+        summary = latest_folder.summary
+        suite = str(summary.get("suite") or "?")
+        run_id, started = latest_folder.run_id, latest_folder.started
+    else:
+        latest = _latest_from_history(rows)
+        if not latest:
+            raise ConfigError(
+                f"{results}: no suite folder and no {FIGURE_HISTORY}: nothing to index"
+            )
+        summary = {}
+        suite, run_id = str(latest[0].get("suite") or "?"), str(latest[0]["suite_run"])
+        started = latest[0].get("started")
+        notes.append(f"the suite folder of {run_id} is not here: figures from {FIGURE_HISTORY}")
+    runs = earlier_runs(rows, suite, run_id, started)
+    changes = cell_changes(
+        {
+            (str(r["experiment"]), str(r["cell"])): (str(r["verdict"]), row_figures(r))
+            for r in latest
+        },
+        rows,
+        suite=suite,
+        latest_run=run_id,
+        latest_started=started,
+        nights=nights,
+    )
+    return IndexPage(
+        suite=suite,
+        run_id=run_id,
+        started=started.isoformat(timespec="seconds") if isinstance(started, datetime) else "?",
+        verdict=worst(as_verdict(r.get("verdict")) for r in latest),
+        experiments=_experiments(results, latest_folder, latest, changes, rows, runs),
+        nights=nights,
+        duration=format_duration(summary.get("duration_s")),
+        previous_run=runs[-1] if runs else None,
+        links=_links(results, latest_folder),
+        earlier=_earlier(results, folders, rows, runs),
+        notes=notes,
+        generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+def _links(results: Path, latest: SuiteFolder | None) -> list[tuple[str, str]]:
+    links = []
+    if latest is not None:
+        rel = latest.folder.relative_to(results).parts
+        paths = SuitePaths(latest.folder)
+        for label, path in (
+            ("summary.md", paths.summary_md),
+            ("junit.xml", paths.junit),
+            ("suite.yaml", paths.suite),
+        ):
+            if path.is_file():
+                links.append((label, _href(*rel, path.name)))
+    if (results / FIGURE_HISTORY).is_file():
+        links.append((FIGURE_HISTORY, _href(FIGURE_HISTORY)))
+    return links
+
+
+def _experiments(
+    results: Path,
+    folder: SuiteFolder | None,
+    latest: Sequence[Mapping[str, Any]],
+    changes: Mapping[Key, CellChange],
+    history: Sequence[Mapping[str, Any]],
+    runs: Sequence[str],
+) -> list[ExperimentView]:
+    records = (
+        {}
+        if folder is None
+        else {str(e.get("experiment")): e for e in folder.summary.get("experiments") or []}
+    )
+    names = list(dict.fromkeys([*records, *(str(r["experiment"]) for r in latest)]))
+    views = []
+    for name in names:
+        record = records.get(name, {})
+        run_rel = None if folder is None else _run_rel(results, folder, record.get("run_dir"))
+        mine = [r for r in latest if r.get("experiment") == name]
+        cells = []
+        for r in mine:
+            href = None
+            if run_rel is not None:
+                report = RunPaths(results / run_rel).cell(str(r["cell"])).root / REPORT
+                if report.is_file():
+                    href = _href(*run_rel.parts, "cells", str(r["cell"]), REPORT)
+            cells.append(_cell_view(r, changes.get((name, str(r["cell"]))), href))
+        run_href = None
+        if run_rel is not None and (results / run_rel / RUN_SUMMARY_MD).is_file():
+            run_href = _href(*run_rel.parts, RUN_SUMMARY_MD)
+        try:
+            svg = trend_svg(name, _trend_series(name, mine, history, runs))
+        except Exception:  # a plot bug must not lose the page
+            svg = None
+        views.append(
+            ExperimentView(
+                name=name,
+                verdict=worst(c.verdict for c in cells),
+                cells=cells,
+                run_href=run_href,
+                error=record.get("error"),
+                trend_svg=svg,
+            )
+        )
+    return views
+
+
+def write_index(results: Path, nights: int = NIGHTS) -> Path:
+    """Write `results/index.html` (replaced whole); ConfigError when there is nothing to index."""
+    page = build_index(results, nights)
+    out = results_index(results)
+    tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
+    tmp.write_text(render_index(page), encoding="utf-8")
+    os.replace(tmp, out)
+    return out
