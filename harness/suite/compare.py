@@ -21,17 +21,12 @@ from rich.table import Table
 from harness.errors import ConfigError
 from harness.report.cell_report import fmt
 from harness.results.layout import SUMMARY, RunPaths
+from harness.results.metrics import COUNT_NAMES, TIME_METRICS
 from harness.results.verdicts import as_verdict
 
-COUNTS = (
-    "lost",
-    "lost_never_consumed",
-    "duplicated",
-    "reprocessed",
-    "unacked_present",
-    "out_of_order",
-)
-TIMES = ("max_stall_s", "unavailable_s")
+# The summary's anomaly counts (not the workload's size: attempted, acked, failed) and times.
+COUNTS = tuple(n for n in COUNT_NAMES if n not in ("attempted", "acked", "failed"))
+TIMES = TIME_METRICS
 TIME_ABS_S = 1.0
 TIME_REL = 0.25
 
