@@ -3,7 +3,8 @@
 Exit codes (a contract): 0 every verdict pass; 1 some verdict fail; 2 bad spec or
 usage; 3 infrastructure error or a verdict `unknown`. `run` and `validate` take an experiment
 file or a suite file (a top-level `suite:` key: harness.suite); `compare` exits 1 when a
-verdict flipped from pass; `index` writes results/index.html.
+verdict flipped from pass; `index` writes results/index.html; `run SUITE --shard K/N` runs a
+part of a suite and `merge-shards` joins the parts (harness.suite.shards).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:  # the run side (docker) loads only for `run` and `cleanup`
     from harness.experiment import Plan
     from harness.runner.status import Status
     from harness.suite.plan import SuitePlan
+    from harness.suite.runner import SuiteResult
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."
@@ -94,11 +96,14 @@ def _is_suite(path: Path) -> bool:
     return is_suite_file(path)
 
 
-def _suite_plan(path: Path, seed: int | None, cells: str | None) -> SuitePlan:
+def _suite_plan(
+    path: Path, seed: int | None, cells: str | None, shard: str | None = None
+) -> SuitePlan:
     from harness.suite.plan import make_suite_plan
+    from harness.suite.shards import Shard
 
     try:
-        return make_suite_plan(path, seed, cells)
+        return make_suite_plan(path, seed, cells, Shard.parse(shard) if shard else None)
     except ConfigError as exc:
         raise _fail(EXIT_USAGE, str(exc)) from None
 
@@ -110,7 +115,7 @@ def _print_suite_plan(plan: SuitePlan) -> None:
     seed_note = "" if plan.seed_given else " (chosen; pass --seed to repeat)"
     console.print(
         f"[bold]suite {suite.name}[/bold] ({suite.shown(suite.path)}): "
-        f"{len(plan.experiments)} experiment file(s), {plan.cell_count} cell(s), "
+        f"{len(plan.mine)} experiment file(s), {plan.cell_count} cell(s), "
         f"planned {format_duration(plan.planned_s)}; seed {plan.seed}{seed_note} "
         "for experiments without their own",
         highlight=False,
@@ -118,7 +123,15 @@ def _print_suite_plan(plan: SuitePlan) -> None:
     for axis in suite.axes:
         shown = ", ".join(str(v) for v in axis.values)
         console.print(f"  axis {axis.key}: {shown}", highlight=False)
-    for i, e in enumerate(plan.experiments, start=1):
+    if plan.shard is not None:
+        console.print(
+            f"shard {plan.shard}: {len(plan.mine)} of {len(plan.experiments)} experiment file(s), "
+            f"planned {format_duration(plan.planned_s)} of "
+            f"{format_duration(plan.total_planned_s)} (whole experiments, longest first onto "
+            "the least planned shard)",
+            highlight=False,
+        )
+    for i, e in enumerate(plan.mine, start=1):
         head = (
             f"[{i}] {e.name}  {e.file}: {len(e.cells)} cell(s), "
             f"planned {format_duration(e.planned_s)}, seed {e.plan.seed}"
@@ -225,12 +238,21 @@ def run(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Show cells and schedule, start nothing.")
     ] = False,
+    shard: Annotated[
+        str | None,
+        typer.Option(
+            help="Suites only: run part K of N (K/N), whole experiments; join the parts with "
+            "merge-shards."
+        ),
+    ] = None,
 ) -> None:
     """Run an experiment (or a suite): every cell against a real cluster, then checks, verdicts
     and reports."""
     if _is_suite(spec):
-        _run_suite(spec, seed, out, cells, keep_cluster, dry_run)
+        _run_suite(spec, seed, out, cells, keep_cluster, dry_run, shard)
         return
+    if shard is not None:
+        raise _fail(EXIT_USAGE, f"--shard splits a suite; {spec} is an experiment file")
     plan = _plan(spec, seed, cells)
     _print_plan(plan)
     if dry_run:
@@ -262,15 +284,21 @@ def run(
 
 
 def _run_suite(
-    path: Path, seed: int | None, out: Path, cells: str | None, keep_cluster: bool, dry_run: bool
+    path: Path,
+    seed: int | None,
+    out: Path,
+    cells: str | None,
+    keep_cluster: bool,
+    dry_run: bool,
+    shard: str | None,
 ) -> None:
     if keep_cluster:
         raise _fail(EXIT_USAGE, "--keep-cluster keeps one experiment's cluster; not for a suite")
-    plan = _suite_plan(path, seed, cells)
+    plan = _suite_plan(path, seed, cells, shard)
     _print_suite_plan(plan)
     if dry_run:
         return
-    from harness.experiment import EXIT_FOR_VERDICT, run_plan
+    from harness.experiment import run_plan
     from harness.suite.runner import run_suite
 
     def run_one(
@@ -287,12 +315,21 @@ def _run_suite(
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: consumers stopped, cluster removed")
         raise typer.Exit(EXIT_INTERRUPTED) from None
+    _end_suite(result, shard=plan.shard is not None)
+
+
+def _end_suite(result: SuiteResult, shard: bool = False) -> None:
+    """Print a suite run's (or merge's) result and exit with `run`'s code for its verdict."""
+    from harness.experiment import EXIT_FOR_VERDICT
+
     _print_suite_result(result.summary)
     verdict = result.summary["verdict"]
     console.print(f"results: {result.folder}  verdict: [bold]{verdict}[/bold]")
     code = EXIT_FOR_VERDICT.get(verdict, EXIT_INFRA)
     if result.history is not None:
         console.print(f"history: appended to {result.history}")
+    elif shard:
+        console.print("history: not appended by a shard (merge-shards appends the whole run)")
     else:
         console.print(f"[red]history not appended[/red]: {result.history_error}", highlight=False)
         code = EXIT_INFRA if code == EXIT_PASS else code
@@ -319,6 +356,33 @@ def _print_suite_result(summary: dict[str, Any]) -> None:
             format_duration(e.get("duration_s")),
         )
     console.print(table)
+
+
+@app.command("merge-shards")
+def merge_shards_command(
+    folders: Annotated[
+        list[Path], typer.Argument(help="The shard folders of one run (run SUITE --shard K/N).")
+    ],
+    out: Annotated[
+        Path, typer.Option(help="The results folder the merged suite folder goes in.")
+    ] = Path("results"),
+) -> None:
+    """Join the shards of one suite run into one suite folder (summary, JUnit), append the
+    history and write the index; a shard that is missing or unfinished leaves its cells
+    unknown. Exit codes as `run`."""
+    from harness.suite.runner import merge_shards
+
+    try:
+        result = merge_shards(folders, out)
+    except ConfigError as exc:
+        raise _fail(EXIT_USAGE, str(exc)) from None
+    for line in result.summary.get("shards") or []:
+        state = "finished" if line.get("finished") else "[red]did not report[/red]"
+        console.print(
+            f"shard {line['index']}/{line['count']} {line.get('folder') or '-'}: {state}",
+            highlight=False,
+        )
+    _end_suite(result)
 
 
 @app.command()

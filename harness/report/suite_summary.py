@@ -52,6 +52,25 @@ def render_suite_markdown(summary: dict[str, Any]) -> str:
         f"{format_duration(summary.get('planned_s'))}); {len(experiments)} experiment(s), "
         f"{len(cells)} cell(s). `?` = undecided, `-` = not applicable.",
         "",
+    ]
+    shards: list[dict[str, Any]] = summary.get("shards") or []
+    if shards:
+        lines += [
+            f"Ran as {len(shards)} shards side by side (the duration is the longest shard's):",
+            "",
+        ]
+        lines += [
+            f"- shard {s.get('index')}/{s.get('count')}: "
+            + (
+                f"{s.get('verdict', '?')}, {format_duration(s.get('duration_s'))} (planned "
+                f"{format_duration(s.get('planned_s'))}), `{s.get('folder')}`"
+                if s.get("finished")
+                else f"**did not report** (`{s.get('folder') or 'no folder'}`): its cells are unknown"
+            )
+            for s in shards
+        ]
+        lines.append("")
+    lines += [
         "| experiment | verdict | cells | pass | fail | unknown | duration | planned | run folder |",
         "|---|---|---:|---:|---:|---:|---:|---:|---|",
     ]

@@ -95,6 +95,8 @@ def suite_folders(results: Path, notes: list[str] | None = None) -> list[SuiteFo
             if notes is not None:
                 notes.append(f"{folder.name}/summary.json cannot be read: {exc}")
             continue
+        if isinstance(summary, dict) and summary.get("shard") is not None:
+            continue  # a part of a night (`--shard`): its merge is the run (harness.suite.shards)
         if isinstance(summary, dict) and isinstance(summary.get("experiments"), list):
             found.append(SuiteFolder(folder, summary, history_rows(summary)))
     return sorted(found, key=_sort_key)

@@ -45,6 +45,7 @@ from harness.spec.load import read_yaml
 from harness.spec.paths import Segment, set_at
 from harness.suite.estimate import estimate_cell_s
 from harness.suite.model import Suite, SuiteAxis, load_suite
+from harness.suite.shards import Shard, assign_shards
 
 _CLUSTER_KEYS = (("cluster",), ("cluster", "mode"), ("cluster", "version"))
 
@@ -71,6 +72,7 @@ class ExperimentPlan:
     excluded: list[dict[str, Any]] = field(default_factory=list)
     estimates: dict[str, float] = field(default_factory=dict)  # cell id -> planned s
     left_out: str = ""  # why no cell of it runs ("" when some do)
+    shard: int = 1  # the shard that runs it (harness.suite.shards; 1 when not sharded)
 
     @property
     def name(self) -> str:
@@ -90,35 +92,57 @@ class SuitePlan:
     suite: Suite
     seed: int  # for experiments that name no seed (unless --seed)
     seed_given: bool
-    experiments: list[ExperimentPlan]
+    experiments: list[ExperimentPlan]  # all of the plan's, whichever shard runs them
+    shard: Shard | None = None  # this run is one part of the plan (`--shard K/N`)
+
+    @property
+    def mine(self) -> list[ExperimentPlan]:
+        """The experiments this run is for: all, or its shard's."""
+        if self.shard is None:
+            return list(self.experiments)
+        return [e for e in self.experiments if e.shard == self.shard.index]
 
     @property
     def runnable(self) -> list[ExperimentPlan]:
-        return [e for e in self.experiments if e.cells]
+        return [e for e in self.mine if e.cells]
 
     @property
     def left_out(self) -> list[ExperimentPlan]:
-        return [e for e in self.experiments if not e.cells]
+        return [e for e in self.mine if not e.cells]
 
     @property
     def cell_count(self) -> int:
-        return sum(len(e.cells) for e in self.experiments)
+        return sum(len(e.cells) for e in self.mine)
 
     @property
     def planned_s(self) -> float:
+        return sum(e.planned_s for e in self.mine)
+
+    @property
+    def total_planned_s(self) -> float:
+        """The whole plan's, every shard's."""
         return sum(e.planned_s for e in self.experiments)
 
 
 def make_suite_plan(
-    path: Path | str, seed: int | None = None, cells_filter: str | None = None
+    path: Path | str,
+    seed: int | None = None,
+    cells_filter: str | None = None,
+    shard: Shard | None = None,
 ) -> SuitePlan:
     """Every experiment's cells, or SpecError naming each bad file and key (all at once).
 
     Seeds: `seed` (--seed) for every experiment; else an experiment's own `seed:`; else the
-    suite's `seed:`; else one chosen for the whole run (printed and stored).
+    suite's `seed:`; else one chosen for the whole run (printed and stored) — not with
+    `shard`: the shards of one run must agree on it without talking to each other.
     """
     suite = load_suite(path)
     suite_seed = seed if seed is not None else suite.model.seed
+    if shard is not None and suite_seed is None:
+        raise ConfigError(
+            f"--shard {shard}: the shards of one run need the same seed; set `seed:` in "
+            f"{suite.shown(suite.path)} or pass --seed"
+        )
     seed_value = suite_seed if suite_seed is not None else choose_seed()
     problems: list[str] = []
     plans: list[ExperimentPlan] = []
@@ -131,7 +155,11 @@ def make_suite_plan(
         raise SpecError(problems)
     if cells_filter:
         _filter(plans, cells_filter)
-    return SuitePlan(suite, seed_value, suite_seed is not None, plans)
+    if shard is not None:
+        chosen = assign_shards([(e.file, e.planned_s) for e in plans], shard.count)
+        for e, k in zip(plans, chosen, strict=True):
+            e.shard = k
+    return SuitePlan(suite, seed_value, suite_seed is not None, plans, shard)
 
 
 def plan_experiment(

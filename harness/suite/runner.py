@@ -36,6 +36,7 @@ from harness.results.layout import SuitePaths, figure_history, results_index
 from harness.suite.history import append_history, history_rows
 from harness.suite.index import write_index
 from harness.suite.plan import ExperimentPlan, SuitePlan
+from harness.suite.shards import merged_info, read_shards
 from harness.verdict.cell_verdict import cell_params
 
 CellDone = Callable[[dict[str, Any]], None]
@@ -80,7 +81,12 @@ def planned_suite_yaml(plan: SuitePlan) -> str:
         "root": str(suite.root),
         "seed": plan.seed,
         "axes": {a.key: list(a.values) for a in suite.axes},
-        "planned_s": round(plan.planned_s, 1),
+        "planned_s": round(plan.total_planned_s, 1),
+        **(
+            {"shard": plan.shard.as_json(), "shard_planned_s": round(plan.planned_s, 1)}
+            if plan.shard is not None
+            else {}
+        ),
         "experiments": [
             {
                 "experiment": e.name,
@@ -91,6 +97,7 @@ def planned_suite_yaml(plan: SuitePlan) -> str:
                 "cells": [c.id for c in e.cells],
                 "impossible": _impossible(e),
                 **({"left_out": e.left_out} if e.left_out else {}),
+                **({"shard": e.shard} if plan.shard is not None else {}),
             }
             for e in plan.experiments
         ],
@@ -128,6 +135,7 @@ class _Run:
             "duration_s": None,
             "planned_s": round(plan.planned_s, 1),
             "axes": {a.key: list(a.values) for a in plan.suite.axes},
+            **({"shard": plan.shard.as_json()} if plan.shard is not None else {}),
             "experiments": [],
             "left_out": [
                 {
@@ -195,9 +203,8 @@ def run_suite(
     Then the history is appended and `<out>/index.html` written again; a failure of either is
     recorded in the result (`history_error`, `index_error`), not raised.
     """
-    run_id = new_suite_run_id(plan.suite.name)
-    while (out / run_id).exists():
-        run_id = f"{new_suite_run_id(plan.suite.name)}-{uuid.uuid4().hex[:4]}"
+    suffix = f"-{plan.shard.suffix}" if plan.shard is not None else ""
+    run_id = _free_run_id(out, plan.suite.name, suffix)
     paths = SuitePaths(out / run_id)
     paths.experiments.mkdir(parents=True)
     paths.suite.write_text(planned_suite_yaml(plan), encoding="utf-8")
@@ -223,7 +230,21 @@ def run_suite(
         record["cells"] = list(summary.get("cells") or record["cells"])
         _close(record, e, None, t0)
     summary = run.write()
-    result = SuiteResult(paths.root, summary, None)
+    # a shard is a part of a night: the merged run appends the history (shards.py)
+    return _finish(out, paths.root, summary, history and plan.shard is None)
+
+
+def _free_run_id(out: Path, name: str, suffix: str = "") -> str:
+    run_id = f"{new_suite_run_id(name)}{suffix}"
+    while (out / run_id).exists():
+        run_id = f"{new_suite_run_id(name)}-{uuid.uuid4().hex[:4]}{suffix}"
+    return run_id
+
+
+def _finish(out: Path, folder: Path, summary: dict[str, Any], history: bool) -> SuiteResult:
+    """Append the history and write `<out>/index.html` again; a failure of either is recorded
+    in the result (`history_error`, `index_error`), not raised."""
+    result = SuiteResult(folder, summary, None)
     if history:
         target = figure_history(out)
         try:
@@ -236,6 +257,26 @@ def run_suite(
     except Exception as exc:  # the page is a view of the folders; the run stands without it
         result.index_error = f"{results_index(out)}: {_first_line(exc)}"
     return result
+
+
+def merge_shards(folders: list[Path], out: Path, history: bool = True) -> SuiteResult:
+    """One suite folder under `out` from the shard folders of one sharded run, as if it had run
+    on one machine: every experiment's run folder copied in, one summary and JUnit, the history
+    appended, the index written. A shard that did not report leaves its cells `unknown`.
+    ConfigError when the folders are not the shards of one run."""
+    shards = read_shards(folders)
+    name = str(shards[0].planned.get("suite") or "suite")
+    paths = SuitePaths(out / _free_run_id(out, name))
+    paths.experiments.mkdir(parents=True)
+    info = merged_info(shards, paths.root.name, paths)
+    planned = {k: v for k, v in shards[0].planned.items() if k not in ("shard", "shard_planned_s")}
+    header = f"# suite {name}: merged by kafka-chaos from {len(shards)} shard folder(s)\n"
+    paths.suite.write_text(
+        header + yaml.safe_dump(planned, sort_keys=False, allow_unicode=True, width=100),
+        encoding="utf-8",
+    )
+    summary = write_suite_summary(paths.root, info)
+    return _finish(out, paths.root, summary, history)
 
 
 def _close(record: dict[str, Any], e: ExperimentPlan, error: str | None, t0: float) -> None:

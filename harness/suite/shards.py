@@ -1,0 +1,254 @@
+"""Split a suite across machines (`run SUITE --shard K/N`) and put the parts back together
+(`merge-shards`).
+
+The nightly suite plans about 2 h 40 min of cells on two cores; the workflow runs it as N
+shards on N runners side by side. Shards are whole experiments (one run folder each, as in an
+unsharded run), assigned by planned time, longest first, each to the shard with the least
+planned so far (ties: the lower shard). The assignment is a function of the plan alone — the
+suite file, the experiment files, `--cells` — so every shard computes the same one without
+talking to the others. Experiments with no cell to run belong to shard 1 (which lists them).
+
+A shard writes an ordinary suite folder named `…-shard-KofN` whose summary has
+`shard: {index, count}`; it appends no history (the merged run does) and the index page skips
+it. Its `suite.yaml` lists every experiment of the plan with its shard, so the merge knows what
+a shard that never reported was meant to run: those cells are `unknown`, never missing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from harness.errors import ConfigError
+from harness.results.layout import SuitePaths
+
+_SPELLING = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
+
+
+@dataclass(frozen=True)
+class Shard:
+    index: int  # 1-based
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        m = _SPELLING.match(text)
+        if m is None:
+            raise ConfigError(f"--shard {text!r}: expected K/N, e.g. 2/4")
+        index, count = int(m.group(1)), int(m.group(2))
+        if count < 1 or not 1 <= index <= count:
+            raise ConfigError(f"--shard {text!r}: K must be 1..N and N at least 1")
+        return cls(index, count)
+
+    @property
+    def suffix(self) -> str:
+        return f"shard-{self.index}of{self.count}"
+
+    def as_json(self) -> dict[str, int]:
+        return {"index": self.index, "count": self.count}
+
+    def __str__(self) -> str:
+        return f"{self.index}/{self.count}"
+
+
+def assign_shards(planned: list[tuple[str, float]], count: int) -> list[int]:
+    """Each (name, planned seconds) item's shard, 1..count: longest first onto the least loaded
+    shard. Deterministic: ties in time are broken by the item's position, in load by the lower
+    shard. Items planned at 0 s (nothing to run) go to shard 1."""
+    shards = [0] * len(planned)
+    load = [0.0] * count
+    order = sorted(range(len(planned)), key=lambda i: (-planned[i][1], i))
+    for i in order:
+        if planned[i][1] <= 0:
+            shards[i] = 1
+            continue
+        k = min(range(count), key=lambda s: (load[s], s))
+        load[k] += planned[i][1]
+        shards[i] = k + 1
+    return shards
+
+
+# ---- merge ------------------------------------------------------------------------------
+
+
+@dataclass
+class ShardFolder:
+    folder: Path
+    planned: dict[str, Any]  # its suite.yaml
+    summary: dict[str, Any] | None  # its summary.json; None: the shard never finished
+    index: int
+    count: int
+
+
+def _read_shard(folder: Path) -> ShardFolder:
+    paths = SuitePaths(folder)
+    if not paths.suite.is_file():
+        raise ConfigError(f"{folder}: not a suite folder (no {paths.suite.name})")
+    try:
+        planned = yaml.safe_load(paths.suite.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ConfigError(f"{paths.suite}: cannot be read: {exc}") from None
+    shard = planned.get("shard") if isinstance(planned, dict) else None
+    if not isinstance(shard, dict):
+        raise ConfigError(f"{folder}: not a shard of a suite (its suite.yaml has no `shard:`)")
+    summary: dict[str, Any] | None = None
+    if paths.summary.is_file():
+        try:
+            loaded = json.loads(paths.summary.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            loaded = None
+        summary = loaded if isinstance(loaded, dict) else None
+    return ShardFolder(folder, planned, summary, int(shard["index"]), int(shard["count"]))
+
+
+def read_shards(folders: list[Path]) -> list[ShardFolder]:
+    """The shard folders, checked to be parts of one planned run (same suite, seed, count)."""
+    if not folders:
+        raise ConfigError("no shard folder given")
+    shards = [_read_shard(f) for f in folders]
+    first = shards[0]
+    for s in shards[1:]:
+        for key in ("suite", "seed", "planned_s"):
+            if s.planned.get(key) != first.planned.get(key):
+                raise ConfigError(
+                    f"{s.folder} and {first.folder} are not shards of one run: {key} "
+                    f"{s.planned.get(key)!r} vs {first.planned.get(key)!r}"
+                )
+        if s.count != first.count:
+            raise ConfigError(
+                f"{s.folder} is shard {s.index}/{s.count}, {first.folder} {first.index}/{first.count}"
+            )
+    seen: dict[int, Path] = {}
+    for s in shards:
+        if s.index in seen:
+            raise ConfigError(f"shard {s.index}/{s.count} given twice: {seen[s.index]}, {s.folder}")
+        seen[s.index] = s.folder
+    return sorted(shards, key=lambda s: s.index)
+
+
+def _unknown_cell(cell_id: str, detail: str) -> dict[str, Any]:
+    return {
+        "cell": cell_id,
+        "params": {},
+        "verdict": "unknown",
+        "counts": {},
+        "checks": [{"name": "run", "verdict": "unknown", "detail": detail}],
+        "duration_s": None,
+    }
+
+
+def _copy_run(src_suite: Path, run_dir: str, dest: SuitePaths) -> str:
+    """Copy one experiment's run folder into the merged suite folder; its new relative path."""
+    src = src_suite / run_dir
+    target = dest.experiments / Path(run_dir).name
+    n = 2
+    while target.exists():
+        target = dest.experiments / f"{Path(run_dir).name}-{n}"
+        n += 1
+    shutil.copytree(src, target, symlinks=True)
+    return target.relative_to(dest.root).as_posix()
+
+
+def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dict[str, Any]:
+    """The merged run's summary input (`write_suite_summary`), run folders copied into `dest`.
+
+    Experiments in the plan's order; one whose shard reported nothing, or whose record is
+    missing from its shard's summary, is recorded with an error and its cells `unknown`.
+    """
+    plan = shards[0].planned
+    count = shards[0].count
+    by_index = {s.index: s for s in shards}
+    records: dict[tuple[int, str], dict[str, Any]] = {}
+    for s in shards:
+        for e in (s.summary or {}).get("experiments") or []:
+            records[(s.index, str(e.get("file")))] = e
+    experiments: list[dict[str, Any]] = []
+    left_out: list[dict[str, Any]] = []
+    for e in plan.get("experiments") or []:
+        k = int(e.get("shard") or 1)
+        if not e.get("cells"):
+            left_out.append(
+                {
+                    "experiment": e.get("experiment"),
+                    "file": e.get("file"),
+                    "reason": e.get("left_out", ""),
+                    "impossible": e.get("impossible") or [],
+                }
+            )
+            continue
+        shard = by_index.get(k)
+        record = records.get((k, str(e.get("file"))))
+        if record is not None and shard is not None:
+            record = dict(record, shard=k)
+            if record.get("run_dir"):
+                record["run_dir"] = _copy_run(shard.folder, str(record["run_dir"]), dest)
+            experiments.append(record)
+            continue
+        if shard is None:
+            why = (
+                f"shard {k}/{count} was not given to the merge (it did not run or reported nothing)"
+            )
+        elif shard.summary is None:
+            why = f"shard {k}/{count} ({shard.folder.name}) did not finish: it wrote no summary"
+        else:
+            why = f"shard {k}/{count} ({shard.folder.name}) has no record of this experiment"
+        experiments.append(
+            {
+                "experiment": e.get("experiment"),
+                "file": e.get("file"),
+                "run_dir": None,
+                "run_id": None,
+                "seed": e.get("seed"),
+                "started": None,
+                "duration_s": None,
+                "planned_s": None,
+                "added": e.get("added") or {},
+                "kept": e.get("kept") or {},
+                "impossible": e.get("impossible") or [],
+                "error": why,
+                "shard": k,
+                "cells": [_unknown_cell(str(c), why) for c in e.get("cells") or []],
+            }
+        )
+    summaries = [s.summary for s in shards if s.summary is not None]
+    starts = sorted(str(x["started"]) for x in summaries if x.get("started"))
+    durations = [x["duration_s"] for x in summaries if isinstance(x.get("duration_s"), int | float)]
+    return {
+        "suite": plan.get("suite"),
+        "run_id": run_id,
+        "file": plan.get("file"),
+        "seed": plan.get("seed"),
+        "started": starts[0] if starts else None,
+        # the shards ran side by side: the run took as long as its longest shard
+        "duration_s": max(durations) if durations else None,
+        "planned_s": plan.get("planned_s"),
+        "axes": plan.get("axes") or {},
+        "shards": [_shard_line(by_index.get(k), k, count) for k in range(1, count + 1)],
+        "experiments": experiments,
+        "left_out": left_out,
+    }
+
+
+def _shard_line(shard: ShardFolder | None, index: int, count: int) -> dict[str, Any]:
+    if shard is None:
+        return {"index": index, "count": count, "folder": None, "finished": False}
+    summary = shard.summary or {}
+    return {
+        "index": index,
+        "count": count,
+        "folder": shard.folder.name,
+        "finished": shard.summary is not None,
+        "verdict": summary.get("verdict"),
+        "started": summary.get("started"),
+        "duration_s": summary.get("duration_s"),
+        "planned_s": shard.planned.get("shard_planned_s"),
+    }
+
+
+__all__ = ["Shard", "ShardFolder", "assign_shards", "merged_info", "read_shards"]

@@ -1,0 +1,200 @@
+"""A suite split into shards (`run SUITE --shard K/N`) and merged back (`merge-shards`): the
+assignment, the parts, and a merge that never lets a missing shard pass (no Docker)."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
+from harness.errors import ConfigError
+from harness.results.layout import SuitePaths
+from harness.suite.index import suite_folders
+from harness.suite.plan import make_suite_plan
+from harness.suite.runner import SuiteResult, merge_shards, run_suite
+from harness.suite.shards import Shard, assign_shards
+from tests.unit.suite_folders import FakeRunner
+from tests.unit.test_suite_cli import _fake_run_plan
+from tests.unit.test_suite_plan import VERSIONS, make_tree
+
+SUITE_BODY = (
+    "experiments: [exp/plain.yaml, exp/modes.yaml, exp/pinned-zk.yaml, exp/own-versions.yaml]\n"
+    f"seed: 9\naxes: {{{VERSIONS}}}\n"
+)
+
+
+def suite(tmp_path: Path, body: str = SUITE_BODY) -> Path:
+    return make_tree(tmp_path / "tree", body)
+
+
+def run_shards(
+    tmp_path: Path, count: int, fake: FakeRunner, only: list[int] | None = None
+) -> list[SuiteResult]:
+    out = []
+    for k in only or range(1, count + 1):
+        plan = make_suite_plan(suite(tmp_path), shard=Shard(k, count))
+        out.append(run_suite(plan, tmp_path / "shards", fake, lambda _: None))
+    return out
+
+
+def cells_by_experiment(summary: dict[str, object]) -> dict[str, list[tuple[str, str]]]:
+    return {
+        e["experiment"]: [(c["cell"], c["verdict"]) for c in e["cells"]]
+        for e in summary["experiments"]  # type: ignore[attr-defined]
+    }
+
+
+# --- the assignment ------------------------------------------------------------------------
+
+
+def test_longest_first_onto_the_least_planned_shard() -> None:
+    planned = [("a", 10.0), ("b", 40.0), ("c", 30.0), ("d", 20.0), ("e", 0.0), ("f", 25.0)]
+    # b onto 1 (40), c onto 2 (30), f onto 2 (55), d onto 1 (60), a onto 2 (65); e (0 s) on 1
+    assert assign_shards(planned, 2) == [2, 1, 2, 1, 1, 2]
+    assert assign_shards(planned, 1) == [1, 1, 1, 1, 1, 1]
+    # more shards than work: the empty item stays on 1, the rest spread, ties to the lower shard
+    assert assign_shards([("x", 5.0), ("y", 5.0)], 3) == [1, 2]
+
+
+@pytest.mark.parametrize("text", ["0/2", "3/2", "2", "a/b", "1/0", "-1/2"])
+def test_a_bad_shard_is_an_error_naming_it(text: str) -> None:
+    with pytest.raises(ConfigError, match="--shard"):
+        Shard.parse(text)
+
+
+def test_shard_spelling() -> None:
+    assert Shard.parse(" 2 / 4 ") == Shard(2, 4) and str(Shard(2, 4)) == "2/4"
+
+
+def test_shards_need_a_seed_they_agree_on(tmp_path: Path) -> None:
+    no_seed = suite(tmp_path, SUITE_BODY.replace("seed: 9\n", ""))
+    with pytest.raises(ConfigError, match="same seed"):
+        make_suite_plan(no_seed, shard=Shard(1, 2))
+    assert make_suite_plan(no_seed, seed=3, shard=Shard(1, 2)).seed == 3
+
+
+def test_every_experiment_in_exactly_one_shard(tmp_path: Path) -> None:
+    whole = make_suite_plan(suite(tmp_path))
+    parts = [make_suite_plan(suite(tmp_path), shard=Shard(k, 3)) for k in (1, 2, 3)]
+    names = [e.name for p in parts for e in p.mine]
+    assert sorted(names) == sorted(e.name for e in whole.experiments)
+    assert sum(p.cell_count for p in parts) == whole.cell_count
+    assert sum(p.planned_s for p in parts) == pytest.approx(whole.planned_s)
+    assert all(p.total_planned_s == pytest.approx(whole.planned_s) for p in parts)
+    # the same plan in every shard: each agrees on every experiment's shard
+    assert len({tuple(e.shard for e in p.experiments) for p in parts}) == 1
+
+
+# --- the parts and the merge ---------------------------------------------------------------
+
+
+def test_a_shard_is_a_suite_folder_marked_as_a_part_without_history(tmp_path: Path) -> None:
+    (result,) = run_shards(tmp_path, 2, FakeRunner(), only=[2])
+    assert result.folder.name.endswith("-suite-s-shard-2of2")
+    assert result.summary["shard"] == {"index": 2, "count": 2}
+    assert result.history is None and not (tmp_path / "shards" / "history.parquet").exists()
+    assert suite_folders(tmp_path / "shards") == []  # the index does not show a part as a night
+
+
+def test_merged_shards_equal_the_whole_run(tmp_path: Path) -> None:
+    whole = run_suite(
+        make_suite_plan(suite(tmp_path)), tmp_path / "whole", FakeRunner(), lambda _: None
+    )
+    parts = run_shards(
+        tmp_path, 3, FakeRunner({"modes/03_mode=kraft_acks=all_version=3.9.2": "fail"})
+    )
+    merged = merge_shards([p.folder for p in parts], tmp_path / "results")
+    summary = merged.summary
+    want = cells_by_experiment(whole.summary)
+    want["modes"] = [
+        (c, "fail" if c == "03_mode=kraft_acks=all_version=3.9.2" else v) for c, v in want["modes"]
+    ]
+    assert cells_by_experiment(summary) == want  # same experiments, same order, same cells
+    assert summary["verdict"] == "fail" and summary["seed"] == 9
+    assert [s["finished"] for s in summary["shards"]] == [True, True, True]
+    assert summary["duration_s"] == max(p.summary["duration_s"] for p in parts)
+    paths = SuitePaths(merged.folder)
+    for e in summary["experiments"]:  # every run folder copied in, with its cells
+        assert (paths.root / e["run_dir"] / "summary.json").is_file(), e["run_dir"]
+    junit = ET.parse(paths.junit).getroot()
+    assert int(junit.get("tests", "0")) == sum(len(v) for v in want.values())
+    assert int(junit.get("failures", "0")) == 1
+    rows = pq.read_table(tmp_path / "results" / "history.parquet").to_pylist()
+    assert len(rows) == sum(len(v) for v in want.values())  # appended once, by the merge
+    assert [f.folder for f in suite_folders(tmp_path / "results")] == [merged.folder]
+    assert "Ran as 3 shards side by side" in paths.summary_md.read_text()
+
+
+def test_a_shard_that_never_reported_leaves_its_cells_unknown(tmp_path: Path) -> None:
+    parts = run_shards(tmp_path, 3, FakeRunner(), only=[1, 3])
+    merged = merge_shards([p.folder for p in parts], tmp_path / "results")
+    plan2 = make_suite_plan(suite(tmp_path), shard=Shard(2, 3))
+    assert plan2.runnable, "the test needs shard 2 to have work"
+    lost = {e.name for e in plan2.runnable}
+    by_name = {e["experiment"]: e for e in merged.summary["experiments"]}
+    for name in lost:
+        assert "shard 2/3 was not given to the merge" in by_name[name]["error"]
+        assert {c["verdict"] for c in by_name[name]["cells"]} == {"unknown"}
+        assert len(by_name[name]["cells"]) == len(
+            next(e for e in plan2.runnable if e.name == name).cells
+        )
+    assert merged.summary["verdict"] == "unknown"
+    assert [s["finished"] for s in merged.summary["shards"]] == [True, False, True]
+
+
+def test_a_shard_killed_before_its_summary_leaves_its_cells_unknown(tmp_path: Path) -> None:
+    parts = run_shards(tmp_path, 2, FakeRunner())
+    SuitePaths(parts[1].folder).summary.unlink()  # the runner was killed mid-run
+    merged = merge_shards([p.folder for p in parts], tmp_path / "results")
+    errors = [e["error"] for e in merged.summary["experiments"] if e.get("error")]
+    assert errors and all("did not finish: it wrote no summary" in x for x in errors)
+    assert merged.summary["verdict"] == "unknown"
+
+
+def test_folders_that_are_not_shards_of_one_run_are_refused(tmp_path: Path) -> None:
+    parts = run_shards(tmp_path, 2, FakeRunner())
+    with pytest.raises(ConfigError, match="given twice"):
+        merge_shards([parts[0].folder, parts[0].folder], tmp_path / "r1")
+    other = make_suite_plan(suite(tmp_path), seed=10, shard=Shard(2, 2))
+    odd = run_suite(other, tmp_path / "other", FakeRunner(), lambda _: None)
+    with pytest.raises(ConfigError, match="not shards of one run: seed"):
+        merge_shards([parts[0].folder, odd.folder], tmp_path / "r2")
+    whole = run_suite(make_suite_plan(suite(tmp_path)), tmp_path / "w", FakeRunner(), print)
+    with pytest.raises(ConfigError, match="not a shard"):
+        merge_shards([whole.folder], tmp_path / "r3")
+
+
+# --- through the command line --------------------------------------------------------------
+
+
+def test_shards_and_merge_through_the_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cli = CliRunner()
+    _fake_run_plan(monkeypatch, FakeRunner())
+    s = str(suite(tmp_path))
+    shards = tmp_path / "shards"
+    for k in (1, 2):
+        done = cli.invoke(app, ["run", s, "--shard", f"{k}/2", "--out", str(shards)])
+        assert done.exit_code == EXIT_PASS, done.output
+        assert "not appended by a shard" in done.output
+    folders = sorted(str(p) for p in shards.iterdir() if p.is_dir())
+    merged = cli.invoke(app, ["merge-shards", *folders, "--out", str(tmp_path / "results")])
+    assert merged.exit_code == EXIT_PASS, merged.output
+    assert "shard 2/2" in merged.output and (tmp_path / "results" / "index.html").is_file()
+    only_one = cli.invoke(app, ["merge-shards", folders[0], "--out", str(tmp_path / "r2")])
+    assert only_one.exit_code == EXIT_INFRA and "did not report" in only_one.output
+    bad = cli.invoke(app, ["run", s, "--shard", "3/2", "--dry-run"])
+    assert bad.exit_code == EXIT_USAGE and "--shard '3/2'" in bad.output
+
+
+def test_dry_run_of_a_shard_shows_only_its_experiments(tmp_path: Path) -> None:
+    s = str(suite(tmp_path))
+    plan = make_suite_plan(s, shard=Shard(1, 2))
+    done = CliRunner().invoke(app, ["run", s, "--shard", "1/2", "--dry-run"])
+    assert done.exit_code == EXIT_PASS, done.output
+    assert "shard 1/2:" in done.output
+    others = [e.name for e in plan.experiments if e not in plan.mine]
+    assert others and all(f"] {name} " not in done.output for name in others)
