@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from harness.cli import EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
@@ -198,3 +199,26 @@ def test_dry_run_of_a_shard_shows_only_its_experiments(tmp_path: Path) -> None:
     assert "shard 1/2:" in done.output
     others = [e.name for e in plan.experiments if e not in plan.mine]
     assert others and all(f"] {name} " not in done.output for name in others)
+
+
+# --- the nightly workflow ------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+NIGHTLY_SUITE = ROOT / "experiments" / "suites" / "nightly.yaml"
+SHARD_BUDGET_S = 50 * 60  # planned (not measured) per shard: the README's 75-minute target
+
+
+def test_the_nightly_workflow_runs_every_shard_and_merges_them() -> None:
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "nightly.yml").read_text())
+    jobs = flow["jobs"]
+    shards = jobs["shard"]["strategy"]["matrix"]["shard"]
+    assert shards == list(range(1, len(shards) + 1))
+    steps = " ".join(str(s.get("run", "")) for s in jobs["shard"]["steps"])
+    assert "--shard ${{ matrix.shard }}/${{ strategy.job-total }}" in steps
+    results = jobs["results"]
+    assert results["needs"] == ["shard"] and results["if"] == "always()"
+    assert "make nightly-merge" in " ".join(str(s.get("run", "")) for s in results["steps"])
+    whole = make_suite_plan(NIGHTLY_SUITE)
+    parts = [make_suite_plan(NIGHTLY_SUITE, shard=Shard(k, len(shards))) for k in shards]
+    assert sum(p.cell_count for p in parts) == whole.cell_count
+    assert all(0 < p.planned_s <= SHARD_BUDGET_S for p in parts), [p.planned_s for p in parts]
