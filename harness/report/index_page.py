@@ -60,22 +60,11 @@ class CellView:
     columns: list[FigureView] = field(default_factory=list)  # FIGURE_COLUMNS, in order
     flags: list[FigureView] = field(default_factory=list)  # every out-of-range figure
     report_href: str | None = None  # relative to index.html; None: the cell has no report
-
-    @property
-    def new(self) -> bool:
-        return self.previous_verdict is None
-
-    @property
-    def flipped(self) -> bool:
-        return self.previous_verdict is not None and self.previous_verdict != self.verdict
-
-    @property
-    def flipped_from_pass(self) -> bool:
-        return self.flipped and self.previous_verdict == "pass"
-
-    @property
-    def changed(self) -> bool:
-        return self.flipped or bool(self.flags)
+    # What changed, as `harness.suite.changes.CellChange` decided it (this module only shows it).
+    new: bool = True  # in no earlier run
+    flipped: bool = False  # its verdict differs from the previous run's
+    flipped_from_pass: bool = False
+    changed: bool = False  # flipped, or a figure out of range (listed in `flags`)
 
 
 @dataclass(frozen=True)

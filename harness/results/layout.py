@@ -119,14 +119,11 @@ class CellPaths:
 
 
 @dataclass(frozen=True)
-class RunPaths:
-    """Every path of one run folder."""
+class _SummarisedFolder:
+    """The files a run folder and a suite run folder both hold: summary.json, summary.md and
+    junit.xml."""
 
     root: Path
-
-    @property
-    def spec(self) -> Path:
-        return self.root / RUN_SPEC
 
     @property
     def summary(self) -> Path:
@@ -139,6 +136,15 @@ class RunPaths:
     @property
     def junit(self) -> Path:
         return self.root / RUN_JUNIT
+
+
+@dataclass(frozen=True)
+class RunPaths(_SummarisedFolder):
+    """Every path of one run folder."""
+
+    @property
+    def spec(self) -> Path:
+        return self.root / RUN_SPEC
 
     @property
     def cells(self) -> Path:
@@ -155,27 +161,13 @@ class RunPaths:
 
 
 @dataclass(frozen=True)
-class SuitePaths:
+class SuitePaths(_SummarisedFolder):
     """Every path of one suite run folder: its own summaries and each experiment's run folder."""
-
-    root: Path
 
     @property
     def suite(self) -> Path:
         """The suite as planned: its file, the experiment files the globs found, the axes."""
         return self.root / SUITE_FILE
-
-    @property
-    def summary(self) -> Path:
-        return self.root / SUMMARY
-
-    @property
-    def summary_md(self) -> Path:
-        return self.root / RUN_SUMMARY_MD
-
-    @property
-    def junit(self) -> Path:
-        return self.root / RUN_JUNIT
 
     @property
     def experiments(self) -> Path:

@@ -151,6 +151,10 @@ def _cell_view(
         columns=[flags.get(n) or figure_view(n, figures.get(n)) for n in FIGURE_COLUMNS],
         flags=list(flags.values()),
         report_href=report_href,
+        new=change is None or change.is_new,
+        flipped=change is not None and change.flipped,
+        flipped_from_pass=change is not None and change.flipped_from_pass,
+        changed=change is not None and change.changed,
     )
 
 

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pyarrow.parquet as pq
 import yaml
 
-HERE = Path(__file__).parent
-ROOT = HERE.parent.parent
+from tests.experiments.cli import HERE, harness
 
 COLUMNS = {
     "ledger.parquet": ["seq", "key", "partition", "offset", "status", "error", "send_ts", "ack_ts"],
@@ -19,16 +16,6 @@ COLUMNS = {
     "log.parquet": ["seq", "partition", "offset"],
     "commits.parquet": ["consumer", "partition", "offset", "ts"],
 }
-
-
-def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=840,
-    )
 
 
 def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:

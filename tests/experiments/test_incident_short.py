@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.experiments.test_end_to_end import HERE, harness
+from tests.experiments.cli import HERE, harness
 
 EXIT_INFRA_OR_UNKNOWN = 3
 

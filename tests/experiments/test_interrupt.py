@@ -5,17 +5,14 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import docker
 
 from harness.nodes.reaper import OWNER_LABEL
+from tests.experiments.cli import HERE, ROOT, harness_command
 from tests.integration.kafka_io import wait_until
-
-HERE = Path(__file__).parent
-ROOT = HERE.parent.parent
 
 
 def _owned_by(pid: int) -> list[str]:
@@ -48,15 +45,7 @@ def _processes_mentioning(text: str) -> list[int]:
 
 def test_ctrl_c_mid_workload_leaves_nothing_running(tmp_path: Path) -> None:
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "harness",
-            "run",
-            str(HERE / "small-kill.yaml"),
-            "--out",
-            str(tmp_path),
-        ],
+        harness_command("run", HERE / "small-kill.yaml", "--out", tmp_path),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 from harness.results.checkpoint import Checkpoint, sink_files
-from tests.experiments.test_end_to_end import HERE, harness
+from tests.experiments.cli import HERE, harness
 
 
 def test_spark_query_killed_and_restarted_resumes_exactly(tmp_path: Path) -> None:

@@ -4,26 +4,14 @@ folder inside, one summary / JUnit for the suite, the history appended, `compare
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
-HERE = Path(__file__).parent
-ROOT = HERE.parent.parent
+from tests.experiments.cli import HERE, harness
+
 EXIT_FOR_VERDICT = {"pass": 0, "fail": 1, "unknown": 3}
-
-
-def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "harness", *map(str, args)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=840,
-    )
 
 
 def test_tiny_suite_end_to_end(tmp_path: Path) -> None:
