@@ -11,6 +11,10 @@ estimate = cluster start + steady state + workload + settle (+ each Spark query'
 * settle: heal, recovery, drain, collect and the Spark checks of a small cell; 25 s.
 * a Spark consumer set: its query's first batch, 15 s (10-20 s on two busy cores).
 
+Per experiment (not per cell), EXPERIMENT_S: the run's own work around its cells — the Spark
+session of the checks, the run's summaries and reports. Measured in the nightly's shard 2/4
+(2026-11-23, two cores, alone): an experiment's run took 46-115 s longer than its cells.
+
 Calibration: the default matrix (8 cells of 75 s workload) estimates 8 x 118 s = 15.7 min;
 it took 15 min 18 s standalone (2026-11-22). Recovery and drain that run into their timeouts
 (`recovery.timeout_s`, `recovery.drain_timeout_s`) take longer than planned: the estimate is
@@ -25,12 +29,18 @@ CLUSTER_START_S = 8.0
 STEADY_STATE_S = 10.0
 SETTLE_S = 25.0
 SPARK_START_S = 15.0
+EXPERIMENT_S = 60.0
 
 
 def workload_s(spec: Spec) -> float:
     """The workload phase: until the producer is done and every planned fault window is over."""
     ends = [f.at_s + (f.duration_s or 0.0) for f in spec.faults]
     return max([spec.producer.planned_duration_s, *ends])
+
+
+def estimate_experiment_s(cells_s: list[float]) -> float:
+    """Planned wall time of one experiment's run: its cells, plus its own work if it has any."""
+    return sum(cells_s) + EXPERIMENT_S if cells_s else 0.0
 
 
 def estimate_cell_s(spec: Spec) -> float:

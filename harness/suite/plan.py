@@ -43,7 +43,7 @@ from harness.spec import (
 )
 from harness.spec.load import read_yaml
 from harness.spec.paths import Segment, set_at
-from harness.suite.estimate import estimate_cell_s
+from harness.suite.estimate import estimate_cell_s, estimate_experiment_s
 from harness.suite.model import Suite, SuiteAxis, load_suite
 from harness.suite.shards import Shard, assign_shards
 
@@ -84,7 +84,7 @@ class ExperimentPlan:
 
     @property
     def planned_s(self) -> float:
-        return sum(self.estimates.values())
+        return estimate_experiment_s(list(self.estimates.values()))
 
 
 @dataclass

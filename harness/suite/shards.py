@@ -1,7 +1,7 @@
 """Split a suite across machines (`run SUITE --shard K/N`) and put the parts back together
 (`merge-shards`).
 
-The nightly suite plans about 2 h 40 min of cells on two cores; the workflow runs it as N
+The nightly suite plans about 3 h on two cores; the workflow runs it as N
 shards on N runners side by side. Shards are whole experiments (one run folder each, as in an
 unsharded run), assigned by planned time, longest first, each to the shard with the least
 planned so far (ties: the lower shard). The assignment is a function of the plan alone — the

@@ -11,6 +11,7 @@ from harness.errors import ConfigError
 from harness.spec import SpecError, expand_cells, parse_spec, spec_to_yaml
 from harness.suite.estimate import (
     CLUSTER_START_S,
+    EXPERIMENT_S,
     SETTLE_S,
     SPARK_START_S,
     STEADY_STATE_S,
@@ -276,11 +277,12 @@ def test_estimate_per_cell_and_totals(tmp_path: Path) -> None:
     # plain: 100 records at 10/s = 10 s of workload; modes: a fault until 45 s > 30 s producer
     assert set(plain.estimates.values()) == {fixed + 10}
     assert set(modes.estimates.values()) == {fixed + 45}
-    assert plain.planned_s == 2 * (fixed + 10)
+    # each experiment's run adds its own work (the checks' Spark session, the reports) once
+    assert plain.planned_s == 2 * (fixed + 10) + EXPERIMENT_S
     assert (
         plan.planned_s
         == plain.planned_s + modes.planned_s
-        == pytest.approx(2 * (fixed + 10) + 5 * (fixed + 45))
+        == pytest.approx(2 * (fixed + 10) + 5 * (fixed + 45) + 2 * EXPERIMENT_S)
     )
 
 
