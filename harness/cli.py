@@ -329,7 +329,8 @@ def _end_suite(result: SuiteResult, shard: bool = False) -> None:
     if result.history is not None:
         console.print(f"history: appended to {result.history}")
     elif shard:
-        console.print("history: not appended by a shard (merge-shards appends the whole run)")
+        console.print("history, index: not written by a shard (merge-shards writes them)")
+        raise typer.Exit(code)
     else:
         console.print(f"[red]history not appended[/red]: {result.history_error}", highlight=False)
         code = EXIT_INFRA if code == EXIT_PASS else code

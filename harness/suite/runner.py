@@ -230,8 +230,9 @@ def run_suite(
         record["cells"] = list(summary.get("cells") or record["cells"])
         _close(record, e, None, t0)
     summary = run.write()
-    # a shard is a part of a night: the merged run appends the history (shards.py)
-    return _finish(out, paths.root, summary, history and plan.shard is None)
+    if plan.shard is not None:  # a part of a night: its merge appends and indexes (shards.py)
+        return SuiteResult(paths.root, summary, None)
+    return _finish(out, paths.root, summary, history)
 
 
 def _free_run_id(out: Path, name: str, suffix: str = "") -> str:

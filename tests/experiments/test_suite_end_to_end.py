@@ -24,7 +24,7 @@ def test_tiny_suite_in_two_shards_end_to_end(tmp_path: Path) -> None:
     shards, results = tmp_path / "shards", tmp_path / "results"
     for k in (1, 2):
         part = harness("run", SUITE, "--shard", f"{k}/2", "--out", shards)
-        assert "history: not appended by a shard" in part.stderr, part.stderr[-4000:]
+        assert "history, index: not written by a shard" in part.stderr, part.stderr[-4000:]
     folders = sorted(p for p in shards.iterdir() if p.is_dir())
     assert [p.name.rsplit("-", 1)[-1] for p in folders] == ["1of2", "2of2"]
     assert not (shards / "history.parquet").exists()

@@ -180,7 +180,7 @@ def test_shards_and_merge_through_the_cli(tmp_path: Path, monkeypatch: pytest.Mo
     for k in (1, 2):
         done = cli.invoke(app, ["run", s, "--shard", f"{k}/2", "--out", str(shards)])
         assert done.exit_code == EXIT_PASS, done.output
-        assert "not appended by a shard" in done.output
+        assert "not written by a shard" in done.output
     folders = sorted(str(p) for p in shards.iterdir() if p.is_dir())
     merged = cli.invoke(app, ["merge-shards", *folders, "--out", str(tmp_path / "results")])
     assert merged.exit_code == EXIT_PASS, merged.output
