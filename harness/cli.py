@@ -296,6 +296,9 @@ def _run_suite(
         raise _fail(EXIT_USAGE, "--keep-cluster keeps one experiment's cluster; not for a suite")
     plan = _suite_plan(path, seed, cells, shard)
     _print_suite_plan(plan)
+    if plan.shard is not None and not plan.mine:  # more shards than experiments
+        console.print(f"shard {plan.shard}: no experiment falls to it; nothing to run")
+        return
     if dry_run:
         return
     from harness.experiment import run_plan
@@ -378,7 +381,13 @@ def merge_shards_command(
     except ConfigError as exc:
         raise _fail(EXIT_USAGE, str(exc)) from None
     for line in result.summary.get("shards") or []:
-        state = "finished" if line.get("finished") else "[red]did not report[/red]"
+        state = (
+            "empty (no experiment fell to it)"
+            if line.get("empty")
+            else "finished"
+            if line.get("finished")
+            else "[red]did not report[/red]"
+        )
         console.print(
             f"shard {line['index']}/{line['count']} {line.get('folder') or '-'}: {state}",
             highlight=False,

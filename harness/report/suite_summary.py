@@ -62,7 +62,9 @@ def render_suite_markdown(summary: dict[str, Any]) -> str:
         lines += [
             f"- shard {s.get('index')}/{s.get('count')}: "
             + (
-                f"{s.get('verdict', '?')}, {format_duration(s.get('duration_s'))} (planned "
+                "no experiment fell to it"
+                if s.get("empty")
+                else f"{s.get('verdict', '?')}, {format_duration(s.get('duration_s'))} (planned "
                 f"{format_duration(s.get('planned_s'))}), `{s.get('folder')}`"
                 if s.get("finished")
                 else f"**did not report** (`{s.get('folder') or 'no folder'}`): its cells are unknown"

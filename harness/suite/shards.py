@@ -216,6 +216,7 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
                 "cells": [_unknown_cell(str(c), why) for c in e.get("cells") or []],
             }
         )
+    busy = {int(e.get("shard") or 1) for e in plan.get("experiments") or [] if e.get("cells")}
     summaries = [s.summary for s in shards if s.summary is not None]
     starts = sorted(str(x["started"]) for x in summaries if x.get("started"))
     durations = [x["duration_s"] for x in summaries if isinstance(x.get("duration_s"), int | float)]
@@ -229,15 +230,23 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
         "duration_s": max(durations) if durations else None,
         "planned_s": plan.get("planned_s"),
         "axes": plan.get("axes") or {},
-        "shards": [_shard_line(by_index.get(k), k, count) for k in range(1, count + 1)],
+        "shards": [_shard_line(by_index.get(k), k, count, k in busy) for k in range(1, count + 1)],
         "experiments": experiments,
         "left_out": left_out,
     }
 
 
-def _shard_line(shard: ShardFolder | None, index: int, count: int) -> dict[str, Any]:
+def _shard_line(shard: ShardFolder | None, index: int, count: int, busy: bool) -> dict[str, Any]:
+    """`finished`: the shard wrote its summary; `empty`: no experiment fell to it (it runs
+    nothing and writes no folder: more shards than experiments)."""
     if shard is None:
-        return {"index": index, "count": count, "folder": None, "finished": False}
+        return {
+            "index": index,
+            "count": count,
+            "folder": None,
+            "finished": not busy,
+            **({} if busy else {"empty": True}),
+        }
     summary = shard.summary or {}
     return {
         "index": index,

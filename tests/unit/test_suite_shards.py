@@ -191,6 +191,35 @@ def test_shards_and_merge_through_the_cli(tmp_path: Path, monkeypatch: pytest.Mo
     assert bad.exit_code == EXIT_USAGE and "--shard '3/2'" in bad.output
 
 
+def test_a_shard_with_no_experiment_runs_nothing_and_passes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = FakeRunner()
+    _fake_run_plan(monkeypatch, fake)
+    s = str(suite(tmp_path))
+    count = len(make_suite_plan(s).experiments) + 1
+    done = CliRunner().invoke(
+        app, ["run", s, "--shard", f"{count}/{count}", "--out", str(tmp_path / "o")]
+    )
+    assert done.exit_code == EXIT_PASS, done.output
+    assert "no experiment falls to it" in done.output
+    assert fake.calls == [] and not (tmp_path / "o").exists()
+    # the merge of the others: that shard is empty, not missing, and the run passes
+    parts = [
+        run_suite(make_suite_plan(s, shard=Shard(k, count)), tmp_path / "p", fake, print)
+        for k in range(1, count)
+    ]
+    merged = merge_shards([p.folder for p in parts if p.summary["experiments"]], tmp_path / "r")
+    assert merged.summary["verdict"] == "pass"
+    assert merged.summary["shards"][-1] == {
+        "index": count,
+        "count": count,
+        "folder": None,
+        "finished": True,
+        "empty": True,
+    }
+
+
 def test_dry_run_of_a_shard_shows_only_its_experiments(tmp_path: Path) -> None:
     s = str(suite(tmp_path))
     plan = make_suite_plan(s, shard=Shard(1, 2))
