@@ -187,7 +187,13 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
         if record is not None and shard is not None:
             record = dict(record, shard=k)
             if record.get("run_dir"):
-                record["run_dir"] = _copy_run(shard.folder, str(record["run_dir"]), dest)
+                if (shard.folder / str(record["run_dir"])).is_dir():
+                    record["run_dir"] = _copy_run(shard.folder, str(record["run_dir"]), dest)
+                else:  # a partial upload: the verdicts stand, the reports are not here
+                    record["error"] = (
+                        f"its run folder {record['run_dir']} is missing from {shard.folder.name}"
+                    )
+                    record["run_dir"] = None
             experiments.append(record)
             continue
         if shard is None:

@@ -3,6 +3,7 @@ assignment, the parts, and a merge that never lets a missing shard pass (no Dock
 
 from __future__ import annotations
 
+import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -154,6 +155,22 @@ def test_a_shard_killed_before_its_summary_leaves_its_cells_unknown(tmp_path: Pa
     errors = [e["error"] for e in merged.summary["experiments"] if e.get("error")]
     assert errors and all("did not finish: it wrote no summary" in x for x in errors)
     assert merged.summary["verdict"] == "unknown"
+
+
+def test_a_run_folder_missing_from_a_shard_is_noted_and_its_verdicts_stand(
+    tmp_path: Path,
+) -> None:
+    parts = run_shards(tmp_path, 2, FakeRunner({"plain/01_version=3.9.2": "fail"}))
+    gone = next(
+        p for p in parts if any(e["experiment"] == "plain" for e in p.summary["experiments"])
+    )
+    plain = next(e for e in gone.summary["experiments"] if e["experiment"] == "plain")
+    shutil.rmtree(gone.folder / plain["run_dir"])
+    merged = merge_shards([p.folder for p in parts], tmp_path / "results")
+    record = next(e for e in merged.summary["experiments"] if e["experiment"] == "plain")
+    assert record["run_dir"] is None and "is missing from" in record["error"]
+    assert [c["verdict"] for c in record["cells"]] == ["fail", "pass"]
+    assert merged.summary["verdict"] == "fail"
 
 
 def test_folders_that_are_not_shards_of_one_run_are_refused(tmp_path: Path) -> None:
