@@ -36,7 +36,7 @@ from harness.results.layout import SuitePaths, figure_history, results_index
 from harness.suite.history import append_history, history_rows
 from harness.suite.index import write_index
 from harness.suite.plan import ExperimentPlan, SuitePlan
-from harness.suite.shards import merged_info, read_shards
+from harness.suite.shards import merged_info, read_shards, unknown_cell
 from harness.verdict.cell_verdict import cell_params
 
 CellDone = Callable[[dict[str, Any]], None]
@@ -107,15 +107,7 @@ def planned_suite_yaml(plan: SuitePlan) -> str:
 
 
 def _stub(cell: Any, detail: str) -> dict[str, Any]:
-    """A cell that did not run to the end of its checks: unknown, with the reason."""
-    return {
-        "cell": cell.id,
-        "params": cell_params(cell),
-        "verdict": "unknown",
-        "counts": {},
-        "checks": [{"name": "run", "verdict": "unknown", "detail": detail}],
-        "duration_s": None,
-    }
+    return unknown_cell(cell.id, detail, cell_params(cell))
 
 
 class _Run:

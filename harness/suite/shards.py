@@ -132,10 +132,11 @@ def read_shards(folders: list[Path]) -> list[ShardFolder]:
     return sorted(shards, key=lambda s: s.index)
 
 
-def _unknown_cell(cell_id: str, detail: str) -> dict[str, Any]:
+def unknown_cell(cell_id: str, detail: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A cell that did not run to the end of its checks: unknown, with the reason."""
     return {
         "cell": cell_id,
-        "params": {},
+        "params": params or {},
         "verdict": "unknown",
         "counts": {},
         "checks": [{"name": "run", "verdict": "unknown", "detail": detail}],
@@ -219,7 +220,7 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
                 "impossible": e.get("impossible") or [],
                 "error": why,
                 "shard": k,
-                "cells": [_unknown_cell(str(c), why) for c in e.get("cells") or []],
+                "cells": [unknown_cell(str(c), why) for c in e.get("cells") or []],
             }
         )
     busy = {int(e.get("shard") or 1) for e in plan.get("experiments") or [] if e.get("cells")}
@@ -266,4 +267,4 @@ def _shard_line(shard: ShardFolder | None, index: int, count: int, busy: bool) -
     }
 
 
-__all__ = ["Shard", "ShardFolder", "assign_shards", "merged_info", "read_shards"]
+__all__ = ["Shard", "ShardFolder", "assign_shards", "merged_info", "read_shards", "unknown_cell"]
