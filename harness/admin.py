@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import KafkaError, KafkaException, Producer
 from confluent_kafka.admin import (
     AdminClient,
     ClusterMetadata,
@@ -22,7 +22,9 @@ from harness.common.waiting import wait_until
 from harness.errors import HarnessError
 
 OFFSETS_TOPIC = "__consumer_offsets"
+TXN_STATE_TOPIC = "__transaction_state"  # created on the first init_transactions
 PROBE_GROUP = "kafka-chaos-probe"
+PROBE_TRANSACTIONAL_ID = "kafka-chaos-probe"
 T = TypeVar("T")
 
 
@@ -310,6 +312,32 @@ class ClusterAdmin:
             OFFSETS_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic())
         )
 
+    def ensure_txn_state_topic(self, timeout_s: float = 60) -> None:
+        """__transaction_state is created on the first init_transactions: a probe producer
+        does one, so a fault on the transaction coordinator finds it from the first second."""
+        deadline = time.monotonic() + timeout_s
+
+        def probe(port: int) -> None:
+            config = {
+                "bootstrap.servers": f"127.0.0.1:{port}",
+                "transactional.id": PROBE_TRANSACTIONAL_ID,
+                "logger": CLIENT_LOGGER,
+            }
+            producer = Producer(config)
+            try:
+                producer.init_transactions(max(1.0, deadline - time.monotonic()))
+            except KafkaException as exc:
+                raise HarnessError(f"127.0.0.1:{port}: {exc.args[0]}") from exc
+            finally:
+                producer.flush(0)
+
+        if TXN_STATE_TOPIC not in self.topics():
+            self._first_trusted("InitProducerId", probe)
+        meta = self.topic(TXN_STATE_TOPIC)
+        self.wait_all_led(
+            TXN_STATE_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic())
+        )
+
     def offsets_topic_placement(self) -> dict[int, list[int]]:
         parts = self.topic(OFFSETS_TOPIC).partitions
         return {p: list(parts[p].replicas) for p in sorted(parts)}
@@ -318,6 +346,14 @@ class ClusterAdmin:
         """Leader of the group's __consumer_offsets partition; None when it has no leader."""
         parts = self.topic(OFFSETS_TOPIC).partitions
         leader = parts[offsets_partition_for(group, len(parts))].leader
+        return leader if leader >= 0 else None
+
+    def txn_coordinator(self, transactional_id: str) -> int | None:
+        """Leader of the transactional id's __transaction_state partition (Kafka places it
+        as it places a group: Utils.abs(hashCode) % partitions); None when leaderless.
+        HarnessError while the topic does not exist (no transaction has started yet)."""
+        parts = self.topic(TXN_STATE_TOPIC).partitions
+        leader = parts[offsets_partition_for(transactional_id, len(parts))].leader
         return leader if leader >= 0 else None
 
     def under_replicated(self) -> list[tuple[str, int]]:

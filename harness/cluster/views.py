@@ -80,6 +80,11 @@ class AdminViews:
         _ensure_offsets_topic(self.admin)
         return self.admin.coordinator(group)
 
+    def txn_coordinator(self: Viewed, transactional_id: str) -> int | None:
+        """Broker leading the transactional id's __transaction_state partition (None if
+        leaderless)."""
+        return self.admin.txn_coordinator(transactional_id)
+
     def offsets_topic_placement(self: Viewed) -> dict[int, list[int]]:
         """__consumer_offsets partition -> replicas: where the single points of failure are."""
         _ensure_offsets_topic(self.admin)

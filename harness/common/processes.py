@@ -96,6 +96,20 @@ class ManagedProcess:
         if self.running:
             assert self._proc is not None
             self._proc.send_signal(signal.SIGTERM)
+            self.resume()  # a paused child handles SIGTERM only once it runs again
+
+    def pause(self) -> None:
+        """SIGSTOP to the whole process group: frozen mid-call, sockets open (a GC pause, a
+        stalled VM)."""
+        if self.running:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGSTOP)
+
+    def resume(self) -> None:
+        """SIGCONT to the group (harmless when it was not stopped)."""
+        if self.running:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.pid, signal.SIGCONT)
 
     def kill(self) -> None:
         """SIGKILL to the whole process group, then reap the child: nothing gets to clean up."""

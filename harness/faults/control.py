@@ -138,6 +138,7 @@ class ClusterView(Protocol):
         """partition -> its leader (None: leaderless), every partition of the topic."""
 
     def coordinator(self, group: str) -> int | None: ...
+    def txn_coordinator(self, transactional_id: str) -> int | None: ...
 
 
 @dataclass(frozen=True)

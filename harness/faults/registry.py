@@ -22,6 +22,7 @@ from harness.faults.lossy import LossyFault
 from harness.faults.options import FaultOptions
 from harness.faults.partition import PartitionFault
 from harness.faults.pause import PauseFault
+from harness.faults.producer import PRODUCER_FAULT_CLASSES
 from harness.faults.quorum import QuorumCutFault
 from harness.faults.reassign import ReassignFault
 from harness.faults.restart import RestartFault
@@ -103,11 +104,18 @@ KINDS: dict[str, FaultKind] = {
 # Faults the nemesis does to the workload's consumer members (target consumer:<set>/<member>).
 CONSUMER_FAULTS: tuple[str, ...] = ("consumer-crash",)
 
-FAULT_KINDS: tuple[str, ...] = (*KINDS, *CONSUMER_FAULTS)
+# Faults the nemesis does to the producer process (target `producer`): SIGKILL, SIGSTOP.
+PRODUCER_FAULTS: tuple[str, ...] = tuple(PRODUCER_FAULT_CLASSES)
+
+FAULT_KINDS: tuple[str, ...] = (*KINDS, *CONSUMER_FAULTS, *PRODUCER_FAULTS)
 
 
 def is_consumer_fault(kind: str) -> bool:
     return kind in CONSUMER_FAULTS
+
+
+def is_producer_fault(kind: str) -> bool:
+    return kind in PRODUCER_FAULTS
 
 
 def is_operation(kind: str) -> bool:
@@ -121,7 +129,11 @@ def kind_of(kind: str) -> FaultKind:
     if entry is None:
         raise ConfigError(
             f"no cluster fault of kind {kind!r}; kinds: {', '.join(KINDS)}"
-            + (" (a consumer fault: the nemesis plays it)" if is_consumer_fault(kind) else "")
+            + (
+                " (a consumer or producer fault: the nemesis plays it)"
+                if is_consumer_fault(kind) or is_producer_fault(kind)
+                else ""
+            )
         )
     return entry
 

@@ -18,19 +18,29 @@ from typing import Literal
 from harness.errors import ConfigError, FaultError, HarnessError
 from harness.faults.control import ClusterView
 
-TargetKind = Literal["broker", "controller", "leader-of", "coordinator-of", "random", "zookeeper"]
+TargetKind = Literal[
+    "broker",
+    "controller",
+    "leader-of",
+    "coordinator-of",
+    "txn-coordinator-of",
+    "random",
+    "zookeeper",
+]
 
 _PATTERNS: list[tuple[TargetKind, re.Pattern[str]]] = [
     ("broker", re.compile(r"broker:(?P<id>\d+)")),
     ("controller", re.compile(r"controller")),
     ("leader-of", re.compile(r"leader-of:(?P<topic>[A-Za-z0-9._-]+)/(?P<partition>\d+|\*)")),
     ("coordinator-of", re.compile(r"coordinator-of:(?P<group>\S+)")),
+    ("txn-coordinator-of", re.compile(r"txn-coordinator-of:(?P<tid>\S+)")),
     ("random", re.compile(r"random")),
     ("zookeeper", re.compile(r"zookeeper")),
 ]
 SYNTAX = (
     "broker:<id> | controller | leader-of:<topic>/<partition> | leader-of:<topic>/* | "
-    "coordinator-of:<group> | random | zookeeper, optionally followed by "
+    "coordinator-of:<group> | txn-coordinator-of:<transactional.id> | random | zookeeper, "
+    "optionally followed by "
     "'except <target>[, <target>...]'"
 )
 _EXCEPT = re.compile(r"\s+except\s+")
@@ -43,6 +53,7 @@ class Target:
     topic: str | None = None
     partition: int | None = None  # None with leader-of: any partition of the topic
     group: str | None = None
+    transactional_id: str | None = None
     excluded: tuple[Target, ...] = ()
 
     @classmethod
@@ -69,6 +80,7 @@ class Target:
                     topic=g.get("topic"),
                     partition=int(partition) if partition not in (None, "*") else None,
                     group=g.get("group"),
+                    transactional_id=g.get("tid"),
                 )
         raise ConfigError(f"unknown fault target {text!r}; expected {SYNTAX}")
 
@@ -91,6 +103,8 @@ class Target:
             return f"leader-of:{self.topic}/{'*' if self.partition is None else self.partition}"
         if self.kind == "coordinator-of":
             return f"coordinator-of:{self.group}"
+        if self.kind == "txn-coordinator-of":
+            return f"txn-coordinator-of:{self.transactional_id}"
         return f"broker:{self.broker}" if self.kind == "broker" else self.kind
 
     def _excluding(self, cluster: ClusterView) -> list[int | str]:
@@ -130,6 +144,15 @@ class Target:
                     f"group {self.group!r} has no coordinator (its offsets partition is leaderless)"
                 )
             return [coordinator]
+        if self.kind == "txn-coordinator-of":
+            assert self.transactional_id is not None
+            coordinator = cluster.txn_coordinator(self.transactional_id)
+            if coordinator is None:
+                raise FaultError(
+                    f"transactional id {self.transactional_id!r} has no coordinator "
+                    "(its __transaction_state partition is leaderless)"
+                )
+            return [coordinator]
         if self.kind == "random":
             return list(sorted(cluster.brokers))
         if cluster.mode != "zookeeper":
@@ -150,7 +173,7 @@ def with_group(text: str, group: str | None) -> str:
     return _PLAIN_COORDINATOR.sub(f"coordinator-of:{group}", text)
 
 
-_PLAIN_COORDINATOR = re.compile(r"\bcoordinator-of\b(?!:)")
+_PLAIN_COORDINATOR = re.compile(r"(?<![\w-])coordinator-of\b(?!:)")
 
 
 def _nodes(nodes: list[int | str]) -> str:

@@ -12,7 +12,14 @@ from harness.errors import HarnessError
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget
 from harness.faults.options import FaultOptions
-from harness.faults.registry import KINDS, is_consumer_fault, is_operation, make_fault
+from harness.faults.producer import ProducerControl, make_producer_fault
+from harness.faults.registry import (
+    KINDS,
+    is_consumer_fault,
+    is_operation,
+    is_producer_fault,
+    make_fault,
+)
 from harness.faults.targets import Target, with_group
 from harness.results.history import History
 
@@ -86,8 +93,10 @@ class Nemesis:
         seed: int,
         default_group: str,
         clock: Clock | None = None,
+        producer: ProducerControl | None = None,
     ) -> None:
         self.cluster = cluster
+        self.producer = producer  # a producer process (producer-crash, producer-pause)
         self.clock = clock or RealClock()
         self.consumers = consumers
         self.history = history
@@ -161,6 +170,9 @@ class Nemesis:
             with self._lock:
                 self._crashed[p.index] = name
             return
+        if is_producer_fault(p.kind) and self.producer is None:
+            self._skipped(p, "the producer is not a process the nemesis can act on")
+            return
         resolved = self._resolve(p)
         if resolved is None:
             return
@@ -171,7 +183,11 @@ class Nemesis:
         # onto a broker waits for the add-broker before it. Other faults take turns per node.
         node = OPERATIONS_LOCK if _sequential(p.kind) else resolved
         with self._node_lock(node):
-            fault = make_fault(p.kind, self.cluster, resolved or None, p.options)
+            fault = (
+                make_producer_fault(p.kind, self.cluster, self.producer)
+                if self.producer is not None and is_producer_fault(p.kind)
+                else make_fault(p.kind, self.cluster, resolved or None, p.options)
+            )
             fault.planned = {"index": p.index, "at_s": p.at_s, "late_s": round(late_s, 3)}
             if p.optional:
                 fault.planned["optional"] = True
@@ -203,7 +219,11 @@ class Nemesis:
     def _resolve(self, p: Planned) -> int | str | None:
         """The node a node fault acts on; a topic target or "" (none) as planned; None: skipped."""
         text = p.target
-        if KINDS[p.kind].target in ("topic", "spare", "none") or not text:
+        if (
+            is_producer_fault(p.kind)
+            or KINDS[p.kind].target in ("topic", "spare", "none")
+            or not text
+        ):
             return text
         text = with_group(text, self.default_group)
         try:

@@ -12,7 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from harness.faults.options import FaultOptions
-from harness.faults.registry import KINDS, is_consumer_fault, is_operation
+from harness.faults.producer import PRODUCER_TARGET
+from harness.faults.registry import KINDS, is_consumer_fault, is_operation, is_producer_fault
 from harness.faults.targets import with_group
 from harness.spec.expect import format_number
 from harness.spec.matrix import Cell
@@ -63,6 +64,8 @@ def _resolve(spec: Spec, kind: str, target: str, rng: random.Random, has_sides: 
             return target
         name, consumer = rng.choice(spec.consumer_sets())
         return f"consumer:{name}/{rng.randrange(consumer.members)}"
+    if is_producer_fault(kind):
+        return PRODUCER_TARGET
     style = KINDS[kind].target
     if style == "topic":
         return spec.topic.name if target == "random" else target

@@ -55,6 +55,16 @@ PRODUCER_START = "producer.start"  # acks, rate, idempotence
 PRODUCER_ERRORS = "producer.errors"  # count, error: delivery errors of one second
 PRODUCER_END = "producer.end"  # attempted, acked, failed, undelivered
 PRODUCER_CRASH = "producer.crash"  # error (the workload broke: the cell is unknown)
+# A producer process (transactional, or one the nemesis acts on; harness.results.producer_files).
+# Its own events carry `producer` ("p<k>", the incarnation) and are merged at collect.
+PRODUCER_LAUNCH = "producer.launch"  # producer, pid, first_seq: a process started (or restarted)
+PRODUCER_KILL = "producer.kill"  # producer, pid (a `producer-crash` fault); note if not running
+PRODUCER_PAUSE = "producer.pause"  # producer (SIGSTOP: a `producer-pause` fault)
+PRODUCER_RESUME = "producer.resume"  # producer (SIGCONT)
+# producer, call (init/begin/commit/abort_transaction), txn, error, code, retriable,
+# abortable, fatal, action (retry | abort | reinit): librdkafka's transactional errors
+PRODUCER_TXN_ERROR = "producer.txn_error"
+PRODUCER_REINIT = "producer.reinit"  # producer, txn (its outcome unknown), error: a new client
 
 # --- consumer sets, as the runner sees their processes ------------------------------------
 CONSUMER_LAUNCH = "consumer.launch"  # consumer, pid: a process started (first start or restart)

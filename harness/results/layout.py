@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.results.member_files import MemberPaths
+from harness.results.producer_files import PRODUCER_DIR
 
 HISTORY = "history.jsonl"
 LEDGER = "ledger.parquet"
@@ -109,6 +110,11 @@ class CellPaths:
     @property
     def consumers(self) -> Path:
         return self.root / CONSUMERS
+
+    @property
+    def producer(self) -> Path:
+        """The producer process's files (harness.results.producer_files), when it ran as one."""
+        return self.root / PRODUCER_DIR
 
     def member(self, consumer: str) -> MemberPaths:
         """The files of one consumer process (`group/m0`, `spark/q`)."""

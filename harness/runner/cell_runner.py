@@ -19,6 +19,7 @@ from harness.cluster.kafka_cluster import KafkaCluster
 from harness.common.client_log import client_log_to
 from harness.common.waiting import wait_until
 from harness.errors import HarnessError, WaitTimeout
+from harness.faults.registry import is_producer_fault
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import PlannedFault
 from harness.results.history import History
@@ -27,8 +28,10 @@ from harness.results.tables import COMMITS, CONSUMED, LOG, write_table
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell
 from harness.workload.consumer_sets import ConsumerSets
+from harness.workload.ledger_process import ProcessSettings, TxnSettings
 from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
-from harness.workload.log_reader import end_offsets, read_log
+from harness.workload.log_reader import LogContents, end_offsets, read_log
+from harness.workload.producer_supervisor import ProducerSupervisor
 
 STEADY_STATE_TIMEOUT_S = 90.0
 ASSIGN_TIMEOUT_S = 60.0
@@ -41,6 +44,7 @@ class Parts:
     cluster: Callable[..., KafkaCluster] = KafkaCluster
     consumers: Callable[..., ConsumerSets] = ConsumerSets
     producer: Callable[..., LedgerProducer] = LedgerProducer
+    producer_process: Callable[..., ProducerSupervisor] = ProducerSupervisor
     nemesis: Callable[..., Nemesis] = Nemesis
 
 
@@ -123,9 +127,15 @@ class CellRunner:
             self._member_lifetime(),
             seed=self.seed,
         )
-        producer = self.parts.producer(self._producer_settings(cluster), self.history)
+        producer = self._producer(cluster)
         nemesis = self.parts.nemesis(
-            cluster, self.plan, consumers, self.history, self.seed, consumers.default_group
+            cluster,
+            self.plan,
+            consumers,
+            self.history,
+            self.seed,
+            consumers.default_group,
+            producer=producer if isinstance(producer, ProducerSupervisor) else None,
         )
         interrupted = False
         try:
@@ -165,6 +175,35 @@ class CellRunner:
         workload = max(self.spec.producer.planned_duration_s, faults_end)
         return workload + r.timeout_s + r.drain_timeout_s + 600
 
+    @property
+    def producer_is_process(self) -> bool:
+        """A transactional producer, or one the nemesis acts on, runs as its own process."""
+        return self.spec.producer.transactions is not None or any(
+            is_producer_fault(f.kind) for f in self.plan
+        )
+
+    def _producer(self, cluster: KafkaCluster) -> LedgerProducer | ProducerSupervisor:
+        if not self.producer_is_process:
+            return self.parts.producer(self._producer_settings(cluster), self.history)
+        p = self.spec.producer
+        t = p.transactions
+        settings = ProcessSettings(
+            bootstrap=cluster.bootstrap_servers,
+            topic=self.spec.topic.name,
+            acks=p.acks,
+            enable_idempotence=p.idempotence,
+            rate=p.rate,
+            records=p.records,
+            record_size=p.record_size,
+            config=dict(p.config),
+            transactions=None
+            if t is None
+            else TxnSettings(t.records_per_txn, t.abort_every, t.transactional_id, t.timeout_ms),
+        )
+        return self.parts.producer_process(
+            settings, p.duration_s, self.paths.producer, self.history
+        )
+
     def _producer_settings(self, cluster: KafkaCluster) -> LedgerSettings:
         p = self.spec.producer
         return LedgerSettings(
@@ -179,7 +218,7 @@ class CellRunner:
             config=dict(p.config),
         )
 
-    def _tick(self, producer: LedgerProducer, consumers: ConsumerSets) -> None:
+    def _tick(self, producer: LedgerProducer | ProducerSupervisor, consumers: ConsumerSets) -> None:
         s = self.status
         s.attempted, s.acked, s.failed = producer.attempted, producer.acked, producer.failed
         consumers.poll()
@@ -194,6 +233,8 @@ class CellRunner:
         cluster.create_topic(t.name, t.partitions, t.replication_factor, t.config)
         if any(c.kind == "group" for _, c in self.spec.consumer_sets()):
             cluster.admin.ensure_offsets_topic()
+        if self.spec.producer.transactions is not None:
+            cluster.admin.ensure_txn_state_topic()
         if not self._wait_healthy(cluster, STEADY_STATE_TIMEOUT_S):
             raise HarnessError(
                 f"steady state not reached within {STEADY_STATE_TIMEOUT_S} s "
@@ -230,7 +271,10 @@ class CellRunner:
             )
 
     def _drain(
-        self, cluster: KafkaCluster, consumers: ConsumerSets, producer: LedgerProducer
+        self,
+        cluster: KafkaCluster,
+        consumers: ConsumerSets,
+        producer: LedgerProducer | ProducerSupervisor,
     ) -> None:
         """Until every consumer set has processed up to the log end (bounded)."""
         t = self.spec.topic
@@ -263,7 +307,7 @@ class CellRunner:
     def _collect(
         self,
         cluster: KafkaCluster,
-        producer: LedgerProducer,
+        producer: LedgerProducer | ProducerSupervisor,
         consumers: ConsumerSets,
         with_log: bool = True,
     ) -> None:
@@ -272,21 +316,28 @@ class CellRunner:
         write_table(self.paths.consumed, CONSUMED, consumed)
         write_table(self.paths.commits, COMMITS, commits)
         consumers.merge_events()
-        t = self.spec.topic
         if not with_log:
             self.history.append("log.read", complete=False, records=0, detail="interrupted")
             return
         try:
+            self._read_log(cluster)
+        except Exception as exc:
+            self.history.append(
+                "log.read", complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
+            )
+
+    def _read_log(self, cluster: KafkaCluster) -> None:
+        """The final read: every record (read_uncommitted); with transactions also what a
+        read_committed reader sees, which gives each record its `committed` flag."""
+        t = self.spec.topic
+
+        def read(isolation: str) -> LogContents:
             log = read_log(  # every partition the topic has now, the spec's at least
                 cluster.bootstrap_servers,
                 t.name,
                 at_least=t.partitions,
                 timeout_s=self.spec.recovery.drain_timeout_s,
-            )
-            write_table(
-                self.paths.log,
-                LOG,
-                {"seq": log.seq, "partition": log.partition, "offset": log.offset},
+                isolation=isolation,
             )
             self.history.append(
                 "log.read",
@@ -294,8 +345,23 @@ class CellRunner:
                 records=len(log.seq),
                 ends=log.ends,
                 detail=log.detail,
+                isolation=isolation,
             )
-        except Exception as exc:
-            self.history.append(
-                "log.read", complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
-            )
+            return log
+
+        log = read("read_uncommitted")
+        committed: list[bool | None] = [None] * len(log.seq)
+        if self.spec.producer.transactions is not None:
+            visible = read("read_committed")
+            seen = set(zip(visible.partition, visible.offset, strict=True))
+            committed = [(p, o) in seen for p, o in zip(log.partition, log.offset, strict=True)]
+        write_table(
+            self.paths.log,
+            LOG,
+            {
+                "seq": log.seq,
+                "partition": log.partition,
+                "offset": log.offset,
+                "committed": committed,
+            },
+        )

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 
-from harness.faults.registry import KINDS, is_consumer_fault
+from harness.faults.producer import PRODUCER_TARGET
+from harness.faults.registry import KINDS, is_consumer_fault, is_producer_fault
 from harness.faults.targets import Target, names_plain_coordinator, with_group
 from harness.nodes.topology import CONTROLLER_ID_BASE
 from harness.spec.models import FaultSpec, Spec
@@ -19,7 +20,8 @@ _CONSUMER_TARGET = re.compile(r"consumer:(?P<set>[A-Za-z0-9._-]+)/(?P<member>\d+
 _TOPIC_TARGET = re.compile(r"(?P<topic>[A-Za-z0-9._-]+)(/(?P<partition>\d+))?")
 NODE_SYNTAX = (
     "broker:<id> | controller | leader-of:<topic>/<partition> | leader-of:<topic>/* | "
-    "coordinator-of[:<group>] | random | zookeeper, optionally followed by "
+    "coordinator-of[:<group>] | txn-coordinator-of:<transactional.id> | random | zookeeper, "
+    "optionally followed by "
     "'except <target>[, <target>...]'"
 )
 DEFAULT_OFFSETS_RF = 3  # Kafka's offsets.topic.replication.factor
@@ -31,6 +33,11 @@ def fault_problems(spec: Spec, fault: FaultSpec) -> list[Problem]:
         out = [(k, f"{fault.kind} takes no {k}") for k in fault.options_set()]
         why = _consumer_target_problem(spec, fault.target)
         return out + ([("target", why)] if why else [])
+    if is_producer_fault(fault.kind):
+        out = [(k, f"{fault.kind} takes no {k}") for k in fault.options_set()]
+        if fault.target not in (PRODUCER_TARGET, "random"):
+            out.append(("target", f"expected {PRODUCER_TARGET} (got {fault.target!r})"))
+        return out
     kind = KINDS[fault.kind]
     out = []
     if spec.cluster.mode not in kind.modes:
@@ -81,6 +88,15 @@ def _target_problem(spec: Spec, fault: FaultSpec, target: Target, text: str) -> 
             return f"expected the spec's topic {spec.topic.name!r} (got {target.topic!r})"
         if target.partition is not None and target.partition >= grown_partitions(spec):
             return _partition_problem(spec, target.partition)
+    if target.kind == "txn-coordinator-of":
+        txn = spec.producer.transactions
+        if txn is None:
+            return "txn-coordinator-of needs a transactional producer (producer.transactions)"
+        if target.transactional_id != txn.transactional_id:
+            return (
+                f"expected the producer's transactional id {txn.transactional_id!r} "
+                f"(got {target.transactional_id!r})"
+            )
     if target.kind == "zookeeper":
         if c.mode != "zookeeper":
             return "target zookeeper exists only in mode zookeeper"

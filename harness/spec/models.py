@@ -64,6 +64,16 @@ class TopicSpec(StrictModel):
     config: Settings = {}
 
 
+class TransactionsSpec(StrictModel):
+    """A transactional producer: records in transactions of `records_per_txn`, every
+    `abort_every`-th one aborted on purpose (0: none). It runs as its own process."""
+
+    records_per_txn: int = Field(default=10, ge=1)
+    abort_every: int = Field(default=0, ge=0)
+    transactional_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")] = "chaos-txn"
+    timeout_ms: int = Field(default=60000, ge=1000)  # transaction.timeout.ms
+
+
 class ProducerSpec(StrictModel):
     acks: Annotated[Literal["0", "1", "all"], BeforeValidator(_normalise_acks)] = "all"
     enable_idempotence: bool | None = None
@@ -72,6 +82,7 @@ class ProducerSpec(StrictModel):
     rate: float = Field(default=500, gt=0)
     record_size: int = Field(default=100, ge=24)
     config: Settings = {}
+    transactions: TransactionsSpec | None = None
 
     @property
     def idempotence(self) -> bool:

@@ -24,6 +24,8 @@ _PRODUCER_OWNED = {
     "request.required.acks": "producer.acks",
     "enable.idempotence": "producer.enable_idempotence",
     "bootstrap.servers": "the cluster",
+    "transactional.id": "producer.transactions.transactional_id",
+    "transaction.timeout.ms": "producer.transactions.timeout_ms",
 }
 # Kafka source options a Spark consumer's own keys set (harness.workload.stream_consumer).
 _SPARK_OWNED = {
@@ -127,6 +129,18 @@ def _producer_problems(p: ProducerSpec) -> list[Problem]:
         )
     for key in sorted(set(p.config) & set(_PRODUCER_OWNED)):
         out.append((f"producer.config.{key}", f"set through {_PRODUCER_OWNED[key]} instead"))
+    if p.transactions is not None:
+        if p.acks != "all":
+            out.append(
+                ("producer.acks", f"a transactional producer needs acks=all (got acks={p.acks})")
+            )
+        if p.enable_idempotence is False:
+            out.append(
+                (
+                    "producer.enable_idempotence",
+                    "a transactional producer is idempotent; remove false or the transactions",
+                )
+            )
     return out
 
 

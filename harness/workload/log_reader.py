@@ -42,11 +42,24 @@ def end_offsets(bootstrap: str, topic: str, at_least: int, timeout_s: float = 10
         consumer.close()
 
 
-def read_log(bootstrap: str, topic: str, at_least: int, timeout_s: float) -> LogContents:
+def read_log(
+    bootstrap: str,
+    topic: str,
+    at_least: int,
+    timeout_s: float,
+    isolation: str = "read_uncommitted",
+) -> LogContents:
     """Every record of every partition the topic has now (at least `at_least`), up to the end
-    offsets taken when the read starts."""
+    offsets taken when the read starts.
+
+    read_uncommitted sees every record, aborted transactions' too; read_committed only what
+    a read_committed reader may see, and only up to the last stable offset (a transaction
+    still open holds it back: those partitions are named in `detail`). A partition is read
+    when the position passes its end or the client reports its end (end-of-partition):
+    transaction markers take offsets no record is delivered at.
+    """
     out = LogContents()
-    consumer = Consumer(_config(bootstrap))
+    consumer = Consumer({**_config(bootstrap), "isolation.level": isolation})
     deadline = time.monotonic() + timeout_s
     try:
         ends: dict[int, int] = {}
@@ -62,20 +75,27 @@ def read_log(bootstrap: str, topic: str, at_least: int, timeout_s: float) -> Log
         out.ends = ends
         consumer.assign(starts)
         position = {tp.partition: tp.offset for tp in starts}
-        while any(position[p] < ends[p] for p in position):
+        stable: dict[int, int] = {}  # partition -> where the client said it ended
+        while any(position[p] < ends[p] and p not in stable for p in position):
             if time.monotonic() > deadline:
-                behind = {p: ends[p] - position[p] for p in position if position[p] < ends[p]}
+                behind = {
+                    p: ends[p] - position[p]
+                    for p in position
+                    if position[p] < ends[p] and p not in stable
+                }
                 out.detail = (
                     f"read timed out after {timeout_s} s; records left per partition: {behind}"
                 )
                 return out
             for msg in consumer.consume(1000, timeout=0.5):
                 err = msg.error()
+                part, off = msg.partition(), msg.offset()
                 if err is not None:
-                    if err.code() != KafkaError._PARTITION_EOF:
+                    if err.code() == KafkaError._PARTITION_EOF and part in position:
+                        stable[part] = off if off is not None else position[part]
+                    else:
                         out.detail = str(err)
                     continue
-                part, off = msg.partition(), msg.offset()
                 if part is None or off is None or off >= ends[part]:
                     continue
                 position[part] = off + 1
@@ -84,6 +104,14 @@ def read_log(bootstrap: str, topic: str, at_least: int, timeout_s: float) -> Log
                     out.seq.append(seq)
                     out.partition.append(part)
                     out.offset.append(off)
+        held = {p: (stable[p], ends[p]) for p in stable if stable[p] < ends[p]}
+        if held and isolation == "read_committed":
+            out.detail = (
+                "open transactions held the last stable offset below the end: "
+                + ", ".join(
+                    f"partition {p} at {lso} of {end}" for p, (lso, end) in sorted(held.items())
+                )
+            )
         out.complete = True
         return out
     finally:
@@ -96,6 +124,6 @@ def _config(bootstrap: str) -> dict[str, object]:
         "group.id": f"kafka-chaos-log-{uuid.uuid4().hex[:8]}",
         "enable.auto.commit": False,
         "auto.offset.reset": "earliest",
-        "enable.partition.eof": False,
+        "enable.partition.eof": True,
         "logger": CLIENT_LOGGER,
     }

@@ -124,7 +124,7 @@ class Fakes:
         path.write_text("", encoding="utf-8")
         return 0
 
-    def nemesis(self, *_a: Any) -> Fakes:
+    def nemesis(self, *_a: Any, **_kw: Any) -> Fakes:
         return self
 
     def restart_crashed(self) -> None:

@@ -1,0 +1,66 @@
+"""Faults done to the producer process: SIGKILL (`producer-crash`) and SIGSTOP (`producer-pause`).
+
+Booked like cluster faults, so the history shows their window (fault.inject .. fault.heal)
+and the heal phase ends them: a killed producer is restarted (a new incarnation, whose
+`init_transactions` fences the dead one), a paused one resumed. A paused transactional
+producer is the shape of KAFKA-17754: its transaction may time out at the coordinator
+while the client, frozen mid-call, still believes in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from harness.faults.base import Fault
+from harness.faults.control import Node, NodeControl
+
+PRODUCER_TARGET = "producer"
+
+
+class ProducerControl(Protocol):
+    """What a producer fault asks of the producer (harness.workload.producer_supervisor)."""
+
+    def crash(self) -> None: ...
+    def restart(self) -> None: ...
+    def pause(self) -> None: ...
+    def resume(self) -> None: ...
+
+
+class ProducerCrashFault(Fault):
+    kind = "producer-crash"
+
+    def __init__(self, cluster: NodeControl, producer: ProducerControl) -> None:
+        super().__init__(cluster)
+        self.producer = producer
+
+    def _inject(self) -> None:
+        self.producer.crash()
+
+    def _heal(self) -> None:
+        self.producer.restart()
+
+    def describe(self) -> dict[str, Any]:
+        return {"fault": self.kind, "target": PRODUCER_TARGET}
+
+    def affected_nodes(self) -> list[Node]:
+        return []
+
+
+class ProducerPauseFault(ProducerCrashFault):
+    kind = "producer-pause"
+
+    def _inject(self) -> None:
+        self.producer.pause()
+
+    def _heal(self) -> None:
+        self.producer.resume()
+
+
+PRODUCER_FAULT_CLASSES: dict[str, type[ProducerCrashFault]] = {
+    ProducerCrashFault.kind: ProducerCrashFault,
+    ProducerPauseFault.kind: ProducerPauseFault,
+}
+
+
+def make_producer_fault(kind: str, cluster: NodeControl, producer: ProducerControl) -> Fault:
+    return PRODUCER_FAULT_CLASSES[kind](cluster, producer)

@@ -1,0 +1,280 @@
+"""The producer process, as the runner sees it: started, SIGKILLed, paused, restarted, collected.
+
+Same face as the in-process LedgerProducer (start, stop, join, running, counts, write), plus
+what the nemesis does to it (harness.faults.producer). A restart is a new incarnation
+(`p1`, `p2`, ...) that goes on from the next seq and transaction number and keeps the
+schedule's end: the rate and the end are the workload's, not the process's. A crashed
+transactional producer is always restarted at heal, even past its end: its
+`init_transactions` fences the dead one and aborts its open transaction, which would
+otherwise hold every read_committed reader back until `transaction.timeout.ms`.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.common.processes import ManagedProcess
+from harness.results import events as ev
+from harness.results.history import History, now_ms
+from harness.results.producer_files import (
+    ACKS_CSV,
+    SENDS_CSV,
+    TXNS_CSV,
+    IncarnationPaths,
+    incarnation_name,
+    incarnations,
+    read_events,
+    read_rows,
+    whole_lines,
+)
+from harness.results.tables import LEDGER, write_table
+from harness.workload.ledger_process import ProcessSettings
+from harness.workload.records import encode_key
+
+STOP_GRACE_S = 90.0  # SIGTERM: the open transaction ends, the queue flushes
+
+
+@dataclass
+class _Tail:
+    """Counts lines of a growing file from where it was last read."""
+
+    path: Path
+    position: int = 0
+    lines: int = 0
+    ok: int = 0
+
+    def poll(self, count_ok: bool = False) -> None:
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as f:
+            f.seek(self.position)
+            data = f.read()
+        end = data.rfind(b"\n")
+        if end < 0:
+            return
+        chunk = data[: end + 1]
+        self.position += end + 1
+        self.lines += chunk.count(b"\n")
+        if count_ok:
+            self.ok += chunk.count(b",ok,")
+
+
+@dataclass
+class ProducerSupervisor:
+    settings: ProcessSettings
+    duration_s: float | None
+    directory: Path
+    history: History
+    crashed: BaseException | None = None
+    _procs: list[ManagedProcess] = field(default_factory=list)
+    _tails: list[tuple[_Tail, _Tail]] = field(default_factory=list)
+    _end_ms: int = 0
+    _killed: set[int] = field(default_factory=set)  # incarnations the nemesis SIGKILLed
+    _paused: bool = False
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    # --- the LedgerProducer face ----------------------------------------------------------
+    def start(self) -> ProducerSupervisor:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        far = 365 * 24 * 3600 * 1000
+        self._end_ms = now_ms() + (
+            int(self.duration_s * 1000) if self.duration_s is not None else far
+        )
+        self._launch(first_seq=0, first_txn=0)
+        return self
+
+    @property
+    def running(self) -> bool:
+        """The workload's producer is on: its process runs (or is paused), or it was
+        killed and its schedule has time left (a restart will come)."""
+        proc = self._procs[-1] if self._procs else None
+        if proc is None:
+            return False
+        if proc.running:
+            return True
+        self._note_exit(len(self._procs) - 1, proc)
+        return len(self._procs) - 1 in self._killed and now_ms() < self._end_ms
+
+    def stop(self) -> None:
+        self.resume()
+        for proc in self._procs:
+            proc.terminate()
+
+    def join(self, timeout: float | None = None) -> None:
+        for index, proc in enumerate(self._procs):
+            if not proc.wait(STOP_GRACE_S if timeout is None else timeout):
+                proc.kill()
+                self.history.append(
+                    ev.PRODUCER_CRASH,
+                    producer=incarnation_name(index),
+                    error="did not stop on SIGTERM within the grace period",
+                )
+            self._note_exit(index, proc)
+
+    @property
+    def attempted(self) -> int:
+        self._poll()
+        return sum(s.lines for s, _ in self._tails)
+
+    @property
+    def acked(self) -> int:
+        self._poll()
+        return sum(a.ok for _, a in self._tails)
+
+    @property
+    def failed(self) -> int:
+        self._poll()
+        return sum(a.lines - a.ok for _, a in self._tails)
+
+    def write(self, path: Path) -> int:
+        """The ledger from every incarnation's files (call after join()); the processes'
+        own events join the history."""
+        for inc in incarnations(self.directory):
+            self.history.merge(read_events(inc.events))
+        return write_table(path, LEDGER, ledger_columns(self.directory))
+
+    # --- what the nemesis does ------------------------------------------------------------
+    def crash(self) -> None:
+        """SIGKILL: no commit, no abort, no flush — the transaction is left open."""
+        with self._lock:
+            index = len(self._procs) - 1
+            proc = self._procs[index]
+            if not proc.running:
+                self.history.append(
+                    ev.PRODUCER_KILL, producer=incarnation_name(index), note="was not running"
+                )
+                return
+            self._killed.add(index)
+            proc.kill()
+            self._paused = False
+            self.history.append(ev.PRODUCER_KILL, producer=incarnation_name(index), pid=proc.pid)
+
+    def restart(self) -> None:
+        """A new incarnation after the last one's seq and transaction (if none runs)."""
+        with self._lock:
+            if self._procs and self._procs[-1].running:
+                return
+            last_seq, last_txn = _last_numbers(self.directory)
+            self._launch(first_seq=last_seq + 1, first_txn=last_txn + 1)
+
+    def pause(self) -> None:
+        with self._lock:
+            if self._procs and self._procs[-1].running:
+                self._procs[-1].pause()
+                self._paused = True
+                self.history.append(
+                    ev.PRODUCER_PAUSE, producer=incarnation_name(len(self._procs) - 1)
+                )
+
+    def resume(self) -> None:
+        with self._lock:
+            if self._paused and self._procs:
+                self._procs[-1].resume()
+                self._paused = False
+                self.history.append(
+                    ev.PRODUCER_RESUME, producer=incarnation_name(len(self._procs) - 1)
+                )
+
+    # --- inside ---------------------------------------------------------------------------------
+    def _launch(self, first_seq: int, first_txn: int) -> None:
+        index = len(self._procs)
+        paths = IncarnationPaths(self.directory, incarnation_name(index))
+        argv = [
+            sys.executable,
+            "-m",
+            "harness.workload.ledger_process",
+            "--settings",
+            self.settings.to_json(),
+            "--dir",
+            str(self.directory),
+            "--name",
+            paths.name,
+            "--first-seq",
+            str(first_seq),
+            "--first-txn",
+            str(first_txn),
+            "--end-ms",
+            str(self._end_ms),
+        ]
+        if self.settings.records is not None:
+            argv += ["--last-seq", str(self.settings.records - 1)]
+        proc = ManagedProcess(argv, paths.stderr).start()
+        self._procs.append(proc)
+        self._tails.append((_Tail(paths.sends), _Tail(paths.acks)))
+        self.history.append(
+            ev.PRODUCER_LAUNCH, producer=paths.name, pid=proc.pid, first_seq=first_seq
+        )
+
+    def _poll(self) -> None:
+        for sends, acks in self._tails:
+            sends.poll()
+            acks.poll(count_ok=True)
+
+    def _note_exit(self, index: int, proc: ManagedProcess) -> None:
+        """A process that ended by itself with an error broke the workload (unknown)."""
+        code = proc.returncode
+        if code in (None, 0) or index in self._killed or self.crashed is not None:
+            return
+        tail = whole_lines(IncarnationPaths(self.directory, incarnation_name(index)).stderr)[-5:]
+        self.crashed = RuntimeError(
+            f"producer {incarnation_name(index)} exited {code}: {' | '.join(tail)}"
+        )
+        self.history.append(
+            ev.PRODUCER_CRASH, producer=incarnation_name(index), error=str(self.crashed)
+        )
+
+
+def _last_numbers(directory: Path) -> tuple[int, int]:
+    """The highest seq sent and transaction begun so far (-1 when none)."""
+    last_seq = last_txn = -1
+    for inc in incarnations(directory):
+        for row in read_rows(inc.sends, SENDS_CSV):
+            last_seq = max(last_seq, int(row["seq"]))
+            if row["txn"]:
+                last_txn = max(last_txn, int(row["txn"]))
+        for row in read_rows(inc.txns, TXNS_CSV):
+            last_txn = max(last_txn, int(row["txn"]))
+    return last_seq, last_txn
+
+
+def ledger_columns(directory: Path) -> dict[str, list[Any]]:
+    """The LEDGER table's columns from the producer files of every incarnation.
+
+    A record without a delivery report is `unknown` (sent, fate not reported); a record of
+    a transaction without an end line has outcome `unknown`."""
+    sends: dict[int, tuple[int | None, int]] = {}
+    acks: dict[int, dict[str, str]] = {}
+    outcomes: dict[int, str] = {}
+    for inc in incarnations(directory):
+        for row in read_rows(inc.sends, SENDS_CSV):
+            sends[int(row["seq"])] = (int(row["txn"]) if row["txn"] else None, int(row["send_ts"]))
+        for row in read_rows(inc.acks, ACKS_CSV):
+            acks[int(row["seq"])] = row
+        for row in read_rows(inc.txns, TXNS_CSV):
+            outcomes[int(row["txn"])] = row["outcome"]
+    cols: dict[str, list[Any]] = {name: [] for name in LEDGER.names}
+    for seq in sorted(sends):
+        txn, send_ts = sends[seq]
+        ack = acks.get(seq)
+        cols["seq"].append(seq)
+        cols["key"].append(encode_key(seq).decode())
+        cols["txn"].append(txn)
+        cols["send_ts"].append(send_ts)
+        cols["outcome"].append(None if txn is None else outcomes.get(txn, "unknown"))
+        if ack is None:
+            cols["partition"].append(None)
+            cols["offset"].append(None)
+            cols["status"].append("unknown")
+            cols["error"].append("no delivery report before the producer ended")
+            cols["ack_ts"].append(None)
+            continue
+        cols["partition"].append(int(ack["partition"]) if ack["partition"] else None)
+        cols["offset"].append(int(ack["offset"]) if ack["offset"] else None)
+        cols["status"].append(ack["status"])
+        cols["error"].append(ack["error"] or None)
+        cols["ack_ts"].append(int(ack["ack_ts"]))
+    return cols
