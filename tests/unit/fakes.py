@@ -194,6 +194,9 @@ class FakeCluster:
     def coordinator(self, group: str) -> int | None:
         return self.coordinators.get(group, 1)
 
+    def txn_coordinator(self, transactional_id: str) -> int | None:
+        return self.coordinators.get(f"txn:{transactional_id}", 2)
+
     def ops(self) -> list[tuple[float, str, str]]:
         """(time, operation, node) of every node operation so far."""
         return list(self.log)
@@ -232,3 +235,23 @@ def wait_for(condition: Callable[[], object], what: str, timeout_s: float = 5) -
         if time.monotonic() > give_up:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(0.002)
+
+
+class FakeProducer:
+    """ProducerControl: SIGKILL, restart, SIGSTOP and SIGCONT logged with the time."""
+
+    def __init__(self, clock: FakeClock) -> None:
+        self.clock = clock
+        self.log: list[tuple[float, str]] = []
+
+    def crash(self) -> None:
+        self.log.append((self.clock.monotonic(), "crash"))
+
+    def restart(self) -> None:
+        self.log.append((self.clock.monotonic(), "restart"))
+
+    def pause(self) -> None:
+        self.log.append((self.clock.monotonic(), "pause"))
+
+    def resume(self) -> None:
+        self.log.append((self.clock.monotonic(), "resume"))
