@@ -33,6 +33,12 @@ LEDGER = pa.schema(
         ("error", pa.string()),
         ("send_ts", pa.int64()),
         ("ack_ts", pa.int64()),
+        # A transactional producer's: its transaction number (unique within the cell) and
+        # the transaction's end as the producer learnt it, committed | aborted | unknown (a
+        # commit/abort whose answer never came, or a producer killed mid-transaction). Both
+        # null when the producer is not transactional.
+        ("txn", pa.int64()),
+        ("outcome", pa.string()),
     ]
 )
 CONSUMED = pa.schema(
@@ -45,7 +51,17 @@ CONSUMED = pa.schema(
         ("generation", pa.int32()),
     ]
 )
-LOG = pa.schema([("seq", pa.int64()), ("partition", pa.int32()), ("offset", pa.int64())])
+LOG = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        # True when a read_committed reader sees the record (the final read runs twice:
+        # read_uncommitted for every record, read_committed for visibility). Null, or a file
+        # without the column (written before it existed), means true.
+        ("committed", pa.bool_()),
+    ]
+)
 COMMITS = pa.schema(
     [
         ("consumer", pa.string()),
@@ -89,9 +105,22 @@ def empty_columns(schema: pa.Schema) -> dict[str, list[Any]]:
 
 
 def write_table(path: Path, schema: pa.Schema, columns: Mapping[str, Sequence[Any]]) -> int:
-    """Write columns (name -> values, None for null) as Parquet with exactly `schema`."""
+    """Write columns (name -> values, None for null) as Parquet with exactly `schema`.
+
+    A column of the schema the caller does not give is all null (so a writer that predates
+    an appended column keeps working); a name the schema does not have is an error."""
+    unknown = [name for name in columns if name not in schema.names]
+    if unknown:
+        raise ValueError(f"column(s) {', '.join(unknown)} not in the schema {schema.names}")
+    rows = len(next(iter(columns.values()))) if columns else 0
     table = pa.table(
-        {f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema
+        {
+            f.name: pa.array(columns[f.name], type=f.type)
+            if f.name in columns
+            else pa.nulls(rows, type=f.type)
+            for f in schema
+        },
+        schema=schema,
     )
     pq.write_table(table, path)
     return int(table.num_rows)
