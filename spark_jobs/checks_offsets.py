@@ -22,9 +22,10 @@ _PLACE = ["partition", "offset"]
 
 
 def _places(frames: list[DataFrame]) -> DataFrame:
-    """Distinct (partition, offset, seq) over the frames."""
+    """(partition, offset, seq) of every row of the frames that has a place."""
     union = reduce(DataFrame.unionByName, [f.select(*_PLACE, "seq") for f in frames])
-    return union.filter(F.col("partition").isNotNull() & F.col("offset").isNotNull()).distinct()
+    placed = F.col("partition").isNotNull() & F.col("offset").isNotNull()
+    return union.filter(placed & F.col("seq").isNotNull())
 
 
 def inconsistent_offsets(
@@ -40,7 +41,12 @@ def inconsistent_offsets(
     if not frames:
         return 0, []
     places = _places(frames)
-    bad = places.groupBy(*_PLACE).agg(F.count(F.lit(1)).alias("n")).filter(F.col("n") > 1)
+    # More than one distinct seq = lowest != highest: one aggregate, no distinct first.
+    bad = (
+        places.groupBy(*_PLACE)
+        .agg(F.min("seq").alias("low"), F.max("seq").alias("high"))
+        .filter(F.col("low") != F.col("high"))
+    )
     count = bad.count()
     if count == 0:
         return 0, []
@@ -48,7 +54,7 @@ def inconsistent_offsets(
     rows = (
         places.join(F.broadcast(first), _PLACE)
         .groupBy(*_PLACE)
-        .agg(F.sort_array(F.collect_list("seq")).alias("seqs"))
+        .agg(F.sort_array(F.collect_set("seq")).alias("seqs"))
         .orderBy(*_PLACE)
         .collect()
     )
