@@ -31,7 +31,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from harness.results.tables import CONSUMED, LEDGER, LOG
+from harness.results.tables import CONSUMED, LEDGER, LOG, write_table
 
 PARTITIONS = 6
 T0 = 1_700_000_000_000
@@ -46,37 +46,33 @@ def write_cell(cell: Path, rows: int, seed: int = 1) -> dict[str, int]:
     offset = seq // PARTITIONS
     send = T0 + seq // 5  # 5000 records/s
     ack = send + 5
-    pq.write_table(
-        pa.table(
-            {
-                "seq": seq,
-                "key": pa.array([None] * rows, pa.string()),
-                "partition": partition,
-                "offset": offset,
-                "status": pa.array(np.full(rows, "ok", dtype=object), pa.string()),
-                "error": pa.array([None] * rows, pa.string()),
-                "send_ts": send,
-                "ack_ts": ack,
-            },
-            schema=LEDGER,
-        ),
+    write_table(  # the columns not given (a transactional producer's) are null
         cell / "ledger.parquet",
+        LEDGER,
+        {
+            "seq": seq,
+            "key": pa.array([None] * rows, pa.string()),
+            "partition": partition,
+            "offset": offset,
+            "status": pa.array(np.full(rows, "ok", dtype=object), pa.string()),
+            "error": pa.array([None] * rows, pa.string()),
+            "send_ts": send,
+            "ack_ts": ack,
+        },
     )
     lost = rng.choice(rows, rows // 1000, replace=False)
     keep = np.ones(rows, dtype=bool)
     keep[lost] = False
     twice = rng.choice(np.flatnonzero(keep), rows // 1000, replace=False)
     log_seq = np.concatenate([seq[keep], seq[twice]])
-    pq.write_table(
-        pa.table(
-            {
-                "seq": log_seq,
-                "partition": (log_seq % PARTITIONS).astype(np.int32),
-                "offset": np.arange(len(log_seq), dtype=np.int64),
-            },
-            schema=LOG,
-        ),
+    write_table(  # committed is null: visible, as a non-transactional producer's records are
         cell / "log.parquet",
+        LOG,
+        {
+            "seq": log_seq,
+            "partition": (log_seq % PARTITIONS).astype(np.int32),
+            "offset": np.arange(len(log_seq), dtype=np.int64),
+        },
     )
     consumed_seq = seq[keep]
     restart = len(consumed_seq) // 2

@@ -18,7 +18,20 @@ from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG
 
 # Contract columns (harness.results.tables, the one definition) as Spark SQL types; extra
 # columns in a file are ignored.
-_SPARK_TYPES = {pa.int64(): "bigint", pa.int32(): "int", pa.string(): "string"}
+_SPARK_TYPES = {
+    pa.int64(): "bigint",
+    pa.int32(): "int",
+    pa.string(): "string",
+    pa.bool_(): "boolean",
+}
+# Columns appended to a contract after result folders were written without them: a file may
+# lack one. Its value when missing (None: null); a non-null default also replaces nulls.
+# Every other column is required.
+APPENDED_COLUMNS: dict[str, bool | None] = {
+    "txn": None,  # ledger: not a transactional producer
+    "outcome": None,  # ledger
+    "committed": True,  # log: visible to read_committed
+}
 
 
 def _spark_columns(schema: pa.Schema) -> dict[str, str]:
@@ -60,14 +73,22 @@ def read_parquet(
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return None
     df = spark.read.parquet(str(path))
-    missing = [name for name in schema if name not in df.columns]
+    missing = [n for n in schema if n not in df.columns and n not in APPENDED_COLUMNS]
     if missing:
         raise ConfigError(f"{path}: missing column(s) {', '.join(missing)}; expected {schema}")
-    df = df.select(*[F.col(name).cast(kind).alias(name) for name, kind in schema.items()])
+    df = df.select(*[_column(df, name, kind).alias(name) for name, kind in schema.items()])
     if row_index:
         # One file read in order: ids grow with the row position (used only for ordering).
         df = df.withColumn(ROW, F.monotonically_increasing_id())
     return df
+
+
+def _column(df: DataFrame, name: str, kind: str) -> Column:
+    default = F.lit(APPENDED_COLUMNS.get(name)).cast(kind)
+    if name not in df.columns:
+        return default
+    column = F.col(name).cast(kind)
+    return column if APPENDED_COLUMNS.get(name) is None else F.coalesce(column, default)
 
 
 def read_history(path: Path) -> list[dict[str, Any]] | None:

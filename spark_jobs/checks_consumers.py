@@ -6,6 +6,7 @@ processing order of a consumer is (ts, _row), because many records share one mil
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
@@ -75,7 +76,10 @@ def _latest(df: DataFrame, keys: list[str], order: list[Column]) -> DataFrame:
 
 
 def resumption_frame(
-    consumed: DataFrame, commits: DataFrame | None, log: DataFrame | None
+    consumed: DataFrame,
+    commits: DataFrame | None,
+    log: DataFrame | None,
+    read_committed: Collection[str] = (),
 ) -> DataFrame:
     """One row per (set, later generation, partition consumed in it); see `resumptions`."""
     c = with_set(consumed)
@@ -133,7 +137,12 @@ def resumption_frame(
         gap = out.filter(F.col("first_offset") > F.col("committed")).select(
             SET, "generation", "partition", "committed", "first_offset"
         )
-        lg = log.select(F.col("partition").alias("lp"), F.col("offset").alias("lo"))
+        # A read_committed set skips only records it could see (not an aborted one).
+        visible = F.col("committed") if "committed" in log.columns else F.lit(True)
+        lg = log.select(
+            F.col("partition").alias("lp"), F.col("offset").alias("lo"), visible.alias("vis")
+        )
+        rc = F.col(SET).isin(sorted(read_committed)) if read_committed else F.lit(False)
         # A record the set had already processed in an earlier generation was not skipped,
         # even if the commit covering it was never seen (a member killed after its commit
         # succeeded but before it could log it).
@@ -147,7 +156,8 @@ def resumption_frame(
             lg,
             (F.col("partition") == F.col("lp"))
             & (F.col("lo") >= F.col("committed"))
-            & (F.col("lo") < F.col("first_offset")),
+            & (F.col("lo") < F.col("first_offset"))
+            & (F.col("vis") | ~rc),
         )
         skipped = (
             between.join(
@@ -176,7 +186,10 @@ def resumption_frame(
 
 
 def resumptions(
-    consumed: DataFrame, commits: DataFrame | None, log: DataFrame | None
+    consumed: DataFrame,
+    commits: DataFrame | None,
+    log: DataFrame | None,
+    read_committed: Collection[str] = (),
 ) -> list[dict[str, Any]]:
     """For each restart/rebalance of a set: where each partition resumed vs. the last commit.
 
@@ -184,12 +197,13 @@ def resumptions(
     generation; committed: offset of the latest commit (ts, then file order) for the partition
     by any member of the set at or before that row's ts (None if none); exact: first_offset ==
     committed; skipped: log rows with committed <= offset < first_offset that the set had
-    not consumed in an earlier generation (0 if it did not start after the commit); reread: rows of the partition in the generation whose offset is
-    <= the highest offset the set consumed of it in earlier generations.
+    not consumed in an earlier generation and could see (a set in `read_committed` sees only
+    the log's committed rows) (0 if it did not start after the commit); reread: rows of the
+    partition in the generation whose offset is <= the highest offset the set consumed of it
+    in earlier generations.
     """
-    rows = (
-        resumption_frame(consumed, commits, log).orderBy(SET, "generation", "partition").collect()
-    )
+    frame = resumption_frame(consumed, commits, log, read_committed)
+    rows = frame.orderBy(SET, "generation", "partition").collect()
     return [
         {
             "set": str(r[SET]),

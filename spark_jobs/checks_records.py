@@ -5,16 +5,33 @@ All are DataFrame operations (joins, dedup, counts) so they scale to 10M-row led
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from spark_jobs.cell_data import consumer_set
 
 SET = "set"
+COMMITTED = "committed"  # a ledger outcome: the producer's commit of the transaction succeeded
 
 
 def acked_records(ledger: DataFrame) -> DataFrame:
     return ledger.filter(F.col("status") == "ok")
+
+
+def is_expected() -> Column:
+    """A ledger row whose record the log must hold: `ok` and not in a transaction, or in a
+    transaction the producer committed (null txn/outcome: a non-transactional producer)."""
+    return (F.col("txn").isNull() & (F.col("status") == "ok")) | (F.col("outcome") == COMMITTED)
+
+
+def expected_records(ledger: DataFrame) -> DataFrame:
+    return ledger.filter(is_expected())
+
+
+def visible(log: DataFrame) -> DataFrame:
+    """The log rows a read_committed reader sees (`committed`; read_parquet makes a null or
+    a missing column true, so for a non-transactional cell that is every row)."""
+    return log.filter(F.col("committed")) if "committed" in log.columns else log
 
 
 def attempted(ledger: DataFrame) -> int:
@@ -26,10 +43,13 @@ def acked(ledger: DataFrame) -> int:
 
 
 def ledger_totals(ledger: DataFrame) -> dict[str, int | None]:
-    """attempted, acked, first and last send_ts in one pass (None bounds when empty)."""
+    """attempted, acked, expected (is_expected), transactional (rows with a txn), first and
+    last send_ts in one pass (None bounds when empty)."""
     row = ledger.agg(
         F.count(F.lit(1)).alias("attempted"),
         F.coalesce(F.sum(F.when(F.col("status") == "ok", 1).otherwise(0)), F.lit(0)).alias("acked"),
+        F.coalesce(F.sum(F.when(is_expected(), 1).otherwise(0)), F.lit(0)).alias("expected"),
+        F.count("txn").alias("transactional"),
         F.min("send_ts").alias("first_send"),
         F.max("send_ts").alias("last_send"),
     ).first()
@@ -38,8 +58,11 @@ def ledger_totals(ledger: DataFrame) -> dict[str, int | None]:
 
 
 def lost_records(ledger: DataFrame, log: DataFrame) -> DataFrame:
-    """`ok` in the ledger (offset may be null, as with acks=0) but its seq is not in the log."""
-    return acked_records(ledger).select("seq").join(log.select("seq"), "seq", "left_anti")
+    """Expected in the log (`ok`, offset maybe null as with acks=0; or of a committed
+    transaction) but its seq is not among the log's visible (committed) rows."""
+    return (
+        expected_records(ledger).select("seq").join(visible(log).select("seq"), "seq", "left_anti")
+    )
 
 
 def lost(ledger: DataFrame, log: DataFrame) -> int:
@@ -47,8 +70,9 @@ def lost(ledger: DataFrame, log: DataFrame) -> int:
 
 
 def duplicated_records(log: DataFrame) -> DataFrame:
-    """Seqs stored at more than one (partition, offset); one row per such seq."""
-    places = log.select("seq", "partition", "offset").distinct()
+    """Seqs stored at more than one (partition, offset) among the visible rows; one row per
+    such seq."""
+    places = visible(log).select("seq", "partition", "offset").distinct()
     return places.groupBy("seq").count().filter(F.col("count") > 1).select("seq")
 
 
@@ -57,9 +81,9 @@ def duplicated(log: DataFrame) -> int:
 
 
 def unacked_present_records(ledger: DataFrame, log: DataFrame) -> DataFrame:
-    """`fail` or `unknown` in the ledger, yet in the log: the producer could not know."""
+    """`fail` or `unknown` in the ledger, yet visible in the log: the producer could not know."""
     unacked = ledger.filter(F.col("status").isin("fail", "unknown")).select("seq").distinct()
-    return unacked.join(log.select("seq"), "seq", "left_semi")
+    return unacked.join(visible(log).select("seq"), "seq", "left_semi")
 
 
 def unacked_present(ledger: DataFrame, log: DataFrame) -> int:
@@ -67,11 +91,12 @@ def unacked_present(ledger: DataFrame, log: DataFrame) -> int:
 
 
 def lost_never_consumed_by_set(
-    ledger: DataFrame, consumed: DataFrame, sets: list[str], acked_total: int | None = None
+    ledger: DataFrame, consumed: DataFrame, sets: list[str], expected_total: int | None = None
 ) -> dict[str, int]:
-    """Per consumer set: `ok` seqs the set never consumed (a set that read nothing misses all)."""
-    ok = acked_records(ledger).select("seq").distinct()
-    total = ok.count() if acked_total is None else acked_total
+    """Per consumer set: expected seqs (`ok`, or of a committed transaction) the set never
+    consumed (a set that read nothing misses all)."""
+    ok = expected_records(ledger).select("seq").distinct()
+    total = ok.count() if expected_total is None else expected_total
     seen = (
         consumed.select(consumer_set(F.col("consumer")).alias(SET), "seq")
         .distinct()

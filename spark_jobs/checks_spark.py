@@ -8,7 +8,8 @@ batch wrote which file) and the files on disk, and `spark.query.failed` events.
 - resumption, per later start g and partition p: `committed` = end offset of batch C in the
   offset log (the initial offsets when nothing was committed); `first_offset` = lowest offset
   of p the sink holds from the batches g committed (C+1 .. the next start's C); `exact` =
-  equal; `skipped` = log records of p in [committed, first_offset); `reread` = records of p in
+  equal; `skipped` = log records of p in [committed, first_offset) (for a read_committed
+  query, committed ones); `reread` = records of p in
   the re-run batch's offset range (read before the kill and again after it).
 - read_twice = the sum of `reread`; sink_duplicates = rows the sink holds (through its commit
   log) minus distinct seqs; raw_duplicates the same over every file on disk, orphan rows
@@ -41,6 +42,7 @@ from harness.results.checkpoint import (
 )
 from harness.results.consumers import set_of
 from harness.results.layout import QueryPaths
+from spark_jobs.checks_records import visible
 
 SINK_COLUMNS = {"seq": "bigint", "partition": "int", "offset": "bigint"}
 
@@ -188,14 +190,18 @@ def spark_set_summary(
     query: QueryPaths,
     topic: str | None,
     log: DataFrame | None,
+    read_committed: bool = False,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """(per-set figures, resumption rows) of one Spark consumer set."""
+    """(per-set figures, resumption rows) of one Spark consumer set; a read_committed query
+    skips only the log's committed rows (consumed_then_lost looks at every row: an aborted
+    record is still in the log)."""
     checkpoint = Checkpoint(query.checkpoint, topic)
     sink = query.sink
     files = sink_files(sink)
     delivered = sink_rows(spark, sink, files).cache()
     try:
-        rows = resumption_rows(facts, checkpoint, delivered, log)
+        seen = visible(log) if read_committed and log is not None else log
+        rows = resumption_rows(facts, checkpoint, delivered, seen)
         orphans = orphan_files(sink, files)
         whole = [p for p in orphans if readable(p)]
         raw = raw_rows(spark, sink, files, whole)

@@ -56,3 +56,13 @@ def consumer_sets(history: list[dict[str, Any]]) -> set[str]:
         for e in history
         if str(e.get("kind", "")).startswith(ev.CONSUMER_PREFIX) and e.get("consumer")
     }
+
+
+def read_committed_sets(history: list[dict[str, Any]]) -> set[str]:
+    """Sets with a consumer.start whose `isolation` is read_committed (a start without the
+    field, written before it existed, does not count)."""
+    return {
+        set_of(str(e["consumer"]))
+        for e in events(history, ev.CONSUMER_START)
+        if e.get("consumer") and e.get("isolation") == ev.READ_COMMITTED
+    }

@@ -22,9 +22,11 @@ from harness.results.layout import CellPaths
 from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_METRICS
 from spark_jobs import checks_consumers as cc
 from spark_jobs import checks_latency as cl
+from spark_jobs import checks_offsets as co
 from spark_jobs import checks_records as cr
 from spark_jobs import checks_spark as csp
 from spark_jobs import checks_stall as cs
+from spark_jobs import checks_txn as ct
 from spark_jobs import history_facts as hf
 from spark_jobs.cell_data import CellData, consumer_set, read_cell
 
@@ -72,6 +74,12 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         "undecided": undecided,
         "lost_seqs_sample": [],
         "duplicated_seqs_sample": [],
+        "transactions": {},
+        "aborted_read_by_set": {},
+        "aborted_read_seqs_sample": [],
+        "torn_transactions_sample": [],
+        "inconsistent_offsets_sample": [],
+        "poll_skip_by_set": {},
     }
     ledger, consumed, log = data.ledger, data.consumed, data.log
     history_note = "" if data.has_history else " (history.jsonl missing)"
@@ -85,9 +93,11 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         drain_reason += history_note
     trusted_log = log if log_reason is None else None
     sets = _sets(data)
+    read_committed = hf.read_committed_sets(data.history)
     spark_sets = csp.spark_sets(data.history)
     spark_names = [f.name for f in spark_sets]
     sends: tuple[int | None, int | None] = (None, None)
+    transactional, expected = False, None
 
     # Ledger against the final log.
     if ledger is None:
@@ -96,6 +106,7 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         undecided.update(dict.fromkeys(("failed", *LATENCY_METRICS), no_ledger))
     else:
         totals = cr.ledger_totals(ledger)
+        transactional, expected = bool(totals["transactional"]), totals["expected"]
         sends = (totals["first_send"], totals["last_send"])
         counts["attempted"], counts["acked"] = totals["attempted"], totals["acked"]
         counts["failed"] = cl.failed(ledger)
@@ -123,16 +134,102 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         counts["out_of_order"] = cc.out_of_order(consumed)
         out["reprocessed_by_generation"] = cc.reprocessed_by_generation(consumed)
         groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
-        out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log)
+        out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log, read_committed)
         if data.commits is None:
             undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
         if ledger is not None:
-            _never_consumed(ledger, consumed, sets, drain_reason, out)
+            _never_consumed(ledger, consumed, sets, expected, drain_reason, out)
 
-    _spark(spark, spark_sets, cell_dir, trusted_log, out)
+    _transactions(data, transactional, read_committed, log_reason, out)
+    _offsets(data, sets, read_committed, log_reason, out)
+    _spark(spark, spark_sets, cell_dir, trusted_log, read_committed, out)
     _availability(data, gap_ms, sends, out)
     _stall(spark, data, sets, trusted_log, drain_reason, sends[0], out)
     return out
+
+
+def _lower_bound(out: dict[str, Any], name: str, value: int, gaps: list[str]) -> None:
+    """A count over the readers at hand: decided when none is missing; otherwise a positive
+    count stands as a lower bound (noted in `undecided`) and a zero is undecided."""
+    if not gaps:
+        out["counts"][name] = value
+        return
+    reason = "; ".join(gaps)
+    if value > 0:
+        out["counts"][name] = value
+        out["undecided"][name] = f"a lower bound ({reason})"
+    else:
+        out["undecided"][name] = reason
+
+
+def _transactions(
+    data: CellData,
+    transactional: bool,
+    read_committed: set[str],
+    log_reason: str | None,
+    out: dict[str, Any],
+) -> None:
+    """aborted_read and torn_transaction (checks_txn); both 0 without a transactional row."""
+    counts, undecided = out["counts"], out["undecided"]
+    ledger, log = data.ledger, data.log
+    if ledger is None:
+        undecided["aborted_read"] = undecided["torn_transaction"] = "ledger.parquet missing"
+        return
+    if not transactional:
+        counts["aborted_read"] = counts["torn_transaction"] = 0
+        return
+    out["transactions"] = ct.transactions(ledger)
+    pairs = ct.aborted_reads(ledger, data.consumed, log, read_committed)
+    found, out["aborted_read_by_set"], out["aborted_read_seqs_sample"] = ct.aborted_read_summary(
+        pairs
+    )
+    gaps = [] if log_reason is None else [log_reason]
+    if data.consumed is None and read_committed:
+        gaps.append("consumed.parquet missing")
+    _lower_bound(out, "aborted_read", found, gaps)
+    if log_reason is not None or log is None:
+        undecided["torn_transaction"] = str(log_reason)
+    else:
+        counts["torn_transaction"], out["torn_transactions_sample"] = ct.torn_summary(
+            ct.torn_transactions(ledger, log)
+        )
+
+
+def _offsets(
+    data: CellData,
+    sets: list[str],
+    read_committed: set[str],
+    log_reason: str | None,
+    out: dict[str, Any],
+) -> None:
+    """inconsistent_offsets, poll_skip, nonmonotonic_send (checks_offsets)."""
+    counts, undecided = out["counts"], out["undecided"]
+    ledger, consumed, log = data.ledger, data.consumed, data.log
+    if ledger is None:
+        undecided["nonmonotonic_send"] = "ledger.parquet missing"
+    else:
+        counts["nonmonotonic_send"] = co.nonmonotonic_send(ledger)
+
+    gaps = [] if log_reason is None else [log_reason]
+    gaps += [
+        f"{name}.parquet missing"
+        for name, df in (("ledger", ledger), ("consumed", consumed))
+        if df is None
+    ]
+    if ledger is None and consumed is None and log is None:
+        undecided["inconsistent_offsets"] = "; ".join(gaps)
+    else:
+        found, out["inconsistent_offsets_sample"] = co.inconsistent_offsets(ledger, consumed, log)
+        _lower_bound(out, "inconsistent_offsets", found, gaps)
+
+    if consumed is None:
+        undecided["poll_skip"] = "consumed.parquet missing"
+    elif log_reason is not None or log is None:
+        undecided["poll_skip"] = str(log_reason)
+    else:
+        counts["poll_skip"], out["poll_skip_by_set"] = co.poll_skip(
+            consumed, log, read_committed, sets
+        )
 
 
 def _spark(
@@ -140,12 +237,14 @@ def _spark(
     sets: list[csp.SparkSetFacts],
     cell_dir: Path,
     trusted_log: DataFrame | None,
+    read_committed: set[str],
     out: dict[str, Any],
 ) -> None:
     """Checkpoint resumption, read-twice and sink duplicates, data-loss stop per Spark set."""
     for facts in sets:
+        query = CellPaths(cell_dir).query(facts.name)
         figures, rows = csp.spark_set_summary(
-            spark, facts, CellPaths(cell_dir).query(facts.name), None, trusted_log
+            spark, facts, query, None, trusted_log, facts.name in read_committed
         )
         out["spark_by_set"][facts.name] = figures
         out["resumptions"] += rows
@@ -160,10 +259,11 @@ def _never_consumed(
     ledger: DataFrame,
     consumed: DataFrame,
     sets: list[str],
+    expected: int | None,
     drain_reason: str | None,
     out: dict[str, Any],
 ) -> None:
-    by_set = cr.lost_never_consumed_by_set(ledger, consumed, sets, out["counts"]["acked"])
+    by_set = cr.lost_never_consumed_by_set(ledger, consumed, sets, expected)
     out["lost_never_consumed_by_set"] = by_set
     if drain_reason is not None:
         out["undecided"]["lost_never_consumed"] = drain_reason
@@ -212,9 +312,12 @@ def _stall(
     if not sets:
         undecided["max_stall_s"] = "no consumer set ran"
         return
-    ok = cr.acked_records(ledger).filter(F.col("ack_ts").isNotNull())
+    # Records every set must read: expected ones (`ok`, or of a committed transaction),
+    # available from their ack (for a transaction's, its commit came later: an overstatement
+    # of its stall by up to the transaction's length) and visible in the final log.
+    ok = cr.expected_records(ledger).filter(F.col("ack_ts").isNotNull())
     if trusted_log is not None:
-        ok = ok.join(trusted_log.select("seq"), "seq", "left_semi")
+        ok = ok.join(cr.visible(trusted_log).select("seq"), "seq", "left_semi")
     available = ok.select("seq", F.col("ack_ts").alias("av"))
 
     start = hf.workload_start(data.history)

@@ -75,7 +75,11 @@ CONSUMER_EXIT = "consumer.exit"  # consumer, code: a process ended by itself
 CONSUMER_UNASSIGNED = "consumer.unassigned"  # consumers, waited_s: not ready in time
 
 # --- consumer processes, as they see themselves (all carry `consumer`) --------------------
-CONSUMER_START = "consumer.start"  # pid, generation (Spark)
+# pid, generation (Spark), isolation: the process's effective isolation level, one of
+# ISOLATION_LEVELS (a group member: librdkafka's read_committed unless its config sets
+# `isolation.level`; a Spark query: the Java consumer's read_uncommitted unless its source
+# options set `kafka.isolation.level`). Histories written before the field lack it.
+CONSUMER_START = "consumer.start"
 CONSUMER_ASSIGN = "consumer.assign"  # generation, partitions
 CONSUMER_REVOKE = "consumer.revoke"  # generation, partitions
 CONSUMER_COMMIT_FAILED = "consumer.commit_failed"  # error
@@ -85,6 +89,9 @@ CONSUMER_STOP = "consumer.stop"  # generation
 # offsets (processed, or skipped by auto.offset.reset=latest on a partition new to the group)
 CONSUMER_AT_END = "consumer.at_end"
 CONSUMER_PREFIX = "consumer."
+READ_COMMITTED = "read_committed"
+READ_UNCOMMITTED = "read_uncommitted"
+ISOLATION_LEVELS = (READ_COMMITTED, READ_UNCOMMITTED)
 
 # A Spark query: committed_batch, committed_end {partition: offset}, rerun_batch (planned but
 # not committed: run again), generation; recorded at every start, before the query runs.

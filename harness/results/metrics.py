@@ -13,6 +13,12 @@ COUNT_NAMES = (
     "unacked_present",
     "out_of_order",
     "failed",  # ledger status `fail` (not `unknown`); names are only ever appended
+    # Transactions and Jepsen's Kafka anomaly classes (spark_jobs/checks_txn.py).
+    "aborted_read",
+    "torn_transaction",
+    "inconsistent_offsets",
+    "poll_skip",
+    "nonmonotonic_send",
 )
 # Times in seconds, at the summary's top level.
 TIME_METRICS = ("max_stall_s", "unavailable_s")
@@ -34,6 +40,8 @@ SPARK_METRICS = ("read_twice", "sink_duplicates")
 PER_SET_KEYS = {
     "stall_s": "stalls_by_set",
     "lost_never_consumed": "lost_never_consumed_by_set",
+    "aborted_read": "aborted_read_by_set",  # a consumer set, or "log" (the final read)
+    "poll_skip": "poll_skip_by_set",
     **dict.fromkeys(SPARK_FIGURES, "spark_by_set"),
 }
 # Whether the cluster healed in the recovery phase (true / false; null: never got there).

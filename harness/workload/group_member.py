@@ -154,9 +154,11 @@ class Member:
             self.at_end_logged = dict(self.at_end)
 
     def run(self) -> None:
-        consumer = Consumer(self.config())
+        config = self.config()
+        consumer = Consumer(config)
         consumer.subscribe([self.args.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
-        self.event(ev.CONSUMER_START, pid=os.getpid())
+        isolation = str(config.get("isolation.level", ev.READ_COMMITTED))  # librdkafka's default
+        self.event(ev.CONSUMER_START, pid=os.getpid(), isolation=isolation)
         deadline = time.monotonic() + self.args.max_s
         parent = os.getppid()
         try:

@@ -140,7 +140,9 @@ class StreamConsumer:
 
     def run(self) -> int:
         generation = next_generation(self.args.dir, self.set_name)
-        self.events(ev.CONSUMER_START, pid=os.getpid(), generation=generation)
+        # The Java consumer's default; the source options may set kafka.isolation.level.
+        isolation = self.options().get("kafka.isolation.level", ev.READ_UNCOMMITTED)
+        self.events(ev.CONSUMER_START, pid=os.getpid(), generation=generation, isolation=isolation)
         self.args.query_dir.mkdir(parents=True, exist_ok=True)
         resume = resume_point(Checkpoint(self.checkpoint, self.args.topic))
         self.events(ev.SPARK_RESUME, generation=generation, **resume)

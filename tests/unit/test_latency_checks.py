@@ -9,14 +9,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
 from harness.report import render_table, write_cell_report
 from harness.report.run_summary import table_columns, table_rows
 from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS
-from harness.results.tables import LEDGER
+from harness.results.tables import LEDGER, write_table
 from harness.results.windows import fault_windows
 from harness.spec.expect import ALLOWED_METRICS, metric_problem, parse_bound
 from harness.verdict.checks import evaluate
@@ -40,12 +38,9 @@ def rec(seq: int, send: int, latency: int | None, status: str = "ok") -> Row:
 def write_cell(root: Path, ledger: list[Row] | None, history: list[dict[str, Any]] | None) -> Path:
     root.mkdir(parents=True, exist_ok=True)
     if ledger is not None:
-        columns: list[Any] = list(zip(*ledger, strict=True)) if ledger else [[]] * len(LEDGER)
-        table = pa.table(
-            {f.name: pa.array(list(c), f.type) for f, c in zip(LEDGER, columns, strict=True)},
-            schema=LEDGER,
-        )
-        pq.write_table(table, root / "ledger.parquet")
+        columns: list[Any] = list(zip(*ledger, strict=True)) if ledger else [()] * 8
+        names = LEDGER.names[: len(columns)]  # the columns after them are null
+        write_table(root / "ledger.parquet", LEDGER, dict(zip(names, columns, strict=True)))
     if history is not None:
         (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in history))
     return root

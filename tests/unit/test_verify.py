@@ -10,10 +10,9 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
 
-from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG
+from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, write_table
 
 pytestmark = pytest.mark.skipif(
     shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
@@ -35,6 +34,14 @@ def led(
     return (seq, f"k{seq}", p, o, status, error, send, ack if ack is not None else None)
 
 
+def write_rows(path: Path, schema: pa.Schema, rows: list[Row]) -> None:
+    """Rows give the schema's first columns in order; the columns after them (appended to
+    the contract later) are null, as write_table makes them."""
+    width = len(rows[0]) if rows else len(schema)
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
+    write_table(path, schema, dict(zip(schema.names[:width], columns, strict=True)))
+
+
 def write_cell(
     root: Path,
     ledger: list[Row] | None = None,
@@ -51,15 +58,7 @@ def write_cell(
         ("commits", commits, COMMITS),
     ):
         if rows is not None:
-            columns = list(zip(*rows, strict=True)) if rows else [[] for _ in schema.names]
-            table = pa.table(
-                {
-                    f.name: pa.array(list(col), f.type)
-                    for f, col in zip(schema, columns, strict=True)
-                },
-                schema=schema,
-            )
-            pq.write_table(table, root / f"{name}.parquet")
+            write_rows(root / f"{name}.parquet", schema, rows)
     if history is not None:
         lines = [json.dumps(e) for e in history]
         (root / "history.jsonl").write_text("\n".join(lines) + "\n")

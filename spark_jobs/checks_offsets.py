@@ -1,0 +1,156 @@
+"""Offset checks after Jepsen's Kafka checker: readers that disagree about what an offset
+holds, consumers that skipped records, and sends whose offsets went backwards.
+
+All DataFrame operations (joins and aggregates; the one range join broadcasts a small
+aggregate): only counts, per-set sums and samples come back to Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from functools import reduce
+from typing import Any
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from spark_jobs.cell_data import consumer_set
+
+SET = "set"
+SAMPLE = 20
+_PLACE = ["partition", "offset"]
+
+
+def _places(frames: list[DataFrame]) -> DataFrame:
+    """(partition, offset, seq) of every row of the frames that has a place."""
+    union = reduce(DataFrame.unionByName, [f.select(*_PLACE, "seq") for f in frames])
+    placed = F.col("partition").isNotNull() & F.col("offset").isNotNull()
+    return union.filter(placed & F.col("seq").isNotNull())
+
+
+def inconsistent_offsets(
+    ledger: DataFrame | None, consumed: DataFrame | None, log: DataFrame | None
+) -> tuple[int, list[dict[str, Any]]]:
+    """(distinct (partition, offset) at which more than one distinct seq was seen, up to
+    SAMPLE of them as {partition, offset, seqs}) over: ledger rows `ok` with an offset,
+    every consumed row, every log row (committed or not). None of the frames: (0, [])."""
+    frames: list[DataFrame] = []
+    if ledger is not None:
+        frames.append(ledger.filter(F.col("status") == "ok"))
+    frames += [f for f in (consumed, log) if f is not None]
+    if not frames:
+        return 0, []
+    places = _places(frames)
+    # More than one distinct seq = lowest != highest: one aggregate, no distinct first.
+    bad = (
+        places.groupBy(*_PLACE)
+        .agg(F.min("seq").alias("low"), F.max("seq").alias("high"))
+        .filter(F.col("low") != F.col("high"))
+    )
+    count = bad.count()
+    if count == 0:
+        return 0, []
+    first = bad.orderBy(*_PLACE).limit(SAMPLE).select(*_PLACE)
+    rows = (
+        places.join(F.broadcast(first), _PLACE)
+        .groupBy(*_PLACE)
+        .agg(F.sort_array(F.collect_set("seq")).alias("seqs"))
+        .orderBy(*_PLACE)
+        .collect()
+    )
+    sample = [
+        {
+            "partition": int(r["partition"]),
+            "offset": int(r["offset"]),
+            "seqs": [int(s) for s in r["seqs"]],
+        }
+        for r in rows
+    ]
+    return count, sample
+
+
+def _read_committed(read_committed: Collection[str]) -> Column:
+    return F.col(SET).isin(sorted(read_committed)) if read_committed else F.lit(False)
+
+
+def poll_skip_frame(
+    consumed: DataFrame, log: DataFrame, read_committed: Collection[str]
+) -> DataFrame:
+    """Per (set, consumer, generation, partition) with something between its lowest (lo) and
+    highest (hi) consumed offset: `skipped` = log records at lo < offset < hi the reader
+    should have seen (visible, for a read_committed set; any, otherwise) whose offset it
+    did not consume in that generation. Log records are counted per distinct offset."""
+    keys = ["consumer", "generation", "partition"]
+    c = consumed.select(*keys, "offset").withColumn(SET, consumer_set(F.col("consumer")))
+    ranges = (
+        c.groupBy(SET, *keys)
+        .agg(F.min("offset").alias("lo"), F.max("offset").alias("hi"))
+        .filter(F.col("hi") - F.col("lo") > 1)
+        .withColumn("rc", _read_committed(read_committed))
+    )
+    committed = F.col("committed") if "committed" in log.columns else F.lit(True)
+    offsets = log.groupBy(*_PLACE).agg(
+        (F.max(committed.cast("int")) == 1).alias("vis")  # a null is visible (as read)
+    )
+    should = F.col("vis") | ~F.col("rc")
+    inside = (F.col("offset") > F.col("lo")) & (F.col("offset") < F.col("hi"))
+    # What each reader consumed inside its range that it should have seen (an equi-join).
+    seen = (
+        c.select(*keys, "offset")
+        .distinct()
+        .join(F.broadcast(ranges), keys)
+        .join(offsets, _PLACE)
+        .filter(inside & should)
+        .groupBy(*keys)
+        .agg(F.count(F.lit(1)).alias("seen"))
+    )
+    small = ranges.join(seen, keys, "left").withColumn("seen", F.coalesce("seen", F.lit(0)))
+    # What it should have consumed there: the small aggregate against the log, by
+    # partition and range (Spark hashes the broadcast side on partition).
+    log_side = offsets.select(
+        F.col("partition").alias("l_partition"), F.col("offset").alias("l_offset"), "vis"
+    )
+    want = (
+        F.broadcast(small)
+        .join(
+            log_side,
+            (F.col("l_partition") == F.col("partition"))
+            & (F.col("l_offset") > F.col("lo"))
+            & (F.col("l_offset") < F.col("hi"))
+            & should,
+        )
+        .groupBy(SET, *keys, "lo", "hi", "seen")
+        .agg(F.count(F.lit(1)).alias("want"))
+    )
+    return want.select(
+        SET, *keys, "lo", "hi", (F.col("want") - F.col("seen")).alias("skipped")
+    ).filter(F.col("skipped") > 0)
+
+
+def poll_skip(
+    consumed: DataFrame, log: DataFrame, read_committed: Collection[str], sets: Collection[str]
+) -> tuple[int, dict[str, int]]:
+    """(skipped records summed, the sum per consumer set; every set in `sets` listed)."""
+    rows = (
+        poll_skip_frame(consumed, log, read_committed)
+        .groupBy(SET)
+        .agg(F.sum("skipped").alias("n"))
+        .collect()
+    )
+    by_set = dict.fromkeys(sorted(sets), 0)
+    by_set.update({str(r[SET]): int(r["n"]) for r in rows})
+    return sum(by_set.values()), dict(sorted(by_set.items()))
+
+
+def nonmonotonic_send(ledger: DataFrame) -> int:
+    """Ledger rows with an offset whose offset is lower than the highest offset of any lower
+    seq (seq = send order) in the same partition."""
+    earlier = (
+        Window.partitionBy("partition").orderBy("seq").rowsBetween(Window.unboundedPreceding, -1)
+    )
+    placed = ledger.filter(F.col("partition").isNotNull() & F.col("offset").isNotNull())
+    return (
+        placed.select("offset", F.max("offset").over(earlier).alias("before"))
+        .filter(F.col("offset") < F.col("before"))
+        .count()
+    )
