@@ -88,3 +88,22 @@ def torn_summary(torn: DataFrame) -> tuple[int, list[int]]:
     """(count, up to SAMPLE txn numbers, lowest first)."""
     sample = [int(r["txn"]) for r in torn.orderBy("txn").limit(SAMPLE).collect()]
     return (len(sample) if len(sample) < SAMPLE else torn.count()), sample
+
+
+def aborted_consumed_by_set(
+    ledger: DataFrame, consumed: DataFrame, sets: Collection[str]
+) -> dict[str, int]:
+    """Per consumer set, whatever its isolation level: distinct seqs of aborted transactions
+    it consumed. Not an anomaly for a read_uncommitted reader (that is what it asks for), but
+    what its application then treats as data: Spark's source is read_uncommitted unless told."""
+    aborted = ledger.filter(F.col("outcome") == ABORTED).select("seq").distinct()
+    rows = (
+        consumed.select(consumer_set(F.col("consumer")).alias(READER), "seq")
+        .distinct()
+        .join(aborted, "seq", "left_semi")
+        .groupBy(READER)
+        .count()
+        .collect()
+    )
+    found = {str(r[READER]): int(r["count"]) for r in rows}
+    return {s: found.get(s, 0) for s in sorted(sets)}

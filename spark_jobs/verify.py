@@ -76,6 +76,7 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         "duplicated_seqs_sample": [],
         "transactions": {},
         "aborted_read_by_set": {},
+        "aborted_consumed_by_set": {},
         "aborted_read_seqs_sample": [],
         "torn_transactions_sample": [],
         "inconsistent_offsets_sample": [],
@@ -140,7 +141,7 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         if ledger is not None:
             _never_consumed(ledger, consumed, sets, expected, drain_reason, out)
 
-    _transactions(data, transactional, read_committed, log_reason, out)
+    _transactions(data, sets, transactional, read_committed, log_reason, out)
     _offsets(data, sets, read_committed, log_reason, out)
     _spark(spark, spark_sets, cell_dir, trusted_log, read_committed, out)
     _availability(data, gap_ms, sends, out)
@@ -164,6 +165,7 @@ def _lower_bound(out: dict[str, Any], name: str, value: int, gaps: list[str]) ->
 
 def _transactions(
     data: CellData,
+    sets: list[str],
     transactional: bool,
     read_committed: set[str],
     log_reason: str | None,
@@ -177,8 +179,11 @@ def _transactions(
         return
     if not transactional:
         counts["aborted_read"] = counts["torn_transaction"] = 0
+        out["aborted_consumed_by_set"] = dict.fromkeys(sets, 0)
         return
     out["transactions"] = ct.transactions(ledger)
+    if data.consumed is not None:
+        out["aborted_consumed_by_set"] = ct.aborted_consumed_by_set(ledger, data.consumed, sets)
     pairs = ct.aborted_reads(ledger, data.consumed, log, read_committed)
     found, out["aborted_read_by_set"], out["aborted_read_seqs_sample"] = ct.aborted_read_summary(
         pairs

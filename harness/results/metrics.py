@@ -41,6 +41,9 @@ PER_SET_KEYS = {
     "stall_s": "stalls_by_set",
     "lost_never_consumed": "lost_never_consumed_by_set",
     "aborted_read": "aborted_read_by_set",  # a consumer set, or "log" (the final read)
+    # aborted transactions' seqs each set consumed, read_uncommitted sets too (0 per set
+    # without transactions)
+    "aborted_consumed": "aborted_consumed_by_set",
     "poll_skip": "poll_skip_by_set",
     **dict.fromkeys(SPARK_FIGURES, "spark_by_set"),
 }
