@@ -188,6 +188,12 @@ class ProducerProcess:
     def end_txn(self, producer: Producer, commit: bool) -> Producer:
         """Commit or abort the open transaction; its outcome line; a new client if needed."""
         outcome, error = ("committed" if commit else "aborted"), None
+        if not commit:
+            # Abort what was written, not what is still queued: abort_transaction purges
+            # undelivered records, and an abort of records no broker holds shows nothing.
+            self.poll(producer, 0)
+            producer.flush(TXN_CALL_TIMEOUT_S)
+            self.poll(producer, 0)
         try:
             try:
                 self.call(producer, "commit_transaction" if commit else "abort_transaction")

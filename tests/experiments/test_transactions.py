@@ -34,9 +34,12 @@ def test_transactions_commit_abort_and_survive_a_producer_crash(tmp_path: Path) 
     txns = ledger.dropna(subset=["txn"]).groupby("txn")["outcome"].first()
     assert (txns == "committed").sum() >= 5 and (txns == "aborted").sum() >= 1
 
-    # What the final read_committed read sees is exactly the committed transactions' records.
+    # The final read_committed read sees every committed transaction's records and no
+    # aborted one (a transaction whose end the producer never learnt, e.g. the one it was
+    # committing when it was killed, may have gone either way).
     placed = log.merge(ledger[["seq", "outcome"]], on="seq")
-    assert set(placed.loc[placed["committed"], "outcome"]) == {"committed"}
+    assert set(placed.loc[placed["committed"], "outcome"]) <= {"committed", "unknown"}
+    assert (placed.loc[~placed["committed"], "outcome"] == "aborted").any()
     assert not placed.loc[placed["outcome"] == "committed", "committed"].eq(False).any()
     committed = set(ledger.loc[ledger["outcome"] == "committed", "seq"])
     assert committed <= set(log.loc[log["committed"], "seq"])
@@ -46,7 +49,7 @@ def test_transactions_commit_abort_and_survive_a_producer_crash(tmp_path: Path) 
     consumed["set"] = consumed["consumer"].str.split("/").str[0]
     seen = consumed.merge(ledger[["seq", "outcome"]], on="seq")
     rc, ru = seen[seen["set"] == "group"], seen[seen["set"] == "group2"]
-    assert committed <= set(rc["seq"]) and set(rc["outcome"]) == {"committed"}
+    assert committed <= set(rc["seq"]) and "aborted" not in set(rc["outcome"])
     assert (ru["outcome"] == "aborted").any()
     assert cell["counts"]["aborted_read"] == 0 and cell["counts"]["lost"] == 0
     assert cell["aborted_consumed_by_set"]["group2"] >= 1
