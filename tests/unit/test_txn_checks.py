@@ -229,6 +229,14 @@ def test_aborted_read_by_read_committed_readers_only(txn_result: dict[str, Any])
     assert txn_result["aborted_read_seqs_sample"] == [4, 9]
 
 
+def test_aborted_consumed_counts_every_set_whatever_its_isolation(
+    txn_result: dict[str, Any],
+) -> None:
+    # rc consumed aborted seq 4, ru seq 9, old seq 3; rc2 none. Not an anomaly for ru or
+    # old (they asked for read_uncommitted, or did not say): what their application got.
+    assert txn_result["aborted_consumed_by_set"] == {"old": 1, "rc": 1, "rc2": 0, "ru": 1}
+
+
 def test_lost_and_torn_count_committed_transactions_only(txn_result: dict[str, Any]) -> None:
     counts = txn_result["counts"]
     # Expected: transactions 1 and 3 (seqs 1, 2, 5, 6); 6 is missing. The unknown
@@ -369,6 +377,8 @@ def test_a_non_transactional_cell_has_no_transaction_anomaly(
     counts = offsets_result["counts"]
     assert counts["aborted_read"] == 0 and counts["torn_transaction"] == 0
     assert offsets_result["transactions"] == {} and offsets_result["aborted_read_by_set"] == {}
+    consumed = offsets_result["aborted_consumed_by_set"]
+    assert consumed and set(consumed.values()) == {0}
     assert counts["lost"] == 0 and counts["duplicated"] == 0
 
 
