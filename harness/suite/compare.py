@@ -80,7 +80,9 @@ def load_run(folder: Path) -> RunCells:
 def figures(cell: dict[str, Any]) -> dict[str, Any]:
     """The compared figures of a cell summary: counts, times, stall per consumer set."""
     counts = cell.get("counts") or {}
-    out: dict[str, Any] = {name: counts.get(name) for name in COUNTS}
+    # A count the summary does not have at all was not measured then (written before the
+    # count existed): left out, so it does not show as a change; a null one is undecided.
+    out: dict[str, Any] = {name: counts.get(name) for name in COUNTS if name in counts}
     out.update({name: cell.get(name) for name in TIMES})
     for name, value in (cell.get("stalls_by_set") or {}).items():
         out[f"stall_s.{name}"] = value
@@ -165,6 +167,8 @@ def compare_runs(a: RunCells, b: RunCells) -> Comparison:
         if ca is not None and cb is not None:
             fa, fb = figures(ca), figures(cb)
             for name in list(fa) + [n for n in fb if n not in fa]:
+                if name in COUNTS and (name not in fa or name not in fb):
+                    continue  # a count one of the two summaries predates
                 va, vb = fa.get(name), fb.get(name)
                 if changed(name, va, vb):
                     row.changes[name] = (va, vb)

@@ -80,6 +80,20 @@ def test_figure_changes_counts_exact_times_with_tolerance(tmp_path: Path) -> Non
     assert not row.flipped
 
 
+def test_a_count_an_older_summary_predates_is_not_a_change(tmp_path: Path) -> None:
+    old = cell_summary("01", lost=0)
+    assert "aborted_read" not in old["counts"]  # as if written before the count existed
+    new = cell_summary("01", lost=0)
+    new["counts"]["aborted_read"] = 0
+    a = write_run(tmp_path / "a", "e", [old])
+    b = write_run(tmp_path / "b", "e", [new])
+    (row,) = compare_folders(a, b).rows
+    assert row.changes == {}
+    new["counts"]["aborted_read"] = 2  # still no baseline to compare with
+    (row,) = compare_folders(a, write_run(tmp_path / "c", "e", [new])).rows
+    assert row.changes == {}
+
+
 @pytest.mark.parametrize(
     ("name", "a", "b", "expected"),
     [
