@@ -11,6 +11,7 @@ otherwise hold every read_committed reader back until `transaction.timeout.ms`.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -36,6 +37,7 @@ from harness.workload.ledger_process import ProcessSettings
 from harness.workload.records import encode_key
 
 STOP_GRACE_S = 90.0  # SIGTERM: the open transaction ends, the queue flushes
+PAUSE_GUARD_MAX_S = 6 * 3600.0  # a pause outlasting any cell is let go
 
 
 @dataclass
@@ -75,6 +77,7 @@ class ProducerSupervisor:
     _end_ms: int = 0
     _killed: set[int] = field(default_factory=set)  # incarnations the nemesis SIGKILLed
     _paused: bool = False
+    _guard: ManagedProcess | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     # --- the LedgerProducer face ----------------------------------------------------------
@@ -151,6 +154,9 @@ class ProducerSupervisor:
             self._killed.add(index)
             proc.kill()
             self._paused = False
+            if self._guard is not None:
+                self._guard.stop(5)
+                self._guard = None
             self.history.append(ev.PRODUCER_KILL, producer=incarnation_name(index), pid=proc.pid)
 
     def restart(self) -> None:
@@ -164,7 +170,13 @@ class ProducerSupervisor:
     def pause(self) -> None:
         with self._lock:
             if self._procs and self._procs[-1].running:
-                self._procs[-1].pause()
+                proc = self._procs[-1]
+                # Started before the SIGSTOP: if the runner dies while the producer is
+                # stopped, the guard lets it run again so it can end by itself.
+                guard = [sys.executable, "-m", "harness.workload.pause_guard", str(proc.pid)]
+                limits = [str(PAUSE_GUARD_MAX_S), str(os.getpid())]
+                self._guard = ManagedProcess([*guard, *limits]).start()
+                proc.pause()
                 self._paused = True
                 self.history.append(
                     ev.PRODUCER_PAUSE, producer=incarnation_name(len(self._procs) - 1)
@@ -173,6 +185,9 @@ class ProducerSupervisor:
     def resume(self) -> None:
         with self._lock:
             if self._paused and self._procs:
+                if self._guard is not None:
+                    self._guard.stop(5)
+                    self._guard = None
                 self._procs[-1].resume()
                 self._paused = False
                 self.history.append(

@@ -4,6 +4,7 @@ errors mapped to actions, SIGSTOP / SIGCONT of a real child process, and the spe
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -23,6 +24,8 @@ from harness.spec.models import Spec
 from harness.workload.ledger_process import ProducerProcess
 from harness.workload.producer_supervisor import _last_numbers, ledger_columns
 from tests.unit.fakes import FakeCluster, FakeConsumers, FakeProducer, Planned
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def write(path: Path, text: str) -> None:
@@ -170,6 +173,25 @@ def test_pause_stops_the_child_and_resume_lets_it_go_on(tmp_path: Path) -> None:
         assert proc.stop(5) is True and proc.returncode is not None
     finally:
         proc.kill()
+
+
+def test_the_pause_guard_lets_a_stopped_group_run_again_once_the_runner_is_gone() -> None:
+    """The runner dies while the producer is SIGSTOPped: nobody else would SIGCONT it."""
+    child = ManagedProcess([sys.executable, "-c", "import time; time.sleep(30)"]).start()
+    try:
+        child.pause()
+        # A stand-in runner: starts the guard for the stopped group, then dies at once.
+        runner = (
+            "import os, subprocess, sys; subprocess.Popen([sys.executable, '-m', "
+            f"'harness.workload.pause_guard', '{child.pid}', '60', str(os.getpid())])"
+        )
+        subprocess.run([sys.executable, "-c", runner], check=True, cwd=ROOT)
+        deadline = time.monotonic() + 10
+        while _state(child.pid) == "T" and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state(child.pid) in ("S", "R")
+    finally:
+        child.kill()
 
 
 BASE = """
