@@ -18,7 +18,8 @@ from tests.unit.fakes import FakeCluster
 
 def test_the_spec_takes_its_fault_kinds_from_the_registry() -> None:
     assert models.FAULT_KINDS is registry.FAULT_KINDS
-    assert (*registry.KINDS, *registry.CONSUMER_FAULTS) == registry.FAULT_KINDS
+    workload = (*registry.CONSUMER_FAULTS, *registry.PRODUCER_FAULTS)
+    assert (*registry.KINDS, *workload) == registry.FAULT_KINDS
     for kind in registry.FAULT_KINDS:
         assert FaultSpec(at_s=1, kind=kind).kind == kind
 
@@ -64,10 +65,14 @@ def test_every_node_kind_injects_and_heals_through_the_protocol(kind: str) -> No
     assert events[0].fields["fault_id"] == fault.id and "broker-2" in events[0].fields["target"]
 
 
-def test_a_consumer_kind_is_not_a_node_fault() -> None:
+def test_a_consumer_or_producer_kind_is_not_a_node_fault() -> None:
     assert registry.is_consumer_fault("consumer-crash")
-    with pytest.raises(ConfigError, match="consumer fault"):
-        registry.make_fault("consumer-crash", FakeCluster(), 1)
+    assert registry.is_producer_fault("producer-pause") and registry.is_producer_fault(
+        "producer-crash"
+    )
+    for kind in ("consumer-crash", "producer-crash"):
+        with pytest.raises(ConfigError, match="a consumer or producer fault: the nemesis plays it"):
+            registry.make_fault(kind, FakeCluster(), 1)
     with pytest.raises(ConfigError, match="no cluster fault of kind 'explode'; kinds: kill, stop"):
         registry.make_fault("explode", FakeCluster(), 1)
 
