@@ -235,6 +235,9 @@ class ProducerProcess:
                 time.sleep(1)  # the coordinator may be down: try again (bounded by --end-ms)
                 if now_ms() >= self.args.end_ms:
                     break
+        # Stopped, or past the end with no coordinator to re-initialise with: nothing more
+        # to send (the ledger already says what became of every record).
+        self.event(ev.PRODUCER_END, error="no new client before the end", txn=self.txn)
         raise SystemExit(0)
 
     # --- the loop ------------------------------------------------------------------------------
