@@ -141,7 +141,7 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         if ledger is not None:
             _never_consumed(ledger, consumed, sets, expected, drain_reason, out)
 
-    _transactions(data, sets, transactional, read_committed, log_reason, out)
+    _transactions(data, sets, transactional, read_committed, log_reason, drain_reason, out)
     _offsets(data, sets, read_committed, log_reason, out)
     _spark(spark, spark_sets, cell_dir, trusted_log, read_committed, out)
     _availability(data, gap_ms, sends, out)
@@ -169,6 +169,7 @@ def _transactions(
     transactional: bool,
     read_committed: set[str],
     log_reason: str | None,
+    drain_reason: str | None,
     out: dict[str, Any],
 ) -> None:
     """aborted_read and torn_transaction (checks_txn); both 0 without a transactional row."""
@@ -183,7 +184,14 @@ def _transactions(
         return
     out["transactions"] = ct.transactions(ledger)
     if data.consumed is not None:
-        out["aborted_consumed_by_set"] = ct.aborted_consumed_by_set(ledger, data.consumed, sets)
+        counted = ct.aborted_consumed_by_set(ledger, data.consumed, sets)
+        by_set: dict[str, int | None] = dict(counted)
+        if drain_reason is not None:
+            # A set that never reached the end may not have come to them yet: a count
+            # stands as a lower bound, a zero says nothing.
+            by_set = {k: v if v > 0 else None for k, v in counted.items()}
+            undecided["aborted_consumed"] = f"{drain_reason}: per-set counts are lower bounds"
+        out["aborted_consumed_by_set"] = by_set
     pairs = ct.aborted_reads(ledger, data.consumed, log, read_committed)
     found, out["aborted_read_by_set"], out["aborted_read_seqs_sample"] = ct.aborted_read_summary(
         pairs
