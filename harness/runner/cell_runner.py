@@ -188,14 +188,7 @@ class CellRunner:
         p = self.spec.producer
         t = p.transactions
         settings = ProcessSettings(
-            bootstrap=cluster.bootstrap_servers,
-            topic=self.spec.topic.name,
-            acks=p.acks,
-            enable_idempotence=p.idempotence,
-            rate=p.rate,
-            records=p.records,
-            record_size=p.record_size,
-            config=dict(p.config),
+            **vars(self._producer_settings(cluster)),
             transactions=None
             if t is None
             else TxnSettings(t.records_per_txn, t.abort_every, t.transactional_id, t.timeout_ms),

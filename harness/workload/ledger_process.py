@@ -23,7 +23,7 @@ import os
 import signal
 import sys
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from confluent_kafka import KafkaError, KafkaException, Message, Producer
 from harness.results import events as ev
 from harness.results.history import now_ms
 from harness.results.producer_files import CsvAppender, IncarnationPaths, ProducerEvents
-from harness.workload.ledger_producer import DEFAULT_CONFIG, POSSIBLY_WRITTEN
+from harness.workload.ledger_producer import DEFAULT_CONFIG, POSSIBLY_WRITTEN, LedgerSettings
 from harness.workload.records import encode_key, encode_value
 
 TXN_CALL_TIMEOUT_S = 30.0  # one init/commit/abort call
@@ -49,16 +49,10 @@ class TxnSettings:
 
 
 @dataclass
-class ProcessSettings:
-    bootstrap: str
-    topic: str
-    acks: str = "all"
-    enable_idempotence: bool = True
-    rate: float = 500.0
-    records: int | None = None  # in all, over every incarnation
-    record_size: int = 100
-    config: dict[str, Any] = field(default_factory=dict)
-    flush_timeout_s: float = 60.0
+class ProcessSettings(LedgerSettings):
+    """The in-process producer's settings (records: in all, over every incarnation; the
+    supervisor turns duration_s into --end-ms), plus transactions."""
+
     transactions: TxnSettings | None = None
 
     def to_json(self) -> str:

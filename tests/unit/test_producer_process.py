@@ -256,3 +256,19 @@ def test_a_valid_transactional_spec_plans_producer_faults_on_the_producer() -> N
 def test_transactional_spec_mistakes_are_named(change: str, expected: str) -> None:
     found = problems("name: t\nconsumer: {kind: group}\n" + change + "\n")
     assert any(expected in line for line in found), found
+
+
+def test_process_settings_travel_to_the_child_as_json() -> None:
+    from harness.workload.ledger_process import ProcessSettings, TxnSettings
+
+    settings = ProcessSettings(
+        bootstrap="127.0.0.1:1",
+        topic="chaos",
+        rate=200.0,
+        duration_s=30.0,
+        config={"linger.ms": 5},
+        transactions=TxnSettings(records_per_txn=50, abort_every=3),
+    )
+    assert ProcessSettings.from_json(settings.to_json()) == settings
+    plain = ProcessSettings(bootstrap="b", topic="t")
+    assert ProcessSettings.from_json(plain.to_json()) == plain
