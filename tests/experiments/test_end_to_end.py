@@ -11,9 +11,12 @@ import yaml
 from tests.experiments.cli import HERE, harness
 
 COLUMNS = {
-    "ledger.parquet": ["seq", "key", "partition", "offset", "status", "error", "send_ts", "ack_ts"],
+    "ledger.parquet": [
+        *("seq", "key", "partition", "offset", "status", "error", "send_ts", "ack_ts"),
+        *("txn", "outcome"),  # appended for transactions (null here)
+    ],
     "consumed.parquet": ["seq", "partition", "offset", "consumer", "ts", "generation"],
-    "log.parquet": ["seq", "partition", "offset"],
+    "log.parquet": ["seq", "partition", "offset", "committed"],
     "commits.parquet": ["consumer", "partition", "offset", "ts"],
 }
 
@@ -45,6 +48,7 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     log = pq.read_table(cell_dir / "log.parquet").to_pydict()
     assert sorted(ledger["seq"]) == list(range(900))
     assert sorted(log["seq"]) == list(range(900))
+    assert set(ledger["txn"]) == {None} and set(log["committed"]) == {None}  # no transactions
     history = [json.loads(x) for x in (cell_dir / "history.jsonl").read_text().splitlines()]
     kinds = [e["kind"] for e in history]
     assert kinds.count("fault.inject") == 1 and kinds.count("fault.heal") == 1
