@@ -92,15 +92,16 @@ class ProducerSupervisor:
 
     @property
     def running(self) -> bool:
-        """The workload's producer is on: its process runs (or is paused), or it was
-        killed and its schedule has time left (a restart will come)."""
+        """Its latest process runs (or is paused). A killed one is not running: the runner
+        waits for the nemesis anyway while a restart is planned, and one restarted only at
+        heal must not hold the workload phase open."""
         proc = self._procs[-1] if self._procs else None
         if proc is None:
             return False
         if proc.running:
             return True
         self._note_exit(len(self._procs) - 1, proc)
-        return len(self._procs) - 1 in self._killed and now_ms() < self._end_ms
+        return False
 
     def stop(self) -> None:
         self.resume()
