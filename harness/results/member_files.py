@@ -180,12 +180,21 @@ def read_commits(paths: MemberPaths) -> list[CommitLine]:
     return [CommitLine(**row) for row in rows if row is not None]
 
 
-def read_events(paths: MemberPaths) -> list[dict[str, Any]]:
-    lines, _ = _complete_lines(paths.events, 0)
+def whole_lines(path: Path) -> list[str]:
+    """The file's complete lines (a last line torn by a SIGKILL is dropped)."""
+    return _complete_lines(path, 0)[0]
+
+
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    """A process's event file: one JSON object per whole line; unreadable lines dropped."""
     events = []
-    for line in lines:
+    for line in whole_lines(path):
         try:
             events.append(json.loads(line))
         except json.JSONDecodeError:
             continue
     return events
+
+
+def read_events(paths: MemberPaths) -> list[dict[str, Any]]:
+    return read_json_lines(paths.events)

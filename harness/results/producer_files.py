@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from harness.results.history import now_ms
-from harness.results.member_files import open_for_append
+from harness.results.member_files import open_for_append, whole_lines
 
 PRODUCER_DIR = "producer"
 SENDS_CSV = ("seq", "txn", "send_ts")
@@ -97,15 +97,6 @@ class ProducerEvents:
         self._file.flush()
 
 
-def whole_lines(path: Path) -> list[str]:
-    """The file's complete lines (a last line without its newline was torn: dropped)."""
-    if not path.exists():
-        return []
-    data = path.read_bytes()
-    end = data.rfind(b"\n")
-    return [] if end < 0 else data[: end + 1].decode().splitlines()
-
-
 def read_rows(path: Path, columns: tuple[str, ...]) -> Iterator[dict[str, str]]:
     """The file's rows as {column: text}; torn or foreign lines are dropped."""
     for line in whole_lines(path):
@@ -114,16 +105,6 @@ def read_rows(path: Path, columns: tuple[str, ...]) -> Iterator[dict[str, str]]:
         values = next(csv.reader(io.StringIO(line)))
         if len(values) == len(columns):
             yield dict(zip(columns, values, strict=True))
-
-
-def read_events(path: Path) -> list[dict[str, Any]]:
-    out = []
-    for line in whole_lines(path):
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            continue
-    return out
 
 
 def incarnations(directory: Path) -> list[IncarnationPaths]:

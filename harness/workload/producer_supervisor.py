@@ -21,6 +21,7 @@ from typing import Any
 from harness.common.processes import ManagedProcess
 from harness.results import events as ev
 from harness.results.history import History, now_ms
+from harness.results.member_files import read_json_lines, whole_lines
 from harness.results.producer_files import (
     ACKS_CSV,
     SENDS_CSV,
@@ -28,9 +29,7 @@ from harness.results.producer_files import (
     IncarnationPaths,
     incarnation_name,
     incarnations,
-    read_events,
     read_rows,
-    whole_lines,
 )
 from harness.results.tables import LEDGER, write_table
 from harness.workload.ledger_process import ProcessSettings
@@ -138,7 +137,7 @@ class ProducerSupervisor:
         """The ledger from every incarnation's files (call after join()); the processes'
         own events join the history."""
         for inc in incarnations(self.directory):
-            self.history.merge(read_events(inc.events))
+            self.history.merge(read_json_lines(inc.events))
         return write_table(path, LEDGER, ledger_columns(self.directory))
 
     # --- what the nemesis does ------------------------------------------------------------
