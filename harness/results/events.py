@@ -14,6 +14,13 @@ CELL_ERROR = "cell.error"  # error: why the cell stopped early ("interrupted (Ct
 RECOVERY_END = "recovery.end"  # recovered: bool (every partition led, full ISR), detail
 DRAIN_END = "drain.end"  # complete: bool, lag: {set: {partition: records}}, ends
 LOG_READ = "log.read"  # complete: bool, records, ends, detail (the final read of the topic)
+# A pipeline (spec `pipeline:`): output, input, group, guarantee, members, at the workload's
+# start; its members are the consumer set PIPELINE_SET ("pipeline/m0", ...).
+PIPELINE_START = "pipeline.start"
+# The final read of the pipeline's output topic: topic, isolation, complete, records, ends,
+# detail (as log.read, which stays the input topic's alone).
+OUTPUT_READ = "output.read"
+PIPELINE_SET = "pipeline"
 
 # Phase names, in the order a cell runs them.
 PHASE_CLUSTER = "cluster"
@@ -88,6 +95,12 @@ CONSUMER_STOP = "consumer.stop"  # generation
 # generation, ends {partition: offset}: the member, idle, has passed everything below these
 # offsets (processed, or skipped by auto.offset.reset=latest on a partition new to the group)
 CONSUMER_AT_END = "consumer.at_end"
+# A pipeline member's transactional errors: call (begin_transaction, send_offsets, commit,
+# abort, flush), error, code, retriable, abortable, fatal, action (retry | abort | reinit |
+# rewind); and its rewinds: partitions {partition: offset} it seeked back to after an abort
+# (the records of the aborted transaction are processed again; KAFKA-17582's shape).
+PIPELINE_TXN_ERROR = "consumer.txn_error"
+PIPELINE_REWIND = "consumer.rewind"
 CONSUMER_PREFIX = "consumer."
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"

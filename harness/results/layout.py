@@ -6,6 +6,7 @@
 <results>/history.parquet   one row per cell of every suite run (tables.FIGURE_HISTORY)
 <results>/index.html        the latest suite run and what changed (harness.suite.index)
 <cell>/history.jsonl, ledger.parquet, consumed.parquet, log.parquet, commits.parquet,
+       output.parquet (a pipeline's),
        summary.json, report.html, clients.log, brokers/<node>.log,
        consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
        consumers/<set>.generation, spark/<set>/{sink,checkpoint}/
@@ -24,6 +25,7 @@ HISTORY = "history.jsonl"
 LEDGER = "ledger.parquet"
 CONSUMED = "consumed.parquet"
 LOG = "log.parquet"
+OUTPUT = "output.parquet"  # a pipeline's output topic, read at the end
 COMMITS = "commits.parquet"
 SUMMARY = "summary.json"
 REPORT = "report.html"
@@ -32,7 +34,7 @@ BROKERS = "brokers"
 CONSUMERS = "consumers"
 SPARK = "spark"
 # The files of a cell a reader may want raw, in the order the report links them.
-RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, HISTORY)
+RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, OUTPUT, HISTORY)
 
 RUN_SPEC = "spec.yaml"
 RUN_SUMMARY_MD = "summary.md"
@@ -90,6 +92,11 @@ class CellPaths:
     @property
     def commits(self) -> Path:
         return self.root / COMMITS
+
+    @property
+    def output(self) -> Path:
+        """A pipeline's output topic as the final read found it (tables.OUTPUT)."""
+        return self.root / OUTPUT
 
     @property
     def summary(self) -> Path:

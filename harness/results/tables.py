@@ -18,6 +18,7 @@ __all__ = [
     "FIGURE_HISTORY",
     "LEDGER",
     "LOG",
+    "OUTPUT",
     "empty_columns",
     "write_table",
 ]
@@ -60,6 +61,20 @@ LOG = pa.schema(
         # read_uncommitted for every record, read_committed for visibility). Null, or a file
         # without the column (written before it existed), means true.
         ("committed", pa.bool_()),
+    ]
+)
+# A pipeline's output topic (spec `pipeline:`), read at the end like the input's log: each
+# record as the output holds it, with the input record it came from (written into the value
+# by the pipeline member). `committed`: a read_committed reader sees it (an exactly-once
+# pipeline's aborted transactions leave records only read_uncommitted sees).
+OUTPUT = pa.schema(
+    [
+        ("seq", pa.int64()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("committed", pa.bool_()),
+        ("input_partition", pa.int32()),
+        ("input_offset", pa.int64()),
     ]
 )
 COMMITS = pa.schema(
