@@ -101,8 +101,10 @@ KINDS: dict[str, FaultKind] = {
     ),
 }
 
-# Faults the nemesis does to the workload's consumer members (target consumer:<set>/<member>).
-CONSUMER_FAULTS: tuple[str, ...] = ("consumer-crash",)
+# Faults the nemesis does to the workload's consumer members (target consumer:<set>/<member>);
+# pipeline-crash is a consumer-crash of a pipeline member (random: one of the pipeline's).
+PIPELINE_CRASH = "pipeline-crash"
+CONSUMER_FAULTS: tuple[str, ...] = ("consumer-crash", PIPELINE_CRASH)
 
 # Faults the nemesis does to the producer process (target `producer`): SIGKILL, SIGSTOP.
 PRODUCER_FAULTS: tuple[str, ...] = tuple(PRODUCER_FAULT_CLASSES)

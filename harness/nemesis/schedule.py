@@ -13,8 +13,15 @@ from dataclasses import dataclass, field
 
 from harness.faults.options import FaultOptions
 from harness.faults.producer import PRODUCER_TARGET
-from harness.faults.registry import KINDS, is_consumer_fault, is_operation, is_producer_fault
+from harness.faults.registry import (
+    KINDS,
+    PIPELINE_CRASH,
+    is_consumer_fault,
+    is_operation,
+    is_producer_fault,
+)
 from harness.faults.targets import with_group
+from harness.results.events import PIPELINE_SET
 from harness.spec.expect import format_number
 from harness.spec.matrix import Cell
 from harness.spec.models import Spec
@@ -62,6 +69,8 @@ def _resolve(spec: Spec, kind: str, target: str, rng: random.Random, has_sides: 
     if is_consumer_fault(kind):
         if target != "random":
             return target
+        if kind == PIPELINE_CRASH and spec.pipeline is not None:
+            return f"consumer:{PIPELINE_SET}/{rng.randrange(spec.pipeline.members)}"
         name, consumer = rng.choice(spec.consumer_sets())
         return f"consumer:{name}/{rng.randrange(consumer.members)}"
     if is_producer_fault(kind):
@@ -124,6 +133,9 @@ def _setup(spec: Spec) -> str:
     sets = ", ".join(
         f"{name}({c.members})" if c.kind == "group" else name for name, c in spec.consumer_sets()
     )
+    if spec.pipeline is not None:
+        q = spec.pipeline
+        sets += f"; pipeline({q.members}) {q.guarantee} -> {q.output}"
     return (
         f"{c.mode} {c.version}, {c.brokers} brokers{controllers}; topic {t.name} "
         f"{t.partitions}x RF{t.replication_factor}; acks={p.acks} "

@@ -19,6 +19,10 @@ COUNT_NAMES = (
     "inconsistent_offsets",
     "poll_skip",
     "nonmonotonic_send",
+    # A pipeline's output (spark_jobs/checks_pipeline.py); 0 without a pipeline.
+    "output_duplicates",
+    "output_lost",
+    "output_aborted",
 )
 # Times in seconds, at the summary's top level.
 TIME_METRICS = ("max_stall_s", "unavailable_s")

@@ -22,9 +22,10 @@ from harness.errors import HarnessError, WaitTimeout
 from harness.faults.registry import is_producer_fault
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import PlannedFault
+from harness.results import events as ev
 from harness.results.history import History
 from harness.results.layout import CellPaths
-from harness.results.tables import COMMITS, CONSUMED, LOG, write_table
+from harness.results.tables import COMMITS, CONSUMED, LOG, OUTPUT, write_table
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell
 from harness.workload.consumer_sets import ConsumerSets
@@ -139,6 +140,16 @@ class CellRunner:
         )
         interrupted = False
         try:
+            p = self.spec.pipeline
+            if p is not None:
+                self.history.append(
+                    ev.PIPELINE_START,
+                    input=self.spec.topic.name,
+                    output=p.output,
+                    group=p.group,
+                    guarantee=p.guarantee,
+                    members=p.members,
+                )
             consumers.start()
             consumers.wait_assigned(ASSIGN_TIMEOUT_S)
             self.phase("workload")
@@ -226,7 +237,13 @@ class CellRunner:
         cluster.create_topic(t.name, t.partitions, t.replication_factor, t.config)
         if any(c.kind == "group" for _, c in self.spec.consumer_sets()):
             cluster.admin.ensure_offsets_topic()
-        if self.spec.producer.transactions is not None:
+        p = self.spec.pipeline
+        if p is not None:
+            # The output has the input's partitions: a member writes each record into its
+            # input partition.
+            cluster.create_topic(p.output, t.partitions, t.replication_factor, t.config)
+            cluster.admin.ensure_offsets_topic()
+        if self.spec.producer.transactions is not None or p is not None:
             cluster.admin.ensure_txn_state_topic()
         if not self._wait_healthy(cluster, STEADY_STATE_TIMEOUT_S):
             raise HarnessError(
@@ -318,6 +335,13 @@ class CellRunner:
             self.history.append(
                 "log.read", complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
             )
+        if self.spec.pipeline is not None:
+            try:
+                self._read_output(cluster, self.spec.pipeline.output)
+            except Exception as exc:
+                self.history.append(
+                    ev.OUTPUT_READ, complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
+                )
 
     def _read_log(self, cluster: KafkaCluster) -> None:
         """The final read: every record (read_uncommitted); with transactions also what a
@@ -356,5 +380,49 @@ class CellRunner:
                 "partition": log.partition,
                 "offset": log.offset,
                 "committed": committed,
+            },
+        )
+
+    def _read_output(self, cluster: KafkaCluster, topic: str) -> None:
+        """The pipeline's output topic, read as the input's log is: every record, then what
+        read_committed sees (each record's `committed`)."""
+        t = self.spec.topic
+
+        def read(isolation: str) -> LogContents:
+            out = read_log(
+                cluster.bootstrap_servers,
+                topic,
+                at_least=t.partitions,
+                timeout_s=self.spec.recovery.drain_timeout_s,
+                isolation=isolation,
+                origin=True,
+            )
+            self.history.append(
+                ev.OUTPUT_READ,
+                topic=topic,
+                complete=out.complete,
+                records=len(out.seq),
+                ends=out.ends,
+                detail=out.detail,
+                isolation=isolation,
+            )
+            return out
+
+        everything = read(ev.READ_UNCOMMITTED)
+        visible = read(ev.READ_COMMITTED)
+        seen = set(zip(visible.partition, visible.offset, strict=True))
+        write_table(
+            self.paths.output,
+            OUTPUT,
+            {
+                "seq": everything.seq,
+                "partition": everything.partition,
+                "offset": everything.offset,
+                "committed": [
+                    (p, o) in seen
+                    for p, o in zip(everything.partition, everything.offset, strict=True)
+                ],
+                "input_partition": everything.input_partition,
+                "input_offset": everything.input_offset,
             },
         )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from harness.faults.producer import PRODUCER_TARGET
-from harness.faults.registry import KINDS, is_consumer_fault, is_producer_fault
+from harness.faults.registry import KINDS, PIPELINE_CRASH, is_consumer_fault, is_producer_fault
 from harness.faults.targets import Target, names_plain_coordinator, with_group
 from harness.nodes.topology import CONTROLLER_ID_BASE
 from harness.spec.models import FaultSpec, Spec
@@ -24,6 +24,7 @@ NODE_SYNTAX = (
     "optionally followed by "
     "'except <target>[, <target>...]'"
 )
+PIPELINE_SET = "pipeline"  # harness.results.events.PIPELINE_SET
 DEFAULT_OFFSETS_RF = 3  # Kafka's offsets.topic.replication.factor
 
 
@@ -32,6 +33,8 @@ def fault_problems(spec: Spec, fault: FaultSpec) -> list[Problem]:
     if is_consumer_fault(fault.kind):
         out = [(k, f"{fault.kind} takes no {k}") for k in fault.options_set()]
         why = _consumer_target_problem(spec, fault.target)
+        if fault.kind == PIPELINE_CRASH:
+            why = _pipeline_target_problem(spec, fault.target)
         return out + ([("target", why)] if why else [])
     if is_producer_fault(fault.kind):
         out = [(k, f"{fault.kind} takes no {k}") for k in fault.options_set()]
@@ -89,12 +92,15 @@ def _target_problem(spec: Spec, fault: FaultSpec, target: Target, text: str) -> 
         if target.partition is not None and target.partition >= grown_partitions(spec):
             return _partition_problem(spec, target.partition)
     if target.kind == "txn-coordinator-of":
-        txn = spec.producer.transactions
-        if txn is None:
-            return "txn-coordinator-of needs a transactional producer (producer.transactions)"
-        if target.transactional_id != txn.transactional_id:
+        txn_ids = transactional_ids(spec)
+        if not txn_ids:
             return (
-                f"expected the producer's transactional id {txn.transactional_id!r} "
+                "txn-coordinator-of needs a transactional producer (producer.transactions) "
+                "or an exactly-once pipeline"
+            )
+        if target.transactional_id not in txn_ids:
+            return (
+                f"expected one of the transactional ids {', '.join(txn_ids)} "
                 f"(got {target.transactional_id!r})"
             )
     if target.kind == "zookeeper":
@@ -363,19 +369,46 @@ def offsets_rf(spec: Spec) -> int:
     return int(value)
 
 
+def transactional_ids(spec: Spec) -> list[str]:
+    """The transactional ids of the cell's clients: the producer's, each pipeline member's."""
+    ids = (
+        [] if spec.producer.transactions is None else [spec.producer.transactions.transactional_id]
+    )
+    p = spec.pipeline
+    if p is not None and p.guarantee == "exactly-once":
+        ids += [p.member_transactional_id(i) for i in range(p.members)]
+    return ids
+
+
+def member_counts(spec: Spec) -> dict[str, int]:
+    """Members per consumer set, the pipeline's ("pipeline") included."""
+    counts = {name: c.members for name, c in spec.consumer_sets()}
+    if spec.pipeline is not None:
+        counts[PIPELINE_SET] = spec.pipeline.members
+    return counts
+
+
+def _pipeline_target_problem(spec: Spec, text: str) -> str | None:
+    if spec.pipeline is None:
+        return f"{PIPELINE_CRASH} needs a pipeline (the spec's pipeline: section)"
+    if text != "random" and not text.startswith(f"consumer:{PIPELINE_SET}/"):
+        return f"expected consumer:{PIPELINE_SET}/<member index> or random (got {text!r})"
+    return _consumer_target_problem(spec, text)
+
+
 def _consumer_target_problem(spec: Spec, text: str) -> str | None:
     if text == "random":
         return None
     m = _CONSUMER_TARGET.fullmatch(text)
     if not m:
         return f"expected consumer:<set>/<member index> or random (got {text!r})"
-    sets = dict(spec.consumer_sets())
-    consumer = sets.get(m["set"])
-    if consumer is None:
+    sets = member_counts(spec)
+    members = sets.get(m["set"])
+    if members is None:
         return f"no consumer set named {m['set']!r}; sets: {', '.join(sets)}"
-    if int(m["member"]) >= consumer.members:
+    if int(m["member"]) >= members:
         return (
-            f"set {m['set']!r} has {consumer.members} member(s), indexes 0..{consumer.members - 1} "
+            f"set {m['set']!r} has {members} member(s), indexes 0..{members - 1} "
             f"(got {m['member']})"
         )
     return None

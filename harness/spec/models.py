@@ -131,6 +131,34 @@ class SparkConsumerSpec(StrictModel):
         return 1
 
 
+class PipelineSpec(StrictModel):
+    """A consume-transform-produce pipeline: `members` processes read the input topic in a
+    group and write each record (its seq, its input partition and offset) to `output`, into
+    the input record's partition. `exactly-once` commits the input offsets inside the
+    output's transaction (send_offsets_to_transaction); `at-least-once` produces, flushes,
+    then commits. Its members are the consumer set "pipeline"."""
+
+    kind: Literal["transform"] = "transform"
+    input: Name | None = None  # the spec's topic (the only one the workload writes)
+    output: Name = "chaos-out"
+    guarantee: Literal["exactly-once", "at-least-once"] = "exactly-once"
+    members: int = Field(default=2, ge=1)
+    group: Annotated[str, StringConstraints(min_length=1)] = "chaos-pipeline"
+    # Member i's transactional.id is "<transactional_id>-<i>": a restarted member fences the
+    # process it replaces (exactly-once only).
+    transactional_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")] = (
+        "chaos-pipeline"
+    )
+    timeout_ms: int = Field(default=60000, ge=1000)  # transaction.timeout.ms
+    processing_ms: int = Field(default=0, ge=0)  # simulated work per batch, as a group's
+    processing_jitter_ms: int = Field(default=0, ge=0)
+    config: Settings = {}  # the members' consumer settings (librdkafka)
+    producer_config: Settings = {}  # their output producer's
+
+    def member_transactional_id(self, index: int) -> str:
+        return f"{self.transactional_id}-{index}"
+
+
 def _consumer_tag(value: Any) -> str:
     kind = value.get("kind", "group") if isinstance(value, dict) else getattr(value, "kind", None)
     return kind if kind in ("group", "spark") else "invalid"
@@ -260,6 +288,7 @@ class Spec(StrictModel):
     producer: ProducerSpec = ProducerSpec()
     consumer: ConsumerSpec | None = None
     consumers: list[ConsumerSpec] | None = None
+    pipeline: PipelineSpec | None = None
     faults: list[FaultSpec] = []
     recovery: RecoverySpec = RecoverySpec()
     expect: Expect = {}
@@ -280,6 +309,9 @@ class Spec(StrictModel):
             seen[c.kind] = seen.get(c.kind, 0) + 1
             out.append((c.kind if seen[c.kind] == 1 else f"{c.kind}{seen[c.kind]}", c))
         return out
+
+    def pipeline_input(self) -> str:
+        return self.topic.name
 
     def default_group(self) -> str | None:
         """The group plain `coordinator-of` names: the first group set's."""

@@ -13,10 +13,13 @@ from harness.spec.fault_problems import fault_problems
 from harness.spec.models import (
     ClusterSpec,
     GroupConsumerSpec,
+    PipelineSpec,
     ProducerSpec,
     Spec,
 )
 from harness.spec.paths import number_at
+
+PIPELINE_SET = "pipeline"  # harness.results.events.PIPELINE_SET: the members' consumer set
 
 # Producer/consumer settings the spec owns through its own keys.
 _PRODUCER_OWNED = {
@@ -61,9 +64,13 @@ def spec_problems(spec: Spec) -> list[Problem]:
         )
     out += _producer_problems(spec.producer)
     out += _consumer_problems(spec)
+    if spec.pipeline is not None:
+        out += _pipeline_problems(spec, spec.pipeline)
     for i, fault in enumerate(spec.faults):
         out += [(f"faults[{i}].{k}", msg) for k, msg in fault_problems(spec, fault)]
     set_names = [name for name, _ in spec.consumer_sets()]
+    if spec.pipeline is not None:
+        set_names.append(PIPELINE_SET)
     for metric, bound in spec.expect.items():
         why = metric_problem(metric, bound, set_names)
         if why is None and bound is not None and bound.ref is not None:
@@ -171,4 +178,39 @@ def _consumer_problems(spec: Spec) -> list[Problem]:
             for key in sorted(set(c.config) & set(_SPARK_OWNED)):
                 owner = _SPARK_OWNED[key].replace("consumer", path, 1)
                 out.append((f"{path}.config.{key}", f"set through {owner} instead"))
+    return out
+
+
+# The pipeline's member settings its own keys (or the harness) set.
+_PIPELINE_CONSUMER_OWNED = {
+    "group.id": "pipeline.group",
+    "enable.auto.commit": "pipeline.guarantee",
+    "bootstrap.servers": "the cluster",
+}
+_PIPELINE_PRODUCER_OWNED = {
+    "transactional.id": "pipeline.transactional_id",
+    "transaction.timeout.ms": "pipeline.timeout_ms",
+    "enable.idempotence": "the pipeline (always on)",
+    "acks": "the pipeline (always all)",
+    "request.required.acks": "the pipeline (always all)",
+    "bootstrap.servers": "the cluster",
+}
+
+
+def _pipeline_problems(spec: Spec, p: PipelineSpec) -> list[Problem]:
+    out: list[Problem] = []
+    if p.input is not None and p.input != spec.topic.name:
+        out.append(
+            ("pipeline.input", f"expected the spec's topic {spec.topic.name!r} (got {p.input!r})")
+        )
+    if p.output == spec.topic.name:
+        out.append(("pipeline.output", f"expected a topic other than the input {p.output!r}"))
+    groups = {c.group for _, c in spec.consumer_sets() if isinstance(c, GroupConsumerSpec)}
+    if p.group in groups:
+        out.append(("pipeline.group", f"group {p.group!r} is a consumer set's; give another"))
+    for key in sorted(set(p.config) & set(_PIPELINE_CONSUMER_OWNED)):
+        out.append((f"pipeline.config.{key}", f"set through {_PIPELINE_CONSUMER_OWNED[key]}"))
+    for key in sorted(set(p.producer_config) & set(_PIPELINE_PRODUCER_OWNED)):
+        why = _PIPELINE_PRODUCER_OWNED[key]
+        out.append((f"pipeline.producer_config.{key}", f"set through {why}"))
     return out

@@ -8,12 +8,14 @@ from typing import Any, Protocol
 from harness.common.waiting import wait_until
 from harness.errors import HarnessError, WaitTimeout
 from harness.results.consumers import ConsumerRef, set_of
+from harness.results.events import PIPELINE_SET
 from harness.results.history import History
 from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.tables import COMMITS, CONSUMED, empty_columns
 from harness.spec import GroupConsumerSpec, Spec
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
+from harness.workload.pipeline_members import PipelineMembers, PipelineSettings
 from harness.workload.spark_query import SparkQuery, SparkQuerySettings
 
 DEFAULT_GROUP = "chaos-group"
@@ -80,6 +82,27 @@ class ConsumerSets:
                 max_s=max_s,
             )
             self.sets[name] = GroupConsumers(settings, self.directory, history)
+        if spec.pipeline is not None:
+            p = spec.pipeline
+            pipeline = PipelineSettings(
+                bootstrap=bootstrap,
+                topic=spec.topic.name,
+                group=p.group,
+                set_name=PIPELINE_SET,
+                members=p.members,
+                commit="after-process",
+                processing_ms=p.processing_ms,
+                processing_jitter_ms=p.processing_jitter_ms,
+                seed=seed,
+                config=dict(p.config),
+                max_s=max_s,
+                output=p.output,
+                guarantee=p.guarantee,
+                transactional_id=p.transactional_id,
+                txn_timeout_ms=p.timeout_ms,
+                producer_config=dict(p.producer_config),
+            )
+            self.sets[PIPELINE_SET] = PipelineMembers(pipeline, self.directory, history)
 
     def start(self) -> None:
         for s in self.sets.values():

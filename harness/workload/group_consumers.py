@@ -81,6 +81,9 @@ class GroupConsumers:
         self.procs: dict[str, ManagedProcess] = {}
         self.tails = {n: ConsumedTail(MemberPaths(directory, n)) for n in self.names}
 
+    def command(self, name: str) -> list[str]:
+        return member_command(self.s, name, self.directory)
+
     def member(self, index: int) -> str:
         if not 0 <= index < len(self.names):
             raise ValueError(f"{self.s.set_name} has members 0..{len(self.names) - 1}, not {index}")
@@ -92,7 +95,7 @@ class GroupConsumers:
             if proc is not None and proc.running:
                 continue
             paths = MemberPaths(self.directory, n)
-            cmd = member_command(self.s, n, self.directory)
+            cmd = self.command(n)
             # Own session: a Ctrl-C at the terminal reaches the runner, which stops members itself.
             self.procs[n] = ManagedProcess(cmd, paths.stderr).start()
             self.history.append("consumer.launch", consumer=n, pid=self.procs[n].pid)

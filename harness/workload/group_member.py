@@ -125,14 +125,18 @@ class Member:
         if ms > 0:
             time.sleep(ms / 1000)
 
-    def commit(self, consumer: Consumer, batch: list[Message]) -> None:
-        """Commit the next offset of each partition in the batch; failures are events, not crashes."""
+    def next_offsets(self, batch: list[Message]) -> list[TopicPartition]:
+        """Per partition of the batch, the offset after its last record (what to commit)."""
         ends: dict[int, int] = {}
         for msg in batch:
             part, offset = msg.partition(), msg.offset()
             if part is not None and offset is not None:
                 ends[part] = max(ends.get(part, -1), offset + 1)
-        offsets = [TopicPartition(self.args.topic, p, o) for p, o in ends.items()]
+        return [TopicPartition(self.args.topic, p, o) for p, o in sorted(ends.items())]
+
+    def commit(self, consumer: Consumer, batch: list[Message]) -> None:
+        """Commit the next offset of each partition in the batch; failures are events, not crashes."""
+        offsets = self.next_offsets(batch)
         try:
             result = consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
@@ -153,12 +157,31 @@ class Member:
             self.event(ev.CONSUMER_AT_END, generation=self.generation, ends=dict(self.at_end))
             self.at_end_logged = dict(self.at_end)
 
+    def handle(self, consumer: Consumer, batch: list[Message]) -> None:
+        """One polled batch: work, write, commit, in the order the commit strategy says."""
+        if self.args.commit == "before-process":
+            self.commit(consumer, batch)
+            self.work()
+            self.process(batch)
+        else:
+            self.work()
+            self.process(batch)
+            if self.args.commit == "after-process":
+                self.commit(consumer, batch)
+
+    def start_fields(self) -> dict[str, Any]:
+        """Fields of this process's consumer.start event besides pid and isolation."""
+        return {}
+
+    def closing(self) -> None:
+        """After the consumer closed (a pipeline member flushes its producer)."""
+
     def run(self) -> None:
         config = self.config()
         consumer = Consumer(config)
         consumer.subscribe([self.args.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
         isolation = str(config.get("isolation.level", ev.READ_COMMITTED))  # librdkafka's default
-        self.event(ev.CONSUMER_START, pid=os.getpid(), isolation=isolation)
+        self.event(ev.CONSUMER_START, pid=os.getpid(), isolation=isolation, **self.start_fields())
         deadline = time.monotonic() + self.args.max_s
         parent = os.getppid()
         try:
@@ -175,22 +198,20 @@ class Member:
                 if not batch:
                     self.note_at_end()
                     continue
-                if self.args.commit == "before-process":
-                    self.commit(consumer, batch)
-                    self.work()
-                    self.process(batch)
-                else:
-                    self.work()
-                    self.process(batch)
-                    if self.args.commit == "after-process":
-                        self.commit(consumer, batch)
+                self.handle(consumer, batch)
         finally:
             consumer.close()
+            self.closing()
             self.event(ev.CONSUMER_STOP, generation=self.generation)
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__)
+    return build_parser(__doc__).parse_args(argv)
+
+
+def build_parser(description: str | None) -> argparse.ArgumentParser:
+    """The member's options (a pipeline member adds its own)."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", required=True)
     parser.add_argument("--group", required=True)
@@ -211,7 +232,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--dir", type=Path, required=True)
     parser.add_argument("--config", default="{}", help="librdkafka consumer settings as JSON")
     parser.add_argument("--max-s", type=float, default=3600.0)
-    return parser.parse_args(argv)
+    return parser
 
 
 def _non_negative(text: str) -> int:
@@ -222,7 +243,11 @@ def _non_negative(text: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    member = Member(parse_args(sys.argv[1:] if argv is None else argv))
+    run_member(Member(parse_args(sys.argv[1:] if argv is None else argv)))
+
+
+def run_member(member: Member) -> None:
+    """Run until done; SIGTERM and SIGINT end it cleanly after the batch in hand."""
 
     def stop(signum: int, frame: object) -> None:
         member.stopping = True

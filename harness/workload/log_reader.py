@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from harness.common.client_log import CLIENT_LOGGER
-from harness.workload.records import decode_seq
+from harness.workload.records import decode_origin, decode_seq
 
 
 @dataclass
@@ -17,6 +17,9 @@ class LogContents:
     seq: list[int] = field(default_factory=list)
     partition: list[int] = field(default_factory=list)
     offset: list[int] = field(default_factory=list)
+    # A pipeline's output (read_log(origin=True)): the input record each came from.
+    input_partition: list[int | None] = field(default_factory=list)
+    input_offset: list[int | None] = field(default_factory=list)
     ends: dict[int, int] = field(default_factory=dict)
     complete: bool = False
     detail: str = ""
@@ -48,6 +51,7 @@ def read_log(
     at_least: int,
     timeout_s: float,
     isolation: str = "read_uncommitted",
+    origin: bool = False,
 ) -> LogContents:
     """Every record of every partition the topic has now (at least `at_least`), up to the end
     offsets taken when the read starts.
@@ -56,7 +60,8 @@ def read_log(
     a read_committed reader may see, and only up to the last stable offset (a transaction
     still open holds it back: those partitions are named in `detail`). A partition is read
     when the position passes its end or the client reports its end (end-of-partition):
-    transaction markers take offsets no record is delivered at.
+    transaction markers take offsets no record is delivered at. `origin`: the topic is a
+    pipeline's output; each record's input partition and offset are decoded too.
     """
     out = LogContents()
     consumer = Consumer({**_config(bootstrap), "isolation.level": isolation})
@@ -104,6 +109,10 @@ def read_log(
                     out.seq.append(seq)
                     out.partition.append(part)
                     out.offset.append(off)
+                    if origin:
+                        came = decode_origin(msg.value())
+                        out.input_partition.append(None if came is None else came[0])
+                        out.input_offset.append(None if came is None else came[1])
         held = {p: (stable[p], ends[p]) for p in stable if stable[p] < ends[p]}
         if held and isolation == "read_committed":
             out.detail = (

@@ -1,0 +1,272 @@
+"""One member of a consume-transform-produce pipeline, run as its own process (SIGKILLable).
+
+`python -m harness.workload.pipeline_member <group_member's options> --output TOPIC
+--guarantee exactly-once|at-least-once [--transactional-id ID --txn-timeout-ms N]
+[--producer-config JSON]`
+
+It is a group member of the input topic (its `consumed` lines are what it processed) that
+writes every record it reads to the output topic, into the input record's partition, as
+`records.encode_output_value` (the seq, then the input partition and offset).
+
+- `exactly-once`: per polled batch, one transaction holds the output records and the input
+  offsets (`send_offsets_to_transaction` with the group's metadata, KIP-447). librdkafka's
+  errors as its docs say: retriable → the call again (bounded); abortable → abort; fatal or
+  retries spent → a new producer (its init_transactions fences this one and ends the open
+  transaction). After an abort or a new producer the member rewinds to the group's committed
+  offsets, so the batch is processed again (KAFKA-17582: a consumer that does not rewind
+  skips the aborted records). Each error and rewind is an event.
+- `at-least-once`: produce the batch, flush, and only when every record was delivered
+  write `consumed` and commit synchronously; a failed delivery rewinds instead. A crash
+  between the delivery and the commit writes the batch again: duplicates in the output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
+
+from harness.results import events as ev
+from harness.workload.group_member import Member, build_parser, run_member
+from harness.workload.records import decode_seq, encode_output_value
+
+EXACTLY_ONCE, AT_LEAST_ONCE = "exactly-once", "at-least-once"
+TXN_CALL_TIMEOUT_S = 30.0
+TXN_CALL_ATTEMPTS = 3  # retriable errors: the call again, this many times in all
+FLUSH_TIMEOUT_S = 60.0
+REWIND_TIMEOUT_S = 120.0  # the group's committed offsets: asked again until this
+
+
+class TxnBroken(Exception):
+    """The transaction cannot commit; `action` says what the member does (abort | reinit)."""
+
+    def __init__(self, action: str) -> None:
+        super().__init__(action)
+        self.action = action
+
+
+class PipelineMember(Member):
+    def __init__(self, args: argparse.Namespace) -> None:
+        super().__init__(args)
+        self.exactly_once = args.guarantee == EXACTLY_ONCE
+        self.undelivered: list[str] = []  # delivery errors of the batch in hand
+        self.producer = self.new_producer()
+
+    # --- the output producer ----------------------------------------------------------------
+    def producer_config(self) -> dict[str, Any]:
+        conf: dict[str, Any] = {
+            "linger.ms": 5,
+            **json.loads(self.args.producer_config),
+            "bootstrap.servers": self.args.bootstrap,
+            "client.id": f"{self.args.consumer}/out",
+            "acks": "all",
+            "enable.idempotence": True,
+        }
+        if self.exactly_once:
+            conf["transactional.id"] = self.args.transactional_id
+            conf["transaction.timeout.ms"] = self.args.txn_timeout_ms
+            conf.setdefault("message.timeout.ms", self.args.txn_timeout_ms)
+        return conf
+
+    def new_producer(self) -> Producer:
+        """A producer; transactional: initialised, which fences an older one of the same id.
+        The coordinator may be down (a fault): try again until --max-s runs out."""
+        deadline = time.monotonic() + self.args.max_s
+        while True:
+            producer = Producer(self.producer_config())
+            if not self.exactly_once:
+                return producer
+            try:
+                self.call("init_transactions", _init(producer))
+                return producer
+            except TxnBroken:
+                if self.stopping or time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+
+    def on_delivery(self, err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            self.undelivered.append(err.str())
+
+    def produce_batch(self, batch: list[Message]) -> None:
+        for msg in batch:
+            seq, part, offset = decode_seq(msg.value()), msg.partition(), msg.offset()
+            if seq is None or part is None or offset is None:
+                continue
+            value = encode_output_value(seq, part, offset, len(msg.value() or b""))
+            while True:
+                try:
+                    self.producer.produce(
+                        self.args.output,
+                        value=value,
+                        key=msg.key(),
+                        partition=part,
+                        on_delivery=self.on_delivery,
+                    )
+                    break
+                except BufferError:
+                    self.producer.poll(0.1)  # the queue is full: let deliveries drain it
+        self.producer.poll(0)
+
+    # --- librdkafka's transactional errors ----------------------------------------------------
+    def call(self, name: str, fn: Callable[[], object]) -> None:
+        for attempt in range(1, TXN_CALL_ATTEMPTS + 1):
+            try:
+                fn()
+                return
+            except KafkaException as exc:
+                err: KafkaError = exc.args[0]
+                if err.fatal():
+                    action = "reinit"
+                elif err.txn_requires_abort() and name != "abort_transaction":
+                    action = "abort"
+                elif err.retriable() and attempt < TXN_CALL_ATTEMPTS:
+                    action = "retry"
+                else:
+                    action = "reinit"
+                self.txn_error(name, err.str(), err.name(), action, err)
+                if action != "retry":
+                    raise TxnBroken(action) from exc
+
+    def txn_error(
+        self, call: str, error: str, code: str, action: str, err: KafkaError | None = None
+    ) -> None:
+        self.event(
+            ev.PIPELINE_TXN_ERROR,
+            call=call,
+            error=error,
+            code=code,
+            retriable=None if err is None else err.retriable(),
+            abortable=None if err is None else err.txn_requires_abort(),
+            fatal=None if err is None else err.fatal(),
+            action=action,
+            generation=self.generation,
+        )
+
+    # --- one batch --------------------------------------------------------------------------
+    def handle(self, consumer: Consumer, batch: list[Message]) -> None:
+        self.work()
+        if self.exactly_once:
+            self.transact(consumer, batch)
+        else:
+            self.deliver_then_commit(consumer, batch)
+
+    def transact(self, consumer: Consumer, batch: list[Message]) -> None:
+        producer = self.producer
+        offsets: list[TopicPartition] = [TopicPartition(self.args.topic, -1, 0)]  # none yet
+        try:
+            self.call("begin_transaction", producer.begin_transaction)
+            self.produce_batch(batch)
+            offsets = self.next_offsets(batch)
+            meta = consumer.consumer_group_metadata()
+            self.call(
+                "send_offsets_to_transaction",
+                lambda: producer.send_offsets_to_transaction(offsets, meta, TXN_CALL_TIMEOUT_S),
+            )
+            self.call("commit_transaction", lambda: producer.commit_transaction(TXN_CALL_TIMEOUT_S))
+        except TxnBroken as broken:
+            if broken.action == "abort":
+                try:
+                    self.call(
+                        "abort_transaction", lambda: producer.abort_transaction(TXN_CALL_TIMEOUT_S)
+                    )
+                except TxnBroken:
+                    self.reinit()
+            else:
+                self.reinit()
+            # A new producer may have completed the commit the old one could not confirm:
+            # then the group's offsets are past the batch, and it was processed after all.
+            positions = self.rewind(consumer)
+            if all(positions.get(tp.partition, -1) >= tp.offset for tp in offsets):
+                self.process(batch)
+            return
+        # Processed once committed: the drain reads progress from these lines, and an
+        # aborted batch is read and written again.
+        self.process(batch)
+
+    def reinit(self) -> None:
+        """A new producer with the same transactional.id: the open transaction ends (committed
+        if the coordinator already had the commit, else aborted) and the old client is fenced."""
+        with contextlib.suppress(KafkaException):
+            self.producer.flush(0)
+        self.producer = self.new_producer()
+
+    def deliver_then_commit(self, consumer: Consumer, batch: list[Message]) -> None:
+        self.undelivered = []
+        self.produce_batch(batch)
+        left = self.producer.flush(FLUSH_TIMEOUT_S)
+        if left or self.undelivered:
+            first = self.undelivered[0] if self.undelivered else f"{left} still queued"
+            self.txn_error("flush", first, "delivery", "rewind")
+            self.rewind(consumer)
+            return
+        self.process(batch)
+        self.commit(consumer, batch)
+
+    def rewind(self, consumer: Consumer) -> dict[int, int]:
+        """Seek every assigned partition back to the group's committed offset (the start when
+        none): what was not committed is read and written again."""
+        assigned = consumer.assignment()
+        deadline = time.monotonic() + REWIND_TIMEOUT_S
+        while True:
+            try:
+                committed = consumer.committed(assigned, timeout=10)
+                break
+            except KafkaException as exc:
+                if time.monotonic() > deadline:
+                    # No safe position to go on from: end the process (the runner restarts
+                    # it at heal; the group hands its partitions to the others meanwhile).
+                    self.txn_error("committed", str(exc.args[0]), "rewind", "exit")
+                    raise SystemExit(3) from exc
+                time.sleep(1)
+        seeks: dict[int, int] = {}
+        for tp in committed:
+            offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
+            with contextlib.suppress(KafkaException):  # revoked meanwhile: nothing to rewind
+                consumer.seek(TopicPartition(self.args.topic, tp.partition, offset))
+                seeks[tp.partition] = offset
+        self.event(ev.PIPELINE_REWIND, generation=self.generation, partitions=seeks)
+        return seeks
+
+    def start_fields(self) -> dict[str, Any]:
+        return {"guarantee": self.args.guarantee, "output": self.args.output}
+
+    def closing(self) -> None:
+        with contextlib.suppress(KafkaException):
+            self.producer.flush(10)
+
+
+def _init(producer: Producer) -> Callable[[], object]:
+    return lambda: producer.init_transactions(TXN_CALL_TIMEOUT_S)
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = build_parser(__doc__)
+    parser.add_argument("--output", required=True)
+    parser.add_argument("--guarantee", choices=[EXACTLY_ONCE, AT_LEAST_ONCE], required=True)
+    parser.add_argument("--transactional-id", default="chaos-pipeline-0")
+    parser.add_argument("--txn-timeout-ms", type=int, default=60000)
+    parser.add_argument("--producer-config", default="{}", help="librdkafka producer settings")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> None:
+    run_member(PipelineMember(parse_args(sys.argv[1:] if argv is None else argv)))
+
+
+if __name__ == "__main__":
+    main()
