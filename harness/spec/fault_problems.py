@@ -96,7 +96,7 @@ def _target_problem(spec: Spec, fault: FaultSpec, target: Target, text: str) -> 
         if not txn_ids:
             return (
                 "txn-coordinator-of needs a transactional producer (producer.transactions) "
-                "or an exactly-once pipeline"
+                "or a pipeline"
             )
         if target.transactional_id not in txn_ids:
             return (
@@ -375,7 +375,9 @@ def transactional_ids(spec: Spec) -> list[str]:
         [] if spec.producer.transactions is None else [spec.producer.transactions.transactional_id]
     )
     p = spec.pipeline
-    if p is not None and p.guarantee == "exactly-once":
+    if p is not None:
+        # At-least-once members are not transactional: the id then names the broker that
+        # would coordinate it, so the two guarantees of one experiment lose the same broker.
         ids += [p.member_transactional_id(i) for i in range(p.members)]
     return ids
 
