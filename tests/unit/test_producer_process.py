@@ -241,11 +241,11 @@ def test_a_valid_transactional_spec_plans_producer_faults_on_the_producer() -> N
         ),
         (
             "producer: {acks: all, rate: 10, duration_s: 5}\nfaults: [{at_s: 1, kind: kill, target: 'txn-coordinator-of:chaos-txn'}]",
-            "needs a transactional producer",
+            "needs a transactional producer (producer.transactions) or a pipeline",
         ),
         (
             "producer: {acks: all, rate: 10, duration_s: 5, transactions: {}}\nfaults: [{at_s: 1, kind: kill, target: 'txn-coordinator-of:other'}]",
-            "expected the producer's transactional id 'chaos-txn'",
+            "expected one of the transactional ids chaos-txn (got 'other')",
         ),
         (
             "producer: {acks: all, rate: 10, duration_s: 5}\nfaults: [{at_s: 1, kind: producer-pause, target: 'broker:1'}]",
