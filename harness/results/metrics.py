@@ -19,6 +19,11 @@ COUNT_NAMES = (
     "inconsistent_offsets",
     "poll_skip",
     "nonmonotonic_send",
+    # A consume-transform-produce pipeline's output topic against its input
+    # (spark_jobs/checks_pipeline.py); 0 in a cell without a pipeline.
+    "output_duplicates",
+    "output_lost",
+    "output_aborted",
 )
 # Times in seconds, at the summary's top level.
 TIME_METRICS = ("max_stall_s", "unavailable_s")
