@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from harness.errors import ConfigError
 from harness.results.consumers import SEPARATOR
 from harness.results.layout import CellPaths
-from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG
+from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT
 
 # Contract columns (harness.results.tables, the one definition) as Spark SQL types; extra
 # columns in a file are ignored.
@@ -30,7 +30,7 @@ _SPARK_TYPES = {
 APPENDED_COLUMNS: dict[str, bool | None] = {
     "txn": None,  # ledger: not a transactional producer
     "outcome": None,  # ledger
-    "committed": True,  # log: visible to read_committed
+    "committed": True,  # log (and output): visible to read_committed
 }
 
 
@@ -42,6 +42,7 @@ LEDGER_SCHEMA = _spark_columns(LEDGER)
 CONSUMED_SCHEMA = _spark_columns(CONSUMED)
 LOG_SCHEMA = _spark_columns(LOG)
 COMMITS_SCHEMA = _spark_columns(COMMITS)
+OUTPUT_SCHEMA = _spark_columns(OUTPUT)
 
 ROW = "_row"  # file order = processing order; ties on ts are broken by it
 
@@ -59,11 +60,14 @@ class CellData:
     consumed: DataFrame | None
     log: DataFrame | None
     commits: DataFrame | None
+    # A pipeline's output topic (output.parquet); None too in a cell without a pipeline.
+    output: DataFrame | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
     has_history: bool = False
 
     def frames(self) -> list[DataFrame]:
-        return [df for df in (self.ledger, self.consumed, self.log, self.commits) if df is not None]
+        every = (self.ledger, self.consumed, self.log, self.commits, self.output)
+        return [df for df in every if df is not None]
 
 
 def read_parquet(
@@ -116,6 +120,7 @@ def read_cell(spark: SparkSession, cell_dir: Path) -> CellData:
         consumed=read_parquet(spark, paths.consumed, CONSUMED_SCHEMA, True),
         log=read_parquet(spark, paths.log, LOG_SCHEMA),
         commits=read_parquet(spark, paths.commits, COMMITS_SCHEMA, True),
+        output=read_parquet(spark, paths.output, OUTPUT_SCHEMA),
         history=history or [],
         has_history=history is not None,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from harness.results import events as ev
@@ -23,6 +24,33 @@ def log_undecided(history: list[dict[str, Any]], has_log: bool) -> str | None:
     if incomplete:
         records = incomplete[0].get("records")
         return f"final log read incomplete (log.read complete=false, records={records})"
+    return None
+
+
+def pipeline(history: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The first pipeline.start event's fields (output, input, group, guarantee, members),
+    or None: the cell ran no pipeline, so the output checks have nothing to judge."""
+    starts = events(history, ev.PIPELINE_START)
+    if not starts:
+        return None
+    return {k: v for k, v in starts[0].items() if k not in ("ts", "kind")}
+
+
+def output_undecided(history: list[dict[str, Any]], has_output: bool) -> str | None:
+    """Why the final read of the pipeline's output topic cannot be trusted to be the whole
+    topic (None if it can): every output.read (one per isolation level) must be complete."""
+    if not has_output:
+        return "output.parquet missing"
+    reads = events(history, ev.OUTPUT_READ)
+    if not reads:
+        return f"no {ev.OUTPUT_READ} event in history.jsonl"
+    incomplete = [e for e in reads if e.get("complete") is not True]
+    if incomplete:
+        first = incomplete[0]
+        return (
+            f"final output read incomplete ({ev.OUTPUT_READ} isolation={first.get('isolation')}"
+            f" complete={json.dumps(first.get('complete'))}, records={first.get('records')})"
+        )
     return None
 
 

@@ -23,6 +23,7 @@ from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_METRICS
 from spark_jobs import checks_consumers as cc
 from spark_jobs import checks_latency as cl
 from spark_jobs import checks_offsets as co
+from spark_jobs import checks_pipeline as cp
 from spark_jobs import checks_records as cr
 from spark_jobs import checks_spark as csp
 from spark_jobs import checks_stall as cs
@@ -81,6 +82,9 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         "torn_transactions_sample": [],
         "inconsistent_offsets_sample": [],
         "poll_skip_by_set": {},
+        "pipeline": {},
+        "output_duplicates_seqs_sample": [],
+        "output_lost_seqs_sample": [],
     }
     ledger, consumed, log = data.ledger, data.consumed, data.log
     history_note = "" if data.has_history else " (history.jsonl missing)"
@@ -143,6 +147,7 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
 
     _transactions(data, sets, transactional, read_committed, log_reason, drain_reason, out)
     _offsets(data, sets, read_committed, log_reason, out)
+    _pipeline(data, transactional, log_reason, drain_reason, history_note, out)
     _spark(spark, spark_sets, cell_dir, trusted_log, read_committed, out)
     _availability(data, gap_ms, sends, out)
     _stall(spark, data, sets, trusted_log, drain_reason, sends[0], out)
@@ -243,6 +248,73 @@ def _offsets(
         counts["poll_skip"], out["poll_skip_by_set"] = co.poll_skip(
             consumed, log, read_committed, sets
         )
+
+
+def _pipeline(
+    data: CellData,
+    transactional: bool,
+    log_reason: str | None,
+    drain_reason: str | None,
+    history_note: str,
+    out: dict[str, Any],
+) -> None:
+    """output_duplicates, output_lost, output_aborted and the `pipeline` figures
+    (checks_pipeline); the counts 0 and `pipeline` {} in a cell that ran no pipeline."""
+    counts, undecided = out["counts"], out["undecided"]
+    started = hf.pipeline(data.history)
+    if started is None:
+        counts["output_duplicates"] = counts["output_lost"] = counts["output_aborted"] = 0
+        return
+    ledger, log, output = data.ledger, data.log, data.output
+    output_reason = hf.output_undecided(data.history, output is not None)
+    if output_reason is not None:
+        output_reason += history_note
+    figures: dict[str, Any] = {
+        "guarantee": started.get("guarantee"),
+        **dict.fromkeys(("output_records", "output_uncommitted", "origin_mismatch")),
+    }
+    out["pipeline"] = figures
+    # What a partial read of the output shows is still there: a seq at two visible places,
+    # or an aborted seq visible, stands as a lower bound; a zero says nothing.
+    gaps = [] if output_reason is None else [output_reason]
+
+    if output is None:
+        undecided["output_duplicates"] = str(output_reason)
+    else:
+        dups = cp.output_duplicates(output)
+        out["output_duplicates_seqs_sample"] = cp.sample(dups)
+        _lower_bound(out, "output_duplicates", dups.count(), gaps)
+
+    if ledger is None:
+        undecided["output_aborted"] = "ledger.parquet missing"
+    elif not transactional:
+        counts["output_aborted"] = 0  # the input has no aborted transaction to carry
+    elif output is None:
+        undecided["output_aborted"] = str(output_reason)
+    else:
+        _lower_bound(out, "output_aborted", cp.output_aborted(ledger, output).count(), gaps)
+
+    # A record missing from the output is lost only if the whole output was read, the input
+    # log shows the record and the pipeline reached the input's end: no lower bound.
+    lost_gaps = [] if ledger is not None else ["ledger.parquet missing"]
+    lost_gaps += [r for r in (output_reason, log_reason, drain_reason) if r is not None]
+    if lost_gaps or ledger is None or log is None or output is None:
+        undecided["output_lost"] = "; ".join(lost_gaps)
+    else:
+        lost = cp.output_lost(ledger, log, output)
+        counts["output_lost"] = lost.count()
+        out["output_lost_seqs_sample"] = cp.sample(lost)
+
+    if output_reason is not None or output is None:
+        for name in ("output_records", "output_uncommitted"):
+            undecided[f"pipeline.{name}"] = str(output_reason)
+    else:
+        figures["output_records"], figures["output_uncommitted"] = cp.output_rows(output)
+    mismatch_gaps = [r for r in (output_reason, log_reason) if r is not None]
+    if mismatch_gaps or log is None or output is None:
+        undecided["pipeline.origin_mismatch"] = "; ".join(mismatch_gaps)
+    else:
+        figures["origin_mismatch"] = cp.origin_mismatch(output, log)
 
 
 def _spark(

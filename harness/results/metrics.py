@@ -19,7 +19,8 @@ COUNT_NAMES = (
     "inconsistent_offsets",
     "poll_skip",
     "nonmonotonic_send",
-    # A pipeline's output (spark_jobs/checks_pipeline.py); 0 without a pipeline.
+    # A consume-transform-produce pipeline's output topic against its input
+    # (spark_jobs/checks_pipeline.py); 0 in a cell without a pipeline.
     "output_duplicates",
     "output_lost",
     "output_aborted",

@@ -382,6 +382,9 @@ def test_summary_markdown_rows(tmp_path: Path) -> None:
         "inconsistent_offsets",
         "poll_skip",
         "nonmonotonic_send",
+        "output_duplicates",
+        "output_lost",
+        "output_aborted",
         "max_stall_s",
         "unavailable_s",
         "ack_p99_ms",
@@ -398,14 +401,16 @@ def test_summary_markdown_rows(tmp_path: Path) -> None:
         if line.startswith("| acks")
         for cells in [[c.strip() for c in line.strip("|").split("|")]]
     }
+    stall, sets = columns.index("max_stall_s"), columns.index("stall_s.group")
+    spark = columns.index("read_twice.spark")
     assert rows["acks=1"][1] == "fail" and rows["acks=1"][4] == "3"
-    assert rows["acks=1"][16] == "1.3"  # one decimal
-    assert rows["acks=1"][18] == "?"  # no ack latency in that cell
-    assert rows["acks=1"][19:] == ["12.5", "-", "-", "-", "-", "-"]  # no Spark set in that cell
-    assert rows["acks=all"][21:] == ["40", "0", "1", "?"]
+    assert rows["acks=1"][stall] == "1.3"  # one decimal
+    assert rows["acks=1"][stall + 2] == "?"  # no ack latency in that cell
+    assert rows["acks=1"][sets:] == ["12.5", "-", "-", "-", "-", "-"]  # no Spark set in that cell
+    assert rows["acks=all"][spark:] == ["40", "0", "1", "?"]
     assert rows["acks=all"][4] == "?"
-    assert rows["acks=all"][19:21] == ["?", "2.0"]
-    assert rows["acks=0"][19:] == ["-"] * 6
+    assert rows["acks=all"][sets:spark] == ["?", "2.0"]
+    assert rows["acks=0"][sets:] == ["-"] * 6
     notes = [line for line in md if line.startswith("- ")]
     assert len(notes) == 2
     assert "lost == 0" in notes[0] and "3 acked records lost" in notes[0]
@@ -439,5 +444,5 @@ def test_junit_counts_and_messages(tmp_path: Path) -> None:
 
 def test_render_table_matches_markdown_shape() -> None:
     table = render_table(_run_cells())
-    assert len(table.columns) == 25  # 19 + 2 stall sets + 4 Spark figures
+    assert len(table.columns) == 28  # 22 + 2 stall sets + 4 Spark figures
     assert table.row_count == 3
