@@ -218,6 +218,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
             ]
         ),
         "reprocessed": generic_table(summary.get("reprocessed_by_generation") or []),
+        "pipeline": generic_table([summary["pipeline"]] if summary.get("pipeline") else []),
         "plot_uri": plot_uri,
         "plot_error": plot_error,
         "faults": faults,

@@ -62,6 +62,12 @@ SUMMARY: dict[str, Any] = {
     ],
     "undecided": {"lost": "log read incomplete"},
     "duration_s": 45.0,
+    "pipeline": {
+        "guarantee": "exactly-once",
+        "output_records": 8200,
+        "output_uncommitted": 31,
+        "origin_mismatch": 0,
+    },
 }
 
 
@@ -150,6 +156,7 @@ def test_cell_report_has_verdict_counts_plot_faults_and_log_tails(tmp_path: Path
     assert "12.5" in html and "4.2" in html  # stall and unavailability, one decimal
     assert "resumed_at" in html and "spark/q" in html  # resumption table
     assert "Reprocessed by generation" in html
+    assert "<h2>Pipeline</h2>" in html and "<td>8200</td><td>31</td><td>0</td>" in html
     prefix = '<img alt="timeline'
     assert prefix in html
     uri = html.split('src="data:image/png;base64,', 1)[1].split('"', 1)[0]
