@@ -343,35 +343,47 @@ class CellRunner:
                     ev.OUTPUT_READ, complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
                 )
 
+    def _final_read(
+        self, cluster: KafkaCluster, topic: str, isolation: str, kind: str, output: bool = False
+    ) -> LogContents:
+        """One final read of a topic (every partition it has now, the spec's at least),
+        recorded as a `kind` event (log.read for the input, output.read for the output)."""
+        contents = read_log(
+            cluster.bootstrap_servers,
+            topic,
+            at_least=self.spec.topic.partitions,
+            timeout_s=self.spec.recovery.drain_timeout_s,
+            isolation=isolation,
+            origin=output,
+        )
+        self.history.append(
+            kind,
+            **({"topic": topic} if output else {}),
+            complete=contents.complete,
+            records=len(contents.seq),
+            ends=contents.ends,
+            detail=contents.detail,
+            isolation=isolation,
+        )
+        return contents
+
+    def _read_both(
+        self, cluster: KafkaCluster, topic: str, kind: str, output: bool = False
+    ) -> tuple[LogContents, list[bool | None]]:
+        """Every record (read_uncommitted), then what read_committed sees: each record's
+        `committed` flag. Without transactions (an input no transactional producer wrote)
+        the second read is left out and the flags are null (= visible)."""
+        everything = self._final_read(cluster, topic, ev.READ_UNCOMMITTED, kind, output)
+        if not output and self.spec.producer.transactions is None:
+            return everything, [None] * len(everything.seq)
+        visible = self._final_read(cluster, topic, ev.READ_COMMITTED, kind, output)
+        seen = set(zip(visible.partition, visible.offset, strict=True))
+        places = zip(everything.partition, everything.offset, strict=True)
+        return everything, [(p, o) in seen for p, o in places]
+
     def _read_log(self, cluster: KafkaCluster) -> None:
-        """The final read: every record (read_uncommitted); with transactions also what a
-        read_committed reader sees, which gives each record its `committed` flag."""
-        t = self.spec.topic
-
-        def read(isolation: str) -> LogContents:
-            log = read_log(  # every partition the topic has now, the spec's at least
-                cluster.bootstrap_servers,
-                t.name,
-                at_least=t.partitions,
-                timeout_s=self.spec.recovery.drain_timeout_s,
-                isolation=isolation,
-            )
-            self.history.append(
-                "log.read",
-                complete=log.complete,
-                records=len(log.seq),
-                ends=log.ends,
-                detail=log.detail,
-                isolation=isolation,
-            )
-            return log
-
-        log = read("read_uncommitted")
-        committed: list[bool | None] = [None] * len(log.seq)
-        if self.spec.producer.transactions is not None:
-            visible = read("read_committed")
-            seen = set(zip(visible.partition, visible.offset, strict=True))
-            committed = [(p, o) in seen for p, o in zip(log.partition, log.offset, strict=True)]
+        """The final read of the input topic into log.parquet."""
+        log, committed = self._read_both(cluster, self.spec.topic.name, ev.LOG_READ)
         write_table(
             self.paths.log,
             LOG,
@@ -384,45 +396,18 @@ class CellRunner:
         )
 
     def _read_output(self, cluster: KafkaCluster, topic: str) -> None:
-        """The pipeline's output topic, read as the input's log is: every record, then what
-        read_committed sees (each record's `committed`)."""
-        t = self.spec.topic
-
-        def read(isolation: str) -> LogContents:
-            out = read_log(
-                cluster.bootstrap_servers,
-                topic,
-                at_least=t.partitions,
-                timeout_s=self.spec.recovery.drain_timeout_s,
-                isolation=isolation,
-                origin=True,
-            )
-            self.history.append(
-                ev.OUTPUT_READ,
-                topic=topic,
-                complete=out.complete,
-                records=len(out.seq),
-                ends=out.ends,
-                detail=out.detail,
-                isolation=isolation,
-            )
-            return out
-
-        everything = read(ev.READ_UNCOMMITTED)
-        visible = read(ev.READ_COMMITTED)
-        seen = set(zip(visible.partition, visible.offset, strict=True))
+        """The pipeline's output topic, read as the input is, into output.parquet (with the
+        input place each record names)."""
+        out, committed = self._read_both(cluster, topic, ev.OUTPUT_READ, output=True)
         write_table(
             self.paths.output,
             OUTPUT,
             {
-                "seq": everything.seq,
-                "partition": everything.partition,
-                "offset": everything.offset,
-                "committed": [
-                    (p, o) in seen
-                    for p, o in zip(everything.partition, everything.offset, strict=True)
-                ],
-                "input_partition": everything.input_partition,
-                "input_offset": everything.input_offset,
+                "seq": out.seq,
+                "partition": out.partition,
+                "offset": out.offset,
+                "committed": committed,
+                "input_partition": out.input_partition,
+                "input_offset": out.input_offset,
             },
         )

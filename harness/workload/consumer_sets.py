@@ -85,17 +85,20 @@ class ConsumerSets:
         if spec.pipeline is not None:
             p = spec.pipeline
             pipeline = PipelineSettings(
-                bootstrap=bootstrap,
-                topic=spec.topic.name,
-                group=p.group,
-                set_name=PIPELINE_SET,
-                members=p.members,
-                commit="after-process",
-                processing_ms=p.processing_ms,
-                processing_jitter_ms=p.processing_jitter_ms,
-                seed=seed,
-                config=dict(p.config),
-                max_s=max_s,
+                **vars(
+                    GroupSettings(
+                        bootstrap=bootstrap,
+                        topic=spec.topic.name,
+                        group=p.group,
+                        set_name=PIPELINE_SET,
+                        members=p.members,
+                        processing_ms=p.processing_ms,
+                        processing_jitter_ms=p.processing_jitter_ms,
+                        seed=seed,
+                        config=dict(p.config),
+                        max_s=max_s,
+                    )
+                ),
                 output=p.output,
                 guarantee=p.guarantee,
                 transactional_id=p.transactional_id,
