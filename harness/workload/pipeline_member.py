@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import faulthandler
 import json
 import sys
 import time
@@ -49,6 +50,9 @@ TXN_CALL_TIMEOUT_S = 30.0
 TXN_CALL_ATTEMPTS = 3  # retriable errors: the call again, this many times in all
 FLUSH_TIMEOUT_S = 60.0
 REWIND_TIMEOUT_S = 120.0  # the group's committed offsets: asked again until this
+# A batch still in hand after this long (a call's retries, or a call that ignored its
+# timeout) dumps the member's stacks to stderr.log, again every as long: where it waits.
+HANG_DUMP_S = 2 * TXN_CALL_TIMEOUT_S
 
 
 class TxnBroken(Exception):
@@ -159,11 +163,18 @@ class PipelineMember(Member):
 
     # --- one batch --------------------------------------------------------------------------
     def handle(self, consumer: Consumer, batch: list[Message]) -> None:
-        self.work()
-        if self.exactly_once:
-            self.transact(consumer, batch)
-        else:
-            self.deliver_then_commit(consumer, batch)
+        # A batch that outlives every timeout its calls were given leaves each thread's
+        # stack in stderr.log: librdkafka's send_offsets_to_transaction can block past its
+        # timeout when the group coordinator moves (librdkafka #5456, #5511).
+        faulthandler.dump_traceback_later(HANG_DUMP_S, repeat=True)
+        try:
+            self.work()
+            if self.exactly_once:
+                self.transact(consumer, batch)
+            else:
+                self.deliver_then_commit(consumer, batch)
+        finally:
+            faulthandler.cancel_dump_traceback_later()
 
     def transact(self, consumer: Consumer, batch: list[Message]) -> None:
         producer = self.producer
