@@ -26,7 +26,9 @@ import argparse
 import contextlib
 import faulthandler
 import json
+import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -66,6 +68,7 @@ class TxnBroken(Exception):
 class PipelineMember(Member):
     def __init__(self, args: argparse.Namespace) -> None:
         super().__init__(args)
+        _exit_with_parent(os.getppid())
         self.exactly_once = args.guarantee == EXACTLY_ONCE
         self.undelivered: list[str] = []  # delivery errors of the batch in hand
         self.producer = self.new_producer()
@@ -259,6 +262,18 @@ class PipelineMember(Member):
     def closing(self) -> None:
         with contextlib.suppress(KafkaException):
             self.producer.flush(10)
+
+
+def _exit_with_parent(parent: int) -> None:
+    """End the process when the runner that started it is gone, even while the main thread
+    is blocked in a librdkafka call (which a loop's own check would never reach)."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _init(producer: Producer) -> Callable[[], object]:

@@ -3,6 +3,10 @@ and how an output record carries the input record it came from."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +20,8 @@ from harness.spec.models import Spec
 from harness.workload import pipeline_member
 from harness.workload.pipeline_members import PipelineMembers, PipelineSettings
 from harness.workload.records import decode_origin, decode_seq, encode_output_value, encode_value
+
+ROOT = Path(__file__).resolve().parents[2]
 
 BASE = """
 name: t
@@ -172,3 +178,35 @@ def test_a_member_runs_the_pipeline_module_with_its_own_transactional_id(tmp_pat
         9000,
     )
     assert args.producer_config == '{"linger.ms": 7}'
+
+
+def test_a_member_blocked_in_a_call_still_ends_with_its_runner() -> None:
+    """The parent-watch thread ends the process though the main thread never returns (as in a
+    librdkafka call that ignores its timeout): a runner killed leaves no member behind."""
+    child = (
+        "import os, time; from harness.workload.pipeline_member import _exit_with_parent; "
+        "_exit_with_parent(os.getppid()); time.sleep(120)"
+    )
+    parent = (
+        "import subprocess, sys; "
+        f"p = subprocess.Popen([sys.executable, '-c', {child!r}], stdout=subprocess.DEVNULL, "
+        "stderr=subprocess.DEVNULL); print(p.pid, flush=True); "
+        "import time; time.sleep(3)"  # the child has taken this process as its parent
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", parent], capture_output=True, text=True, timeout=30, cwd=ROOT
+    )
+    pid = int(done.stdout.split()[0])  # the parent has exited: the child is an orphan now
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and _alive(pid):
+        time.sleep(0.2)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as f:  # an exited child not yet reaped is a zombie: gone
+        return f.read().split(")")[-1].split()[0] != "Z"
