@@ -65,6 +65,21 @@ def drain_undecided(history: list[dict[str, Any]]) -> str | None:
     return None
 
 
+def set_drained(history: list[dict[str, Any]], set_name: str) -> bool:
+    """Whether one consumer set reached the end: the drain completed, or the incomplete
+    drain's `lag` shows nothing left for that set (another set was the one behind)."""
+    drains = events(history, ev.DRAIN_END)
+    if not drains:
+        return False
+    for e in drains:
+        if e.get("complete") is True:
+            continue
+        lag = (e.get("lag") or {}).get(set_name)
+        if not isinstance(lag, dict) or any(int(v) > 0 for v in lag.values()):
+            return False
+    return True
+
+
 def workload_start(history: list[dict[str, Any]]) -> int | None:
     starts = [
         int(e["ts"]) for e in events(history, ev.PHASE) if e.get("phase") == ev.PHASE_WORKLOAD

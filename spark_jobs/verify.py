@@ -18,6 +18,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
+from harness.results.events import PIPELINE_SET
 from harness.results.layout import CellPaths
 from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_METRICS
 from spark_jobs import checks_consumers as cc
@@ -296,6 +297,8 @@ def _pipeline(
 
     # A record missing from the output is lost only if the whole output was read, the input
     # log shows the record and the pipeline reached the input's end: no lower bound.
+    if hf.set_drained(data.history, PIPELINE_SET):
+        drain_reason = None  # the pipeline got to the end; another set was behind
     lost_gaps = [] if ledger is not None else ["ledger.parquet missing"]
     lost_gaps += [r for r in (output_reason, log_reason, drain_reason) if r is not None]
     if lost_gaps or ledger is None or log is None or output is None:

@@ -62,6 +62,7 @@ def pipeline_history(
     reads: dict[str, bool] | None = None,
     drained: bool = True,
     log_complete: bool = True,
+    lag: dict[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """The workload, the pipeline's start and member, the drain, the input's final read and
     one output.read per isolation level (`reads`: isolation -> complete)."""
@@ -83,7 +84,7 @@ def pipeline_history(
         ev(T, "phase", phase="workload"),
         *(start if has_pipeline else []),
         ev(T, "consumer.start", consumer="pipeline/m0", isolation=events.READ_COMMITTED),
-        ev(end, "drain.end", complete=drained, lag={}),
+        ev(end, "drain.end", complete=drained, lag=lag or {}),
         ev(end + 1, "log.read", complete=log_complete, records=0),
         *(
             ev(end + 2, events.OUTPUT_READ, topic="out", isolation=i, complete=c, records=0)
@@ -311,6 +312,19 @@ def test_an_incomplete_drain_undecides_output_lost_only(tmp_path: Path, spark: A
     assert "final drain incomplete" in result["undecided"]["output_lost"]
     assert result["output_lost_seqs_sample"] == []
     assert result["pipeline"]["output_records"] == 4
+
+
+def test_a_drain_left_behind_by_another_set_still_decides_output_lost(
+    tmp_path: Path, spark: Any
+) -> None:
+    """The pipeline reached the input's end (its lag 0 in drain.end); a group did not."""
+    lag = {"group": {"0": 3}, "pipeline": {"0": 0}}
+    result = verify(spark, pipeline_cell(tmp_path / "a", CLEAN[:4], drained=False, lag=lag))
+    assert counts_of(result) == (0, 2, 0)
+    assert result["output_lost_seqs_sample"] == [5, 6]
+    behind = {"group": {"0": 0}, "pipeline": {"0": 2}}
+    result = verify(spark, pipeline_cell(tmp_path / "b", CLEAN[:4], drained=False, lag=behind))
+    assert counts_of(result) == (0, None, 0)
 
 
 def test_an_incomplete_input_log_undecides_output_lost_and_origin(
