@@ -12,6 +12,7 @@ from harness.faults.producer import PRODUCER_TARGET
 from harness.faults.registry import KINDS, PIPELINE_CRASH, is_consumer_fault, is_producer_fault
 from harness.faults.targets import Target, names_plain_coordinator, with_group
 from harness.nodes.topology import CONTROLLER_ID_BASE
+from harness.results.events import PIPELINE_SET
 from harness.spec.models import FaultSpec, Spec
 
 Problem = tuple[str, str]  # (key under the fault, what was expected)
@@ -24,7 +25,6 @@ NODE_SYNTAX = (
     "optionally followed by "
     "'except <target>[, <target>...]'"
 )
-PIPELINE_SET = "pipeline"  # harness.results.events.PIPELINE_SET
 DEFAULT_OFFSETS_RF = 3  # Kafka's offsets.topic.replication.factor
 
 

@@ -8,6 +8,7 @@ through its own key) is checked here, once a matrix cell is complete.
 from __future__ import annotations
 
 from harness.nodes.topology import MANAGED_KEYS, MAX_BROKERS
+from harness.results.events import PIPELINE_SET
 from harness.spec.expect import metric_problem
 from harness.spec.fault_problems import fault_problems
 from harness.spec.models import (
@@ -18,8 +19,6 @@ from harness.spec.models import (
     Spec,
 )
 from harness.spec.paths import number_at
-
-PIPELINE_SET = "pipeline"  # harness.results.events.PIPELINE_SET: the members' consumer set
 
 # Producer/consumer settings the spec owns through its own keys.
 _PRODUCER_OWNED = {
