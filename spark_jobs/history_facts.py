@@ -13,18 +13,26 @@ def events(history: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in history if e.get("kind") == kind]
 
 
+def _final_read_gap(
+    history: list[dict[str, Any]], kind: str, file: str, has_file: bool
+) -> str | dict[str, Any] | None:
+    """A final read's gap: why it is missing (str), its first incomplete event, or None."""
+    if not has_file:
+        return f"{file} missing"
+    reads = events(history, kind)
+    if not reads:
+        return f"no {kind} event in history.jsonl"
+    incomplete = [e for e in reads if e.get("complete") is not True]
+    return incomplete[0] if incomplete else None
+
+
 def log_undecided(history: list[dict[str, Any]], has_log: bool) -> str | None:
     """Why the final log read cannot be trusted to be the whole topic (None if it can)."""
-    if not has_log:
-        return "log.parquet missing"
-    reads = events(history, ev.LOG_READ)
-    if not reads:
-        return f"no {ev.LOG_READ} event in history.jsonl"
-    incomplete = [e for e in reads if e.get("complete") is not True]
-    if incomplete:
-        records = incomplete[0].get("records")
+    gap = _final_read_gap(history, ev.LOG_READ, "log.parquet", has_log)
+    if isinstance(gap, dict):
+        records = gap.get("records")
         return f"final log read incomplete (log.read complete=false, records={records})"
-    return None
+    return gap
 
 
 def pipeline(history: list[dict[str, Any]]) -> dict[str, Any] | None:
@@ -39,19 +47,13 @@ def pipeline(history: list[dict[str, Any]]) -> dict[str, Any] | None:
 def output_undecided(history: list[dict[str, Any]], has_output: bool) -> str | None:
     """Why the final read of the pipeline's output topic cannot be trusted to be the whole
     topic (None if it can): every output.read (one per isolation level) must be complete."""
-    if not has_output:
-        return "output.parquet missing"
-    reads = events(history, ev.OUTPUT_READ)
-    if not reads:
-        return f"no {ev.OUTPUT_READ} event in history.jsonl"
-    incomplete = [e for e in reads if e.get("complete") is not True]
-    if incomplete:
-        first = incomplete[0]
+    gap = _final_read_gap(history, ev.OUTPUT_READ, "output.parquet", has_output)
+    if isinstance(gap, dict):
         return (
-            f"final output read incomplete ({ev.OUTPUT_READ} isolation={first.get('isolation')}"
-            f" complete={json.dumps(first.get('complete'))}, records={first.get('records')})"
+            f"final output read incomplete ({ev.OUTPUT_READ} isolation={gap.get('isolation')}"
+            f" complete={json.dumps(gap.get('complete'))}, records={gap.get('records')})"
         )
-    return None
+    return gap
 
 
 def drain_undecided(history: list[dict[str, Any]]) -> str | None:

@@ -3,9 +3,11 @@ from the repository root."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).parent  # the experiment specs and suites these tests run
 ROOT = HERE.parent.parent
@@ -25,3 +27,14 @@ def harness(*args: str | Path) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=840,
     )
+
+
+def run_single_cell(
+    spec: Path, out: Path
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any], Path]:
+    """`run SPEC --out OUT` of a one-cell spec: the finished process, the cell's entry in
+    the run's summary.json, and the cell's folder."""
+    done = harness("run", spec, "--out", out)
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
+    (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"]
+    return done, cell, run_dir / "cells" / cell["cell"]

@@ -11,14 +11,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.experiments.cli import HERE, harness
+from tests.experiments.cli import HERE, run_single_cell
 
 
 def test_an_exactly_once_pipeline_writes_every_committed_record_once(tmp_path: Path) -> None:
-    done = harness("run", HERE / "pipeline-short.yaml", "--out", tmp_path)
-    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"]
-    cell_dir = run_dir / "cells" / cell["cell"]
+    done, cell, cell_dir = run_single_cell(HERE / "pipeline-short.yaml", tmp_path)
     assert done.returncode == 0, (cell["checks"], done.stderr[-3000:])
     assert cell["verdict"] == "pass"
 

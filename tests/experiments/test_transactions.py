@@ -10,14 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.experiments.cli import HERE, harness
+from tests.experiments.cli import HERE, run_single_cell
 
 
 def test_transactions_commit_abort_and_survive_a_producer_crash(tmp_path: Path) -> None:
-    done = harness("run", HERE / "txn-short.yaml", "--out", tmp_path)
-    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
-    (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"]
-    cell_dir = run_dir / "cells" / cell["cell"]
+    done, cell, cell_dir = run_single_cell(HERE / "txn-short.yaml", tmp_path)
     assert done.returncode == 0, (cell["checks"], done.stderr[-3000:])
     assert cell["verdict"] == "pass"
 

@@ -10,16 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
-import yaml
 
 from harness.nemesis.schedule import plan_faults
 from harness.results.history import History
-from harness.spec import parse_spec
 from harness.spec.matrix import expand_cells
-from harness.spec.models import Spec
 from harness.workload import pipeline_member
 from harness.workload.pipeline_members import PipelineMembers, PipelineSettings
 from harness.workload.records import decode_origin, decode_seq, encode_output_value, encode_value
+from tests.unit.test_producer_process import load, problems
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -29,18 +27,6 @@ producer: {acks: all, rate: 10, duration_s: 5}
 consumer: {kind: group}
 pipeline: {guarantee: exactly-once, members: 3}
 """
-
-
-def load(text: str) -> Spec:
-    return parse_spec(yaml.safe_load(text))
-
-
-def problems(text: str) -> list[str]:
-    try:
-        expand_cells(load(text))
-    except Exception as exc:  # SpecError lists every problem
-        return str(exc).splitlines()
-    return []
 
 
 def test_an_output_record_carries_its_seq_and_where_it_was_read() -> None:
