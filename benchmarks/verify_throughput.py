@@ -1,24 +1,32 @@
 """Verification throughput: the Spark checks against a plain pandas count, same data, same process.
 
-A synthetic cell of N ledger rows (6 partitions; 0.1 % of acked records missing from the log,
-0.1 % written twice, one consumer set that re-reads 1 % after a restart) is written once as
-the contract Parquet files. Then, alternating, `--repeat` times:
+A synthetic cell of N ledger rows (benchmarks/synthetic_cell.py: 6 partitions; 0.1 % of
+acked records missing from the log, 0.1 % written twice, a producer pause, a group member
+replaced half way that re-reads 1 %; every figure known by construction) is written once
+as the contract Parquet files (in a child process, so its arrays do not count in our
+memory). Then, alternating, `--repeat` times:
 - spark_counts: the Spark checks' lost and duplicated counts (checks_records),
 - spark_all: every check of the cell (`verify_cell`: counts, resumptions, stalls, …),
 - pandas_counts: a straightforward pandas version of the lost/duplicated counts (the
   baseline only; not a second implementation in the product).
 Throughput is ledger rows per second of wall time, median of the repeats; reading the files
-is inside each timing. The answers are compared, so a fast wrong baseline cannot win.
+is inside each timing. Every answer is compared with the known one (spark_all: every figure
+`synthetic_cell.figures` lists), so a fast wrong answer cannot win. Peak memory: the pandas
+count in a fresh process (its max RSS) beside the Spark JVM's peak RSS (VmHWM) plus this
+driver process's.
 
 Usage: python benchmarks/verify_throughput.py [--rows 1000000 10000000] [--repeat 3]
-       [--out benchmarks/results/verify_throughput.md]
+       [--master local[2]] [--out benchmarks/results/verify_throughput.md]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -26,83 +34,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from harness.results.tables import CONSUMED, LEDGER, LOG, write_table
-
-PARTITIONS = 6
-T0 = 1_700_000_000_000
-
-
-def write_cell(cell: Path, rows: int, seed: int = 1) -> dict[str, int]:
-    """The cell's files; returns the answers known by construction."""
-    rng = np.random.default_rng(seed)
-    cell.mkdir(parents=True, exist_ok=True)
-    seq = np.arange(rows, dtype=np.int64)
-    partition = (seq % PARTITIONS).astype(np.int32)
-    offset = seq // PARTITIONS
-    send = T0 + seq // 5  # 5000 records/s
-    ack = send + 5
-    write_table(  # the columns not given (a transactional producer's) are null
-        cell / "ledger.parquet",
-        LEDGER,
-        {
-            "seq": seq,
-            "key": pa.array([None] * rows, pa.string()),
-            "partition": partition,
-            "offset": offset,
-            "status": pa.array(np.full(rows, "ok", dtype=object), pa.string()),
-            "error": pa.array([None] * rows, pa.string()),
-            "send_ts": send,
-            "ack_ts": ack,
-        },
-    )
-    lost = rng.choice(rows, rows // 1000, replace=False)
-    keep = np.ones(rows, dtype=bool)
-    keep[lost] = False
-    twice = rng.choice(np.flatnonzero(keep), rows // 1000, replace=False)
-    log_seq = np.concatenate([seq[keep], seq[twice]])
-    write_table(  # committed is null: visible, as a non-transactional producer's records are
-        cell / "log.parquet",
-        LOG,
-        {
-            "seq": log_seq,
-            "partition": (log_seq % PARTITIONS).astype(np.int32),
-            "offset": np.arange(len(log_seq), dtype=np.int64),
-        },
-    )
-    consumed_seq = seq[keep]
-    restart = len(consumed_seq) // 2
-    reread = consumed_seq[restart - len(consumed_seq) // 100 : restart]
-    c_seq = np.concatenate([consumed_seq[:restart], reread, consumed_seq[restart:]])
-    generation = np.concatenate(
-        [np.ones(restart, np.int32), np.full(len(c_seq) - restart, 2, np.int32)]
-    )
-    pq.write_table(
-        pa.table(
-            {
-                "seq": c_seq,
-                "partition": (c_seq % PARTITIONS).astype(np.int32),
-                "offset": c_seq // PARTITIONS,
-                "consumer": pa.array(np.full(len(c_seq), "group/m0", dtype=object), pa.string()),
-                "ts": T0 + c_seq // 5 + 50,
-                "generation": generation,
-            },
-            schema=CONSUMED,
-        ),
-        cell / "consumed.parquet",
-    )
-    end = int(T0 + rows // 5 + 1000)
-    history = [
-        {"ts": T0, "kind": "phase", "phase": "workload"},
-        {"ts": end, "kind": "drain.end", "complete": True, "lag": {}},
-        {"ts": end + 1, "kind": "log.read", "complete": True, "records": len(log_seq)},
-    ]
-    (cell / "history.jsonl").write_text("\n".join(json.dumps(e) for e in history) + "\n")
-    return {"lost": len(lost), "duplicated": len(twice)}
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from synthetic_cell import figures, write_cell
 
 
 def pandas_counts(cell: Path) -> dict[str, int]:
@@ -127,57 +62,90 @@ def spark_counts(spark: Any, cell: Path) -> dict[str, int]:
     }
 
 
-def spark_all(spark: Any, cell: Path) -> dict[str, int]:
+def spark_all(spark: Any, cell: Path) -> dict[str, Any]:
     from spark_jobs.verify import verify_cell
 
-    counts = verify_cell(spark, cell)["counts"]
-    return {"lost": counts["lost"], "duplicated": counts["duplicated"]}
+    return figures(verify_cell(spark, cell))
 
 
-def timed(fn: Callable[[], dict[str, int]]) -> tuple[float, dict[str, int]]:
+def timed(fn: Callable[[], dict[str, Any]]) -> tuple[float, dict[str, Any]]:
     t0 = time.perf_counter()
     answer = fn()
     return time.perf_counter() - t0, answer
+
+
+def _child(argv: list[str]) -> str:
+    done = subprocess.run(
+        [sys.executable, __file__, *argv], check=True, capture_output=True, text=True
+    )
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _peak_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _self_peak_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000, 10_000_000])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--master", default=None, help="Spark master (default local[2])")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--write", nargs=2, metavar=("CELL", "ROWS"), help=argparse.SUPPRESS)
+    parser.add_argument("--pandas-peak", metavar="CELL", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.write:  # child: write the cell, print its known figures
+        print(json.dumps(write_cell(Path(args.write[0]), int(args.write[1]))))
+        return
+    if args.pandas_peak:  # child: the pandas count alone, print its peak RSS
+        pandas_counts(Path(args.pandas_peak))
+        print(_self_peak_mib())
+        return
 
-    from spark_jobs.session import local_session
+    from spark_jobs.session import spark_session
 
-    spark = local_session("kafka-chaos-bench-verify")
+    spark = spark_session("kafka-chaos-bench-verify", master=args.master)
+    jvm = spark.sparkContext._gateway.proc.pid  # type: ignore[union-attr]
     lines = [
-        "| ledger rows | method | median s | rows/s | speed vs pandas (x) |",
-        "|---:|---|---:|---:|---:|",
+        "| ledger rows | method | median s | rows/s | speed vs pandas (x) | peak MiB |",
+        "|---:|---|---:|---:|---:|---:|",
     ]
     try:
         for rows in args.rows:
             with tempfile.TemporaryDirectory() as tmp:
                 cell = Path(tmp) / "cell"
-                truth = write_cell(cell, rows)
-                methods: dict[str, Callable[[], dict[str, int]]] = {
-                    "pandas_counts": partial(pandas_counts, cell),
-                    "spark_counts": partial(spark_counts, spark, cell),
-                    "spark_all": partial(spark_all, spark, cell),
+                truth = json.loads(_child(["--write", str(cell), str(rows)]))
+                counts_truth = {k: truth[k] for k in ("lost", "duplicated")}
+                methods: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any]]] = {
+                    "pandas_counts": (partial(pandas_counts, cell), counts_truth),
+                    "spark_counts": (partial(spark_counts, spark, cell), counts_truth),
+                    "spark_all": (partial(spark_all, spark, cell), truth),
                 }
                 times: dict[str, list[float]] = {m: [] for m in methods}
                 spark_counts(spark, cell)  # warm the JVM once, untimed
                 for _ in range(args.repeat):
-                    for name, fn in methods.items():
+                    for name, (fn, known) in methods.items():
                         seconds, answer = timed(fn)
-                        if answer != truth:
-                            raise SystemExit(f"{name} answered {answer}, expected {truth}")
+                        if answer != known:
+                            raise SystemExit(f"{name} answered {answer}, expected {known}")
                         times[name].append(seconds)
                         print(f"{rows:>11,} {name:14} {seconds:8.2f} s", flush=True)
+                pandas_peak = float(_child(["--pandas-peak", str(cell)]))
+                spark_peak = _peak_mib(jvm) + _self_peak_mib()
                 base = statistics.median(times["pandas_counts"])
                 for name in methods:
                     med = statistics.median(times[name])
+                    peak = pandas_peak if name == "pandas_counts" else spark_peak
                     lines.append(
-                        f"| {rows:,} | {name} | {med:.2f} | {rows / med:,.0f} | {base / med:.2f} |"
+                        f"| {rows:,} | {name} | {med:.2f} | {rows / med:,.0f} "
+                        f"| {base / med:.2f} | {peak:,.0f} |"
                     )
     finally:
         spark.stop()

@@ -1,7 +1,9 @@
-"""One small, quiet, local Spark session shared by the checks and their tests."""
+"""One small, quiet Spark session shared by the checks and their tests: `local[2]` by
+default, or any master a user names (`--spark-master`, KAFKA_CHAOS_SPARK_MASTER)."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from pathlib import Path
 
@@ -37,18 +39,31 @@ def _log4j2_file() -> Path:
     return path
 
 
-def local_session(
+MASTER_ENV = "KAFKA_CHAOS_SPARK_MASTER"
+DEFAULT_MASTER = "local[2]"
+
+
+def master_url(given: str | None = None) -> str:
+    """The master to use: the one given, else $KAFKA_CHAOS_SPARK_MASTER, else local[2]."""
+    return given or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
+
+
+def spark_session(
     app: str = "kafka-chaos-verify",
     jars: list[Path] | None = None,
     conf: dict[str, str] | None = None,
+    master: str | None = None,
 ) -> SparkSession:
-    """`local[2]` with few shuffle partitions: the checks run on one laptop-sized machine.
+    """A session on `master_url(master)` with few shuffle partitions (the checks run on one
+    laptop-sized machine by default). With a cluster master the checks are a normal Spark
+    application: executors read the cell's Parquet files by the path the driver names, so
+    that path must be one every executor can reach (a shared mount, or the same machine).
 
-    getOrCreate reuses a running session (JVM options then no longer apply).
+    getOrCreate reuses a running session (JVM options and the master then no longer apply).
     """
     java_opts = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
     builder = (
-        SparkSession.builder.master("local[2]")
+        SparkSession.builder.master(master_url(master))
         .appName(app)
         .config("spark.sql.shuffle.partitions", "4")
         # With few fixed shuffle partitions AQE has little to tune, and re-planning each
@@ -60,6 +75,7 @@ def local_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
         .config("spark.driver.extraJavaOptions", java_opts)
+        .config("spark.executor.extraJavaOptions", java_opts)
     )
     if jars:
         builder = builder.config("spark.jars", ",".join(str(p.resolve()) for p in jars))
@@ -68,3 +84,12 @@ def local_session(
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
     return spark
+
+
+def local_session(
+    app: str = "kafka-chaos-verify",
+    jars: list[Path] | None = None,
+    conf: dict[str, str] | None = None,
+) -> SparkSession:
+    """Always `local[2]`, whatever the environment says: the streaming consumer and tests."""
+    return spark_session(app, jars, conf, master=DEFAULT_MASTER)
