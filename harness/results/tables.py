@@ -20,7 +20,6 @@ __all__ = [
     "LOG",
     "OUTPUT",
     "concat",
-    "empty_columns",
     "write_table",
     "write_tables",
 ]
@@ -114,11 +113,6 @@ FIGURE_HISTORY = pa.schema(
         ("params", pa.string()),  # the cell's parameters, as JSON
     ]
 )
-
-
-def empty_columns(schema: pa.Schema) -> dict[str, list[Any]]:
-    """One empty list per column of a table contract, to be filled row by row."""
-    return {name: [] for name in schema.names}
 
 
 def write_table(path: Path, schema: pa.Schema, columns: Mapping[str, Sequence[Any]]) -> int:
