@@ -195,7 +195,9 @@ class CellRunner:
 
     def _producer(self, cluster: KafkaCluster) -> LedgerProducer | ProducerSupervisor:
         if not self.producer_is_process:
-            return self.parts.producer(self._producer_settings(cluster), self.history)
+            return self.parts.producer(
+                self._producer_settings(cluster), self.history, self.paths.producer
+            )
         p = self.spec.producer
         t = p.transactions
         settings = ProcessSettings(
