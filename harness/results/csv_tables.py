@@ -6,14 +6,15 @@ is left out) and each chunk is parsed by pyarrow into typed columns. The result 
 what the line readers gave (`_complete_lines` + `split(",")` or `csv.reader`, then `int`):
 a line with another number of fields, or a value that is not an integer where one belongs,
 is dropped. A chunk holding anything pyarrow might read otherwise than those readers (a
-quote in a CSV file, a line break other than `\\n`, an integer not written as plain digits)
-is read line by line in Python instead, as before; the workload's writers write none.
+line break other than `\\n`, "0x", a quote where the csv module would not put one) is
+read line by line in Python instead, as before; the workload's writers write none.
 """
 
 from __future__ import annotations
 
 import csv
 import io
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,10 @@ _HEX = (b"0x", b"0X")
 # Bytes that cannot make pyarrow read a chunk otherwise than the line readers (deleted
 # before looking at what is left): printable ASCII but the quote and x, tab, newline.
 _HARMLESS = bytes(b for b in range(0x20, 0x7F) if b not in b'"xX') + b"\t\n"
+# A line the csv module writes: each field bare (no quote, no comma) or quoted whole (a quote
+# doubled). pyarrow and csv.reader read such a line alike; other uses of quotes may differ.
+_FIELD = rb'(?:[^",]*|"(?:[^"]|"")*")'
+_WRITTEN_BY_CSV = re.compile(_FIELD + rb"(?:," + _FIELD + rb")*")
 
 
 @dataclass(frozen=True)
@@ -89,11 +94,26 @@ def _needs_lines(chunk: bytes, quoted: bool) -> bool:
     rest = frozenset(chunk.translate(None, _HARMLESS))  # usually nothing is left
     if not rest:
         return False
-    if rest & _LINE_BREAK_BYTES or (quoted and ord('"') in rest):
+    if rest & _LINE_BREAK_BYTES:
+        return True
+    if ord('"') in rest and (not quoted or not _quotes_as_csv_writes(chunk)):
         return True
     if rest & frozenset(b"xX") and any(h in chunk for h in _HEX):
         return True
     return max(rest) >= 0x80 and any(b in chunk for b in _LINE_BREAK_UTF8)
+
+
+def _quotes_as_csv_writes(chunk: bytes) -> bool:
+    """Whether every line holding a quote is quoted as the csv module quotes (error texts
+    with commas): checked line by line, for those lines only."""
+    at = chunk.find(b'"')
+    while at >= 0:
+        start = chunk.rfind(b"\n", 0, at) + 1
+        end = chunk.find(b"\n", at)  # a chunk ends with a newline
+        if not _WRITTEN_BY_CSV.fullmatch(chunk, start, end):
+            return False
+        at = chunk.find(b'"', end)
+    return True
 
 
 def read_chunks(path: Path, columns: CsvColumns) -> Iterator[pa.Table]:

@@ -166,6 +166,26 @@ def test_the_ledger_equals_the_line_readers_on_random_folders(tmp_path: Path, se
     assert last_numbers(tmp_path) == legacy.last_numbers(tmp_path)
 
 
+def test_quotes_the_csv_module_would_not_write_are_read_as_it_reads_them(
+    tmp_path: Path, chunk_bytes: int
+) -> None:
+    """Error texts quoted by csv.writer stay on pyarrow's path; any other quote sends the
+    chunk through csv.reader, line by line, as before."""
+    p0 = IncarnationPaths(tmp_path, "p0")
+    p0.sends.write_text("".join(f"{s},,{100 + s}\n" for s in range(7)))
+    p0.acks.write_text(
+        '0,0,0,ok,110,\n1,0,,fail,111,"a, ""b"""\n'  # as csv.writer writes
+        '2,0,,fail,112,"open\n3,0,,fail,113,"ab"c\n4,0,,fail,114, "d"\n'  # not
+        '5,0,,fail,115,e"f"\n"6",0,"",ok,116,""\n'
+    )
+    cols = ledger(tmp_path)
+    assert cols == legacy.ledger_columns(tmp_path)
+    assert cols["error"][1:6] == ['a, "b"', "open", "abc", ' "d"', 'e"f"']
+    written = b'0,0,0,ok,110,\n1,0,,fail,111,"a, ""b"""\n'
+    assert not csv_tables._needs_lines(written, quoted=True)  # pyarrow's path
+    assert csv_tables._needs_lines(written + b'3,0,,fail,113,"ab"c\n', quoted=True)
+
+
 def test_a_garbled_line_of_the_right_width_is_dropped(tmp_path: Path, chunk_bytes: int) -> None:
     """The line reader raised on these (int() of a field); a garbled line is dropped now."""
     p0 = IncarnationPaths(tmp_path, "p0")
