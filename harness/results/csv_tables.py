@@ -23,7 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-CHUNK_BYTES = 16 << 20  # whole lines read and parsed at a time
+CHUNK_BYTES = 4 << 20  # whole lines read and parsed at a time
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # What str.splitlines (the line readers) splits on besides "\n": pyarrow does not. As bytes,

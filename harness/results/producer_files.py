@@ -21,20 +21,16 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import numpy as np
-import numpy.typing as npt
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from harness.results.csv_tables import CsvColumns, read_chunks, read_table
+from harness.results.csv_tables import CsvColumns, read_chunks
 from harness.results.history import now_ms
 from harness.results.member_files import open_for_append
-from harness.results.tables import LEDGER, ROW_GROUP_ROWS, write_tables
 
 PRODUCER_DIR = "producer"
 SENDS_CSV = ("seq", "txn", "send_ts")
@@ -142,95 +138,3 @@ def last_numbers(directory: Path) -> tuple[int, int]:
 def _max(column: pa.ChunkedArray) -> int:
     value = pc.max(column).as_py()
     return -1 if value is None else int(value)
-
-
-def write_ledger(
-    path: Path, incs: Sequence[IncarnationPaths], unreported_error: str | None = UNREPORTED
-) -> int:
-    """The LEDGER table of these incarnations' files as Parquet (see `ledger_tables`)."""
-    return write_tables(path, LEDGER, ledger_tables(incs, unreported_error))
-
-
-def ledger_tables(
-    incs: Sequence[IncarnationPaths],
-    unreported_error: str | None = UNREPORTED,
-    unreported_status: str = "unknown",
-    rows: int = ROW_GROUP_ROWS,
-) -> Iterator[pa.Table]:
-    """The LEDGER rows of every record sent, by seq, `rows` at a time: its send line joined
-    with its delivery report and its transaction's end line (the last line of each seq and
-    transaction counts, as a restart may repeat one). A record without a report has
-    `unreported_status` and `unreported_error`; a transaction without an end, outcome
-    `unknown`. Columnar: the files' columns and a few index arrays, no object per record."""
-    sends = _read_all(incs, "sends", SENDS)
-    acks = _read_all(incs, "acks", ACKS)
-    txns = _read_all(incs, "txns", TXNS)
-    send_rows = _last_of_each(_numpy(sends.column("seq")))
-    seqs = _numpy(sends.column("seq"))[send_rows]
-    ack_rows = _rows_of(_numpy(acks.column("seq")), seqs)
-    txn = sends.column("txn").take(send_rows)
-    # A null txn (not transactional) is looked up as -1, which no transaction has.
-    txn_rows = _rows_of(_numpy(txns.column("txn")), _numpy(pc.fill_null(txn, -1)))
-    unreported = pa.scalar(unreported_error, pa.string())
-    for start in range(0, len(seqs), rows):
-        part = slice(start, start + rows)
-        seq = pa.array(seqs[part], pa.int64())
-        ack = acks.take(_masked(ack_rows[part]))
-        reported = pc.is_valid(ack.column("seq"))
-        ended = txns.column("outcome").take(_masked(txn_rows[part]))
-        row_txn = txn[start : start + rows]
-        yield pa.table(
-            {
-                "seq": seq,
-                "key": pc.binary_join_element_wise("k", pc.cast(seq, pa.string()), ""),
-                "partition": pc.cast(ack.column("partition"), pa.int32()),
-                "offset": ack.column("offset"),
-                "status": pc.fill_null(ack.column("status"), unreported_status),
-                "error": pc.if_else(reported, ack.column("error"), unreported),
-                "send_ts": sends.column("send_ts").take(send_rows[part]),
-                "ack_ts": ack.column("ack_ts"),
-                "txn": row_txn,
-                "outcome": pc.if_else(
-                    pc.is_valid(row_txn),
-                    pc.fill_null(ended, "unknown"),
-                    pa.scalar(None, pa.string()),
-                ),
-            },
-            schema=LEDGER,
-        )
-
-
-def _read_all(incs: Sequence[IncarnationPaths], kind: str, columns: CsvColumns) -> pa.Table:
-    """One kind of file of every incarnation, in incarnation and file order."""
-    tables = [read_table(getattr(inc, kind), columns) for inc in incs]
-    return pa.concat_tables([columns.schema.empty_table(), *tables]).combine_chunks()
-
-
-def _numpy(column: pa.ChunkedArray) -> npt.NDArray[np.int64]:
-    return np.asarray(column.to_numpy(), dtype=np.int64)
-
-
-def _last_of_each(keys: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """Row numbers of the last row of each key, by key (a dict's last write wins, sorted)."""
-    if len(keys) < 2 or bool(np.all(keys[1:] > keys[:-1])):
-        return np.arange(len(keys), dtype=np.int64)  # the usual file: ascending already
-    order = np.argsort(keys, kind="stable")  # equal keys stay in file order
-    ordered = keys[order]
-    last = np.ones(len(keys), dtype=bool)
-    last[:-1] = ordered[1:] != ordered[:-1]
-    return np.asarray(order[last], dtype=np.int64)
-
-
-def _rows_of(keys: npt.NDArray[np.int64], wanted: npt.NDArray[np.int64]) -> npt.NDArray[np.int64]:
-    """For each wanted key, the row of its last occurrence in `keys`; -1 where none."""
-    rows = _last_of_each(keys)
-    if len(rows) == 0:
-        return np.full(len(wanted), -1, dtype=np.int64)
-    ordered = keys[rows]
-    at = np.minimum(np.searchsorted(ordered, wanted), len(rows) - 1)
-    return np.where(ordered[at] == wanted, rows[at], -1)
-
-
-def _masked(rows: npt.NDArray[np.int64]) -> pa.Array:
-    """Row numbers for `take`, null (a null row) where -1."""
-    return pa.array(rows, pa.int64(), mask=rows < 0)

@@ -22,12 +22,8 @@ from confluent_kafka import KafkaError, Message, Producer
 
 from harness.common.client_log import CLIENT_LOGGER
 from harness.results.history import History, now_ms
-from harness.results.producer_files import (
-    IncarnationPaths,
-    incarnation_name,
-    ledger_tables,
-    write_ledger,
-)
+from harness.results.ledger_join import ledger_tables, write_ledger
+from harness.results.producer_files import IncarnationPaths, incarnation_name
 from harness.results.tables import LEDGER, concat
 from harness.workload.records import encode_key, encode_value
 

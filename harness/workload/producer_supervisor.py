@@ -21,13 +21,13 @@ from harness.common.processes import ManagedProcess
 from harness.results import events as ev
 from harness.results.csv_tables import whole_chunks
 from harness.results.history import History, now_ms
+from harness.results.ledger_join import write_ledger
 from harness.results.member_files import read_json_lines, whole_lines
 from harness.results.producer_files import (
     IncarnationPaths,
     incarnation_name,
     incarnations,
     last_numbers,
-    write_ledger,
 )
 from harness.workload.ledger_process import ProcessSettings
 

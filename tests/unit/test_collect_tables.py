@@ -15,17 +15,12 @@ import pyarrow.parquet as pq
 import pytest
 from confluent_kafka import KafkaError
 
-from harness.results import csv_tables
+from harness.results import csv_tables, ledger_join
 from harness.results.history import History
+from harness.results.ledger_join import ledger_tables, write_ledger
 from harness.results.member_files import MemberPaths
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
-from harness.results.producer_files import (
-    IncarnationPaths,
-    incarnations,
-    last_numbers,
-    ledger_tables,
-    write_ledger,
-)
+from harness.results.producer_files import IncarnationPaths, incarnations, last_numbers
 from harness.results.tables import (
     COMMITS,
     CONSUMED,
@@ -51,6 +46,23 @@ def collected(directory: Path, names: list[str]) -> tuple[dict[str, Any], dict[s
     consumed = [t for n in names for t in consumed_tables(MemberPaths(directory, n))]
     commits = [t for n in names for t in commits_tables(MemberPaths(directory, n))]
     return concat(CONSUMED, consumed).to_pydict(), concat(COMMITS, commits).to_pydict()
+
+
+@pytest.fixture
+def buckets(monkeypatch: pytest.MonkeyPatch) -> int:
+    """The ledger joined 4 seqs at a time, its rows spilled to disk past 5."""
+    monkeypatch.setattr(ledger_join, "BUCKET_SEQS", 4)
+    monkeypatch.setattr(ledger_join, "SPILL_ROWS", 5)
+    return 4
+
+
+@pytest.fixture(params=["in-memory", "spilled"])
+def join(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The ledger joined at once, and in buckets of 4 seqs spilled to disk."""
+    if request.param == "spilled":
+        monkeypatch.setattr(ledger_join, "BUCKET_SEQS", 4)
+        monkeypatch.setattr(ledger_join, "SPILL_ROWS", 5)
+    return str(request.param)
 
 
 @pytest.fixture(params=[csv_tables.CHUNK_BYTES, 40], ids=["one-chunk", "40-byte-chunks"])
@@ -85,7 +97,7 @@ def hand_built_producer_folder(directory: Path) -> None:
 
 
 def test_the_ledger_equals_the_line_readers_on_a_hand_built_folder(
-    tmp_path: Path, chunk_bytes: int
+    tmp_path: Path, chunk_bytes: int, join: str
 ) -> None:
     hand_built_producer_folder(tmp_path)
     cols = ledger(tmp_path)
@@ -98,7 +110,7 @@ def test_the_ledger_equals_the_line_readers_on_a_hand_built_folder(
     assert last_numbers(tmp_path) == legacy.last_numbers(tmp_path) == (8, 5)
 
 
-def test_the_ledger_parquet_equals_the_one_written_from_lists(tmp_path: Path) -> None:
+def test_the_ledger_parquet_equals_the_one_written_from_lists(tmp_path: Path, join: str) -> None:
     hand_built_producer_folder(tmp_path)
     rows = write_ledger(tmp_path / "new.parquet", incarnations(tmp_path))
     write_table(tmp_path / "old.parquet", LEDGER, legacy.ledger_columns(tmp_path))
@@ -117,11 +129,11 @@ def test_no_files_and_empty_files_give_an_empty_ledger(tmp_path: Path) -> None:
     assert last_numbers(tmp_path) == (-1, -1)
 
 
-def test_the_ledger_comes_in_slices_in_seq_order(tmp_path: Path) -> None:
+def test_the_ledger_comes_in_slices_in_seq_order(tmp_path: Path, buckets: int) -> None:
     p0 = IncarnationPaths(tmp_path, "p0")
     p0.sends.write_text("".join(f"{s},,{100 + s}\n" for s in range(10)))
     p0.acks.write_text("".join(f"{s},0,{s},ok,{200 + s},\n" for s in reversed(range(0, 10, 2))))
-    slices = list(ledger_tables([p0], rows=4))
+    slices = list(ledger_tables([p0]))
     assert [t.num_rows for t in slices] == [4, 4, 2]
     whole = concat(LEDGER, slices).to_pydict()
     assert whole == legacy.ledger_columns(tmp_path)
@@ -160,7 +172,9 @@ def random_producer_folder(directory: Path, rng: random.Random) -> None:
 
 
 @pytest.mark.parametrize("seed", range(30))
-def test_the_ledger_equals_the_line_readers_on_random_folders(tmp_path: Path, seed: int) -> None:
+def test_the_ledger_equals_the_line_readers_on_random_folders(
+    tmp_path: Path, seed: int, join: str
+) -> None:
     random_producer_folder(tmp_path, random.Random(seed))
     assert ledger(tmp_path) == legacy.ledger_columns(tmp_path)
     assert last_numbers(tmp_path) == legacy.last_numbers(tmp_path)

@@ -17,12 +17,8 @@ from harness.common.processes import ManagedProcess
 from harness.faults import healing
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import plan_faults
-from harness.results.producer_files import (
-    IncarnationPaths,
-    incarnations,
-    last_numbers,
-    ledger_tables,
-)
+from harness.results.ledger_join import ledger_tables
+from harness.results.producer_files import IncarnationPaths, incarnations, last_numbers
 from harness.results.tables import LEDGER, concat
 from harness.spec import parse_spec
 from harness.spec.matrix import expand_cells
