@@ -256,6 +256,7 @@ def main() -> None:
     ]
     text = "\n".join(lines) + "\n"
     if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text)
     print(text)
 
