@@ -5,6 +5,7 @@ whose ledger now streams to disk, against the one that kept it in lists."""
 
 from __future__ import annotations
 
+import json
 import random
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +34,7 @@ from harness.results.tables import (
 from harness.workload import ledger_producer
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
 from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
+from harness.workload.spark_query import SparkQuery, SparkQuerySettings
 from tests.unit import legacy_readers as legacy
 
 MEMBERS = ["group/m0", "group/m1"]
@@ -433,3 +435,43 @@ def test_a_producer_never_started_writes_an_empty_ledger(tmp_path: Path) -> None
     assert producer.write(tmp_path / "ledger.parquet") == 0
     assert producer.status == []
     assert pq.read_table(tmp_path / "ledger.parquet").schema == LEDGER
+
+
+def test_a_spark_query_gives_its_committed_sink_rows_as_consumed_tables(tmp_path: Path) -> None:
+    """Each committed sink file's rows, `ts` = when the file was written; an orphan file
+    (no commit-log entry) is not read."""
+    settings = SparkQuerySettings("b:9092", "chaos", set_name="spark")
+    query = SparkQuery(settings, tmp_path, tmp_path / "consumers", History())
+    sink = query.query.sink
+    sink.mkdir(parents=True)
+    for batch, rows in enumerate([[(0, 0, 7), (1, 0, 8)], [(0, 1, 9)], [(1, 1, 3)]]):
+        name = f"part-{batch}.parquet"
+        pq.write_table(
+            pa.table(
+                {
+                    "seq": pa.array([s for _, _, s in rows], pa.int64()),
+                    "partition": pa.array([p for p, _, _ in rows], pa.int32()),
+                    "offset": pa.array([o for _, o, _ in rows], pa.int64()),
+                    "ts": pa.array([1] * len(rows), pa.int64()),
+                    "generation": pa.array([batch + 1] * len(rows), pa.int32()),
+                }
+            ),
+            sink / name,
+        )
+        if batch == 2:
+            continue  # an orphan: its batch never committed
+        entry = {"path": f"file:///elsewhere/{name}", "modificationTime": 5000 + batch}
+        log = sink / "_spark_metadata" / str(batch)
+        log.parent.mkdir(exist_ok=True)
+        log.write_text("v1\n" + json.dumps(entry) + "\n")
+    consumed = concat(CONSUMED, query.consumed_tables())
+    assert consumed.schema == CONSUMED
+    assert consumed.to_pydict() == {
+        "seq": [7, 8, 9],
+        "partition": [0, 1, 0],
+        "offset": [0, 0, 1],
+        "consumer": ["spark/q"] * 3,
+        "ts": [5000, 5000, 5001],
+        "generation": [1, 1, 2],
+    }
+    assert list(query.commits_tables()) == []
