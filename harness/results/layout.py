@@ -9,7 +9,8 @@
        output.parquet (a pipeline's),
        summary.json, report.html, clients.log, brokers/<node>.log,
        consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
-       consumers/<set>.generation, spark/<set>/{sink,checkpoint}/
+       consumers/<set>.generation, spark/<set>/{sink,checkpoint}/,
+       producer/p<k>.{sends.csv,acks.csv,txns.csv,events.jsonl,stderr.log}
 ```
 """
 
@@ -120,7 +121,8 @@ class CellPaths:
 
     @property
     def producer(self) -> Path:
-        """The producer process's files (harness.results.producer_files), when it ran as one."""
+        """The producer's files (harness.results.producer_files): the process's incarnations,
+        or the in-process producer's sends and acks (`p0`)."""
         return self.root / PRODUCER_DIR
 
     def member(self, consumer: str) -> MemberPaths:

@@ -2,7 +2,9 @@
 
 A member may be SIGKILLed at any moment, so it appends plain lines and flushes
 after every batch; a torn last line is dropped when read. What a member has
-flushed to its `consumed` file is, by definition, what it processed.
+flushed to its `consumed` file is, by definition, what it processed. The runner reads them
+as Arrow tables (harness.results.member_tables); this module stays light (no pyarrow) for
+the member processes that import it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, NamedTuple
 
@@ -51,17 +53,6 @@ COMMITS_CSV: tuple[str, ...] = CommitLine._fields
 
 def _csv(row: tuple[int, ...]) -> str:
     return ",".join(str(v) for v in row) + "\n"
-
-
-def _columns(line: str, columns: tuple[str, ...]) -> dict[str, int] | None:
-    """A CSV line as {column: value}; None for a torn or foreign line."""
-    parts = line.split(",")
-    if len(parts) != len(columns):
-        return None
-    try:
-        return {name: int(value) for name, value in zip(columns, parts, strict=True)}
-    except ValueError:
-        return None
 
 
 @dataclass(frozen=True)
@@ -143,41 +134,6 @@ def _complete_lines(path: Path, start: int) -> tuple[list[str], int]:
     if end < 0:
         return [], start
     return data[: end + 1].decode().splitlines(), start + end + 1
-
-
-@dataclass
-class ConsumedTail:
-    """Follows one member's consumed file: counts and the highest offset per partition."""
-
-    paths: MemberPaths
-    position: int = 0
-    rows: int = 0
-    max_offset: dict[int, int] = field(default_factory=dict)
-
-    def poll(self) -> None:
-        lines, self.position = _complete_lines(self.paths.consumed, self.position)
-        for line in lines:
-            row = _columns(line, CONSUMED_CSV)
-            if row is None:
-                continue
-            partition, offset = row["partition"], row["offset"]
-            self.rows += 1
-            if offset > self.max_offset.get(partition, -1):
-                self.max_offset[partition] = offset
-
-
-def read_consumed(paths: MemberPaths) -> list[ConsumedLine]:
-    """Every record the member processed, in its processing order; torn lines dropped."""
-    lines, _ = _complete_lines(paths.consumed, 0)
-    rows = (_columns(line, CONSUMED_CSV) for line in lines)
-    return [ConsumedLine(**row) for row in rows if row is not None]
-
-
-def read_commits(paths: MemberPaths) -> list[CommitLine]:
-    """Every commit the member saw succeed, in order; torn lines dropped."""
-    lines, _ = _complete_lines(paths.commits, 0)
-    rows = (_columns(line, COMMITS_CSV) for line in lines)
-    return [CommitLine(**row) for row in rows if row is not None]
 
 
 def whole_lines(path: Path) -> list[str]:

@@ -13,26 +13,42 @@ per restart) writes to `<cell>/producer/`:
 
 A record sent without a delivery report is `unknown`; a transaction without an end line is
 `unknown` (the producer died, or no answer came). Lines torn by a SIGKILL are dropped.
+The in-process producer (harness.workload.ledger_producer) writes the sends and acks files
+of one incarnation `p0` alike, so that no run keeps its ledger in memory.
 """
 
 from __future__ import annotations
 
 import csv
-import io
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from harness.results.csv_tables import CsvColumns, read_chunks
 from harness.results.history import now_ms
-from harness.results.member_files import open_for_append, whole_lines
+from harness.results.member_files import open_for_append
 
 PRODUCER_DIR = "producer"
 SENDS_CSV = ("seq", "txn", "send_ts")
 ACKS_CSV = ("seq", "partition", "offset", "status", "ack_ts", "error")
 TXNS_CSV = ("txn", "outcome", "ts", "error")
 OUTCOMES = ("committed", "aborted", "unknown")
+# How each file's fields are read (harness.results.csv_tables).
+SENDS = CsvColumns(
+    SENDS_CSV, ints=frozenset({"seq", "txn", "send_ts"}), nullable=frozenset({"txn"}), quoted=True
+)
+ACKS = CsvColumns(
+    ACKS_CSV,
+    ints=frozenset({"seq", "partition", "offset", "ack_ts"}),
+    nullable=frozenset({"partition", "offset", "error"}),
+    quoted=True,
+)
+TXNS = CsvColumns(TXNS_CSV, ints=frozenset({"txn"}), quoted=True)
+UNREPORTED = "no delivery report before the producer ended"
 
 
 @dataclass(frozen=True)
@@ -97,16 +113,6 @@ class ProducerEvents:
         self._file.flush()
 
 
-def read_rows(path: Path, columns: tuple[str, ...]) -> Iterator[dict[str, str]]:
-    """The file's rows as {column: text}; torn or foreign lines are dropped."""
-    for line in whole_lines(path):
-        if not line:
-            continue
-        values = next(csv.reader(io.StringIO(line)))
-        if len(values) == len(columns):
-            yield dict(zip(columns, values, strict=True))
-
-
 def incarnations(directory: Path) -> list[IncarnationPaths]:
     """Every incarnation that left a sends file, in start order."""
     found = sorted(
@@ -115,3 +121,20 @@ def incarnations(directory: Path) -> list[IncarnationPaths]:
         if p.name[1:].split(".", 1)[0].isdigit()
     )
     return [IncarnationPaths(directory, name) for _, name in found]
+
+
+def last_numbers(directory: Path) -> tuple[int, int]:
+    """The highest seq sent and transaction begun so far (-1 when none), read chunk by chunk."""
+    last_seq = last_txn = -1
+    for inc in incarnations(directory):
+        for sends in read_chunks(inc.sends, SENDS):
+            last_seq = max(last_seq, _max(sends.column("seq")))
+            last_txn = max(last_txn, _max(sends.column("txn")))
+        for txns in read_chunks(inc.txns, TXNS):
+            last_txn = max(last_txn, _max(txns.column("txn")))
+    return last_seq, last_txn
+
+
+def _max(column: pa.ChunkedArray) -> int:
+    value = pc.max(column).as_py()
+    return -1 if value is None else int(value)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,9 @@ __all__ = [
     "LEDGER",
     "LOG",
     "OUTPUT",
-    "empty_columns",
+    "concat",
     "write_table",
+    "write_tables",
 ]
 
 
@@ -114,11 +115,6 @@ FIGURE_HISTORY = pa.schema(
 )
 
 
-def empty_columns(schema: pa.Schema) -> dict[str, list[Any]]:
-    """One empty list per column of a table contract, to be filled row by row."""
-    return {name: [] for name in schema.names}
-
-
 def write_table(path: Path, schema: pa.Schema, columns: Mapping[str, Sequence[Any]]) -> int:
     """Write columns (name -> values, None for null) as Parquet with exactly `schema`.
 
@@ -139,3 +135,35 @@ def write_table(path: Path, schema: pa.Schema, columns: Mapping[str, Sequence[An
     )
     pq.write_table(table, path)
     return int(table.num_rows)
+
+
+# pyarrow's default: write_table of one whole table cut its row groups at this many rows.
+ROW_GROUP_ROWS = 1024 * 1024
+
+
+def write_tables(path: Path, schema: pa.Schema, tables: Iterable[pa.Table]) -> int:
+    """Tables with exactly `schema`, one after the other, as one Parquet file laid out as
+    write_table lays out their concatenation, holding about a row group at a time (a run's
+    millions of rows never all in memory)."""
+    rows = 0
+    pending: list[pa.Table] = []
+    pending_rows = 0
+    with pq.ParquetWriter(path, schema) as writer:
+        for table in tables:
+            rows += table.num_rows
+            pending.append(table)
+            pending_rows += table.num_rows
+            if pending_rows >= ROW_GROUP_ROWS:
+                whole = pa.concat_tables(pending)
+                cut = pending_rows - pending_rows % ROW_GROUP_ROWS
+                writer.write_table(whole.slice(0, cut), row_group_size=ROW_GROUP_ROWS)
+                pending, pending_rows = [whole.slice(cut)], pending_rows - cut
+        if pending_rows or rows == 0:
+            rest = pa.concat_tables(pending) if pending else schema.empty_table()
+            writer.write_table(rest, row_group_size=ROW_GROUP_ROWS)
+    return rows
+
+
+def concat(schema: pa.Schema, tables: Iterable[pa.Table]) -> pa.Table:
+    """Tables with `schema` as one (empty when there are none)."""
+    return pa.concat_tables([schema.empty_table(), *tables])

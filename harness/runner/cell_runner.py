@@ -25,7 +25,7 @@ from harness.nemesis.schedule import PlannedFault
 from harness.results import events as ev
 from harness.results.history import History
 from harness.results.layout import CellPaths
-from harness.results.tables import COMMITS, CONSUMED, LOG, OUTPUT, write_table
+from harness.results.tables import COMMITS, CONSUMED, LOG, OUTPUT, write_table, write_tables
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell
 from harness.workload.consumer_sets import ConsumerSets
@@ -195,7 +195,9 @@ class CellRunner:
 
     def _producer(self, cluster: KafkaCluster) -> LedgerProducer | ProducerSupervisor:
         if not self.producer_is_process:
-            return self.parts.producer(self._producer_settings(cluster), self.history)
+            return self.parts.producer(
+                self._producer_settings(cluster), self.history, self.paths.producer
+            )
         p = self.spec.producer
         t = p.transactions
         settings = ProcessSettings(
@@ -322,9 +324,9 @@ class CellRunner:
         with_log: bool = True,
     ) -> None:
         producer.write(self.paths.ledger)
-        consumed, commits = consumers.collected()
-        write_table(self.paths.consumed, CONSUMED, consumed)
-        write_table(self.paths.commits, COMMITS, commits)
+        # Streamed from the members' files: a long run's records are never all in memory.
+        write_tables(self.paths.consumed, CONSUMED, consumers.consumed_tables())
+        write_tables(self.paths.commits, COMMITS, consumers.commits_tables())
         consumers.merge_events()
         if not with_log:
             self.history.append("log.read", complete=False, records=0, detail="interrupted")

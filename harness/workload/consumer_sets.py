@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
+
+import pyarrow as pa
 
 from harness.common.waiting import wait_until
 from harness.errors import HarnessError, WaitTimeout
@@ -12,7 +15,6 @@ from harness.results.events import PIPELINE_SET
 from harness.results.history import History
 from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
-from harness.results.tables import COMMITS, CONSUMED, empty_columns
 from harness.spec import GroupConsumerSpec, Spec
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
 from harness.workload.pipeline_members import PipelineMembers, PipelineSettings
@@ -33,7 +35,8 @@ class ConsumerSet(Protocol):
     def poll(self) -> None: ...
     def unready(self) -> list[str]: ...
     def lag(self, ends: dict[int, int]) -> dict[int, int]: ...
-    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]: ...
+    def consumed_tables(self) -> Iterator[pa.Table]: ...
+    def commits_tables(self) -> Iterator[pa.Table]: ...
 
     @property
     def rows(self) -> int: ...
@@ -162,16 +165,16 @@ class ConsumerSets:
         for s in self.sets.values():
             s.stop()
 
-    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-        consumed: dict[str, list[Any]] = {}
-        commits: dict[str, list[Any]] = {}
+    def consumed_tables(self) -> Iterator[pa.Table]:
+        """consumed.parquet's rows (CONSUMED): set after set, each member's in its file order
+        (the checks' `_row` order), a chunk at a time."""
         for s in self.sets.values():
-            c, m = s.collected()
-            for key, values in c.items():
-                consumed.setdefault(key, []).extend(values)
-            for key, values in m.items():
-                commits.setdefault(key, []).extend(values)
-        return consumed or empty_columns(CONSUMED), commits or empty_columns(COMMITS)
+            yield from s.consumed_tables()
+
+    def commits_tables(self) -> Iterator[pa.Table]:
+        """commits.parquet's rows (COMMITS), set after set."""
+        for s in self.sets.values():
+            yield from s.commits_tables()
 
     def merge_events(self) -> None:
         """Member processes' own events (start, assign, revoke, stop) join the cell's history."""

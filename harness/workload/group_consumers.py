@@ -4,21 +4,18 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from harness.common.processes import ManagedProcess, stop_all
 from harness.results import events as ev
 from harness.results.history import History
-from harness.results.member_files import (
-    ConsumedTail,
-    MemberPaths,
-    read_commits,
-    read_consumed,
-    read_events,
-)
-from harness.results.tables import COMMITS, CONSUMED, empty_columns
+from harness.results.member_files import MemberPaths, read_events
+from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
 
 STOP_GRACE_S = 20.0
 
@@ -158,20 +155,12 @@ class GroupConsumers:
                         out[int(key)] = max(out.get(int(key), 0), int(offset))
         return out
 
-    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-        """consumed and commits columns of every member, in each member's processing order."""
-        consumed = empty_columns(CONSUMED)
-        commits = empty_columns(COMMITS)
+    def consumed_tables(self) -> Iterator[pa.Table]:
+        """consumed.parquet's rows of every member, each in its processing order (CONSUMED)."""
         for name in self.names:
-            paths = MemberPaths(self.directory, name)
-            for row in read_consumed(paths):
-                _append(consumed, {**row._asdict(), "consumer": name})
-            for commit in read_commits(paths):
-                _append(commits, {**commit._asdict(), "consumer": name})
-        return consumed, commits
+            yield from consumed_tables(MemberPaths(self.directory, name))
 
-
-def _append(columns: dict[str, list[Any]], row: dict[str, Any]) -> None:
-    """One row into table columns, matched by column name."""
-    for key, values in columns.items():
-        values.append(row[key])
+    def commits_tables(self) -> Iterator[pa.Table]:
+        """commits.parquet's rows of every member (COMMITS)."""
+        for name in self.names:
+            yield from commits_tables(MemberPaths(self.directory, name))

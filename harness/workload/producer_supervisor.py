@@ -16,24 +16,20 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from harness.common.processes import ManagedProcess
 from harness.results import events as ev
+from harness.results.csv_tables import whole_chunks
 from harness.results.history import History, now_ms
+from harness.results.ledger_join import write_ledger
 from harness.results.member_files import read_json_lines, whole_lines
 from harness.results.producer_files import (
-    ACKS_CSV,
-    SENDS_CSV,
-    TXNS_CSV,
     IncarnationPaths,
     incarnation_name,
     incarnations,
-    read_rows,
+    last_numbers,
 )
-from harness.results.tables import LEDGER, write_table
 from harness.workload.ledger_process import ProcessSettings
-from harness.workload.records import encode_key
 
 STOP_GRACE_S = 90.0  # SIGTERM: the open transaction ends, the queue flushes
 PAUSE_GUARD_MAX_S = 6 * 3600.0  # a pause outlasting any cell is let go
@@ -41,7 +37,7 @@ PAUSE_GUARD_MAX_S = 6 * 3600.0  # a pause outlasting any cell is let go
 
 @dataclass
 class _Tail:
-    """Counts lines of a growing file from where it was last read."""
+    """Counts lines of a growing file from where it was last read (a chunk at a time)."""
 
     path: Path
     position: int = 0
@@ -49,19 +45,11 @@ class _Tail:
     ok: int = 0
 
     def poll(self, count_ok: bool = False) -> None:
-        if not self.path.exists():
-            return
-        with self.path.open("rb") as f:
-            f.seek(self.position)
-            data = f.read()
-        end = data.rfind(b"\n")
-        if end < 0:
-            return
-        chunk = data[: end + 1]
-        self.position += end + 1
-        self.lines += chunk.count(b"\n")
-        if count_ok:
-            self.ok += chunk.count(b",ok,")
+        for chunk, position in whole_chunks(self.path, self.position):
+            self.position = position
+            self.lines += chunk.count(b"\n")
+            if count_ok:
+                self.ok += chunk.count(b",ok,")
 
 
 @dataclass
@@ -138,7 +126,7 @@ class ProducerSupervisor:
         own events join the history."""
         for inc in incarnations(self.directory):
             self.history.merge(read_json_lines(inc.events))
-        return write_table(path, LEDGER, ledger_columns(self.directory))
+        return write_ledger(path, incarnations(self.directory))
 
     # --- what the nemesis does ------------------------------------------------------------
     def crash(self) -> None:
@@ -164,7 +152,7 @@ class ProducerSupervisor:
         with self._lock:
             if self._procs and self._procs[-1].running:
                 return
-            last_seq, last_txn = _last_numbers(self.directory)
+            last_seq, last_txn = last_numbers(self.directory)
             self._launch(first_seq=last_seq + 1, first_txn=last_txn + 1)
 
     def pause(self) -> None:
@@ -241,55 +229,3 @@ class ProducerSupervisor:
         self.history.append(
             ev.PRODUCER_CRASH, producer=incarnation_name(index), error=str(self.crashed)
         )
-
-
-def _last_numbers(directory: Path) -> tuple[int, int]:
-    """The highest seq sent and transaction begun so far (-1 when none)."""
-    last_seq = last_txn = -1
-    for inc in incarnations(directory):
-        for row in read_rows(inc.sends, SENDS_CSV):
-            last_seq = max(last_seq, int(row["seq"]))
-            if row["txn"]:
-                last_txn = max(last_txn, int(row["txn"]))
-        for row in read_rows(inc.txns, TXNS_CSV):
-            last_txn = max(last_txn, int(row["txn"]))
-    return last_seq, last_txn
-
-
-def ledger_columns(directory: Path) -> dict[str, list[Any]]:
-    """The LEDGER table's columns from the producer files of every incarnation.
-
-    A record without a delivery report is `unknown` (sent, fate not reported); a record of
-    a transaction without an end line has outcome `unknown`."""
-    sends: dict[int, tuple[int | None, int]] = {}
-    acks: dict[int, dict[str, str]] = {}
-    outcomes: dict[int, str] = {}
-    for inc in incarnations(directory):
-        for row in read_rows(inc.sends, SENDS_CSV):
-            sends[int(row["seq"])] = (int(row["txn"]) if row["txn"] else None, int(row["send_ts"]))
-        for row in read_rows(inc.acks, ACKS_CSV):
-            acks[int(row["seq"])] = row
-        for row in read_rows(inc.txns, TXNS_CSV):
-            outcomes[int(row["txn"])] = row["outcome"]
-    cols: dict[str, list[Any]] = {name: [] for name in LEDGER.names}
-    for seq in sorted(sends):
-        txn, send_ts = sends[seq]
-        ack = acks.get(seq)
-        cols["seq"].append(seq)
-        cols["key"].append(encode_key(seq).decode())
-        cols["txn"].append(txn)
-        cols["send_ts"].append(send_ts)
-        cols["outcome"].append(None if txn is None else outcomes.get(txn, "unknown"))
-        if ack is None:
-            cols["partition"].append(None)
-            cols["offset"].append(None)
-            cols["status"].append("unknown")
-            cols["error"].append("no delivery report before the producer ended")
-            cols["ack_ts"].append(None)
-            continue
-        cols["partition"].append(int(ack["partition"]) if ack["partition"] else None)
-        cols["offset"].append(int(ack["offset"]) if ack["offset"] else None)
-        cols["status"].append(ack["status"])
-        cols["error"].append(ack["error"] or None)
-        cols["ack_ts"].append(int(ack["ack_ts"]))
-    return cols

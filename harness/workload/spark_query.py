@@ -12,10 +12,12 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.common.processes import ManagedProcess
@@ -23,7 +25,7 @@ from harness.results.checkpoint import committed_end, sink_files
 from harness.results.history import History
 from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
-from harness.results.tables import COMMITS, CONSUMED, empty_columns
+from harness.results.tables import CONSUMED
 
 STOP_GRACE_S = 60.0
 
@@ -152,15 +154,27 @@ class SparkQuery:
             return dict.fromkeys(ends, 0)
         return {p: max(0, end - self._end.get(p, 0)) for p, end in ends.items()}
 
-    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-        """The sink's committed rows; `ts` is when the file holding the row was written."""
-        consumed = empty_columns(CONSUMED)
+    def consumed_tables(self) -> Iterator[pa.Table]:
+        """The sink's committed rows (CONSUMED), a file at a time; `ts` is when the file
+        holding the row was written."""
         sink = self.query.sink
+        consumer = pa.scalar(self.name, pa.string())
         for f in sink_files(sink):
-            table = pq.read_table(f.local(sink))
-            n = table.num_rows
-            for key in ("seq", "partition", "offset", "generation"):
-                consumed[key].extend(table.column(key).to_pylist())
-            consumed["consumer"].extend([self.name] * n)
-            consumed["ts"].extend([f.modified_ms] * n)
-        return consumed, empty_columns(COMMITS)
+            table = pq.read_table(
+                f.local(sink), columns=["seq", "partition", "offset", "generation"]
+            )
+            yield pa.table(
+                {
+                    "seq": table.column("seq").cast(pa.int64()),
+                    "partition": table.column("partition").cast(pa.int32()),
+                    "offset": table.column("offset").cast(pa.int64()),
+                    "consumer": pa.repeat(consumer, table.num_rows),
+                    "ts": pa.repeat(pa.scalar(f.modified_ms, pa.int64()), table.num_rows),
+                    "generation": table.column("generation").cast(pa.int32()),
+                },
+                schema=CONSUMED,
+            )
+
+    def commits_tables(self) -> Iterator[pa.Table]:
+        """A query commits to its checkpoint, not to Kafka: none."""
+        return iter(())

@@ -13,6 +13,7 @@ import pytest
 
 from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
+from harness.results.tables import CONSUMED, concat
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
 from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
 from harness.workload.log_reader import end_offsets, read_log
@@ -75,8 +76,8 @@ def test_grow_a_topic_under_the_workload(start_cluster: ClusterFactory, tmp_path
     assert acked <= set(log.seq), "an acknowledged record is missing from the final read"
     assert {p for p in log.partition if p in NEW} == NEW
 
-    consumed, _ = group.collected()
-    assert set(consumed["partition"]) >= NEW
+    consumed = concat(CONSUMED, group.consumed_tables())
+    assert set(consumed.column("partition").to_pylist()) >= NEW
     heals = [e.fields for e in cluster.history.events if e.kind == "fault.heal"]
     assert len(heals) == 1
     assert (heals[0]["before"], heals[0]["after"], heals[0]["completed"]) == (2, 4, True)
@@ -120,7 +121,9 @@ def test_a_latest_group_skips_new_partitions_yet_reaches_their_end(
     finally:
         group.stop()
 
-    consumed, _ = group.collected()
-    assert not NEW & set(consumed["partition"]), "records of the new partitions were read"
+    consumed = concat(CONSUMED, group.consumed_tables())
+    assert not NEW & set(consumed.column("partition").to_pylist()), (
+        "records of the new partitions were read"
+    )
     ends = end_offsets(bootstrap, "chaos", at_least=2)
     assert all(ends[p] > 0 for p in NEW)  # records were there, and the group passed them

@@ -4,14 +4,15 @@ what a crash in one of them leaves in the result folder."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pytest
 import yaml
 
 from harness.results.history import History, read_jsonl
-from harness.results.tables import COMMITS, CONSUMED, empty_columns
 from harness.runner import cell_runner
 from harness.runner.cell_runner import CellRunner, Parts
 from harness.runner.status import Status
@@ -110,8 +111,11 @@ class Fakes:
     def join(self, _timeout: float) -> None:
         pass
 
-    def collected(self) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
-        return empty_columns(CONSUMED), empty_columns(COMMITS)
+    def consumed_tables(self) -> Iterator[pa.Table]:
+        return iter(())
+
+    def commits_tables(self) -> Iterator[pa.Table]:
+        return iter(())
 
     def merge_events(self) -> None:
         self.called("consumers.merge_events")

@@ -17,12 +17,13 @@ from harness.common.processes import ManagedProcess
 from harness.faults import healing
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import plan_faults
-from harness.results.producer_files import IncarnationPaths
+from harness.results.ledger_join import ledger_tables
+from harness.results.producer_files import IncarnationPaths, incarnations, last_numbers
+from harness.results.tables import LEDGER, concat
 from harness.spec import parse_spec
 from harness.spec.matrix import expand_cells
 from harness.spec.models import Spec
 from harness.workload.ledger_process import ProducerProcess
-from harness.workload.producer_supervisor import _last_numbers, ledger_columns
 from tests.unit.fakes import FakeCluster, FakeConsumers, FakeProducer, Planned
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,7 +50,7 @@ def test_the_ledger_joins_sends_acks_and_transaction_ends_of_every_incarnation(
     write(p1.acks, '5,0,,fail,210,"Local: fenced, by a newer instance"\n')
     write(p1.txns, '3,unknown,220,"commit: timed out, then fenced"\n')
 
-    cols = ledger_columns(tmp_path)
+    cols = concat(LEDGER, ledger_tables(incarnations(tmp_path))).to_pydict()
 
     assert cols["seq"] == [0, 1, 2, 3, 4, 5]
     assert cols["txn"] == [0, 0, 1, 2, 2, 3]
@@ -61,17 +62,17 @@ def test_the_ledger_joins_sends_acks_and_transaction_ends_of_every_incarnation(
     assert cols["error"][4] == "no delivery report before the producer ended"
     assert cols["key"][3] == "k3" and cols["send_ts"][5] == 200 and cols["ack_ts"][0] == 110
     # The next incarnation goes on after the highest seq and transaction so far.
-    assert _last_numbers(tmp_path) == (5, 3)
+    assert last_numbers(tmp_path) == (5, 3)
 
 
 def test_a_producer_without_transactions_has_null_txn_and_outcome(tmp_path: Path) -> None:
     p0 = IncarnationPaths(tmp_path, "p0")
     write(p0.sends, "0,,100\n1,,100\n")
     write(p0.acks, "1,0,0,ok,105,\n")
-    cols = ledger_columns(tmp_path)
+    cols = concat(LEDGER, ledger_tables(incarnations(tmp_path))).to_pydict()
     assert cols["txn"] == [None, None] and cols["outcome"] == [None, None]
     assert cols["status"] == ["unknown", "ok"]
-    assert _last_numbers(tmp_path) == (1, -1)
+    assert last_numbers(tmp_path) == (1, -1)
 
 
 def _nemesis(*plan: Planned, producer: bool = True) -> tuple[FakeCluster, Nemesis, FakeProducer]:

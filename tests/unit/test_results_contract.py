@@ -17,9 +17,9 @@ from harness.results.member_files import (
     CommitLine,
     ConsumedLine,
     MemberPaths,
-    read_commits,
-    read_consumed,
 )
+from harness.results.member_tables import commits_tables, consumed_tables
+from harness.results.tables import COMMITS, CONSUMED, concat
 from harness.results.verdicts import as_verdict, worst
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,9 +116,10 @@ def test_csv_columns_are_named_once(tmp_path: Path) -> None:
     line = ConsumedLine(seq=7, partition=2, offset=30, ts=1000, generation=3)
     paths.consumed.write_text(line.csv() + "x,y\n")
     paths.commits.write_text(CommitLine(partition=2, offset=31, ts=1001).csv())
-    [row] = read_consumed(paths)
-    assert (row.seq, row.partition, row.offset, row.ts, row.generation) == (7, 2, 30, 1000, 3)
-    assert read_commits(paths) == [CommitLine(2, 31, 1001)]
+    [row] = concat(CONSUMED, consumed_tables(paths)).to_pylist()
+    assert row == {**line._asdict(), "consumer": "group/m0"}
+    [commit] = concat(COMMITS, commits_tables(paths)).to_pylist()
+    assert commit == {"consumer": "group/m0", "partition": 2, "offset": 31, "ts": 1001}
     assert paths.consumed.read_text().startswith("7,2,30,1000,3\n")  # the file format
 
 

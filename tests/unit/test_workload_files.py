@@ -4,13 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.results.member_files import (
-    ConsumedTail,
-    MemberPaths,
-    next_generation,
-    read_commits,
-    read_consumed,
-)
+from harness.results.member_files import MemberPaths, next_generation
+from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
+from harness.results.tables import COMMITS, CONSUMED, concat
 from harness.workload.records import decode_seq, encode_key, encode_value
 
 
@@ -30,7 +26,11 @@ def test_foreign_values_have_no_seq() -> None:
 def test_torn_last_line_is_dropped_and_read_later(tmp_path: Path) -> None:
     paths = MemberPaths(tmp_path, "group/m0")
     paths.consumed.write_text("1,0,10,1000,1\n2,0,11,1001,1\n3,0,1")  # killed mid-line
-    assert read_consumed(paths) == [(1, 0, 10, 1000, 1), (2, 0, 11, 1001, 1)]
+    consumed = concat(CONSUMED, consumed_tables(paths))
+    assert consumed.select(["seq", "partition", "offset", "ts", "generation"]).to_pylist() == [
+        {"seq": 1, "partition": 0, "offset": 10, "ts": 1000, "generation": 1},
+        {"seq": 2, "partition": 0, "offset": 11, "ts": 1001, "generation": 1},
+    ]
     tail = ConsumedTail(paths)
     tail.poll()
     assert (tail.rows, tail.max_offset) == (2, {0: 11})
@@ -43,6 +43,12 @@ def test_torn_last_line_is_dropped_and_read_later(tmp_path: Path) -> None:
 def test_commits_and_generations(tmp_path: Path) -> None:
     paths = MemberPaths(tmp_path, "group/m1")
     paths.commits.write_text("0,12,1000\n1,7,1001\n")
-    assert read_commits(paths) == [(0, 12, 1000), (1, 7, 1001)]
+    commits = concat(COMMITS, commits_tables(paths))
+    assert commits.to_pydict() == {
+        "consumer": ["group/m1", "group/m1"],
+        "partition": [0, 1],
+        "offset": [12, 7],
+        "ts": [1000, 1001],
+    }
     assert [next_generation(tmp_path, "group") for _ in range(3)] == [1, 2, 3]
     assert next_generation(tmp_path, "spark") == 1
