@@ -3,6 +3,7 @@ unavailability (acknowledged writes stopped while the producer was sending)."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -13,29 +14,35 @@ from spark_jobs.cell_data import consumer_set
 SET = "set"
 
 
+def first_consumed(consumed: DataFrame) -> DataFrame:
+    """(set, seq, fc): each set's first consumption time of each seq (the simple way; verify
+    uses seq_blocks.first_consumptions)."""
+    return (
+        consumed.select(consumer_set(F.col("consumer")).alias(SET), "seq", "ts")
+        .groupBy(SET, "seq")
+        .agg(F.min("ts").alias("fc"))
+    )
+
+
 def stall_frame(
     spark: SparkSession,
     available: DataFrame,
-    consumed: DataFrame,
+    firsts: DataFrame,
     sets: list[str],
     start_ms: int,
     end_ms: int,
 ) -> DataFrame:
     """Every interval between consecutive progress times of each set, with its stall.
 
-    `available` has (seq, av): the ms at which a record became readable. Progress times of
-    a set are the ts of its first consumption of each seq inside (start, end), plus `end`.
+    `available` has (seq, av): the ms at which a record became readable; `firsts` (set,
+    seq, fc): each set's first consumption of each seq. Progress times of a set are its fc
+    values inside (start, end), plus `end`.
     For the interval (c_prev, c] (c_prev = start for the first), a = the earliest av of a
     record the set had not first-consumed by c_prev; the stall is c - max(c_prev, a) when
     a < c, else 0. Columns: set, start_ms, end_ms, duration_ms, final (interval ends at end).
     """
     sets_df = spark.createDataFrame([(s,) for s in sets], f"{SET} string")
-    first = (
-        consumed.select(consumer_set(F.col("consumer")).alias(SET), "seq", "ts")
-        .groupBy(SET, "seq")
-        .agg(F.min("ts").alias("fc"))
-        .join(sets_df, SET, "left_semi")
-    )
+    first = firsts.select(SET, "seq", "fc").join(F.broadcast(sets_df), SET, "left_semi")
     start, end = F.lit(start_ms).cast("bigint"), F.lit(end_ms).cast("bigint")
     # A record is pending inside the window until the progress point it is first consumed at;
     # records first consumed after `end` (or never) are pending up to `end`.
@@ -82,7 +89,7 @@ def stall_frame(
 def stalls(
     spark: SparkSession,
     available: DataFrame,
-    consumed: DataFrame,
+    firsts: DataFrame,
     sets: list[str],
     start_ms: int,
     end_ms: int,
@@ -90,7 +97,7 @@ def stalls(
 ) -> tuple[dict[str, float], list[dict[str, Any]], dict[str, bool]]:
     """(longest stall per set in s, the `top` longest windows per set, per set: whether its
     longest window is the final one with records still waiting at `end`)."""
-    frame = stall_frame(spark, available, consumed, sets, start_ms, end_ms)
+    frame = stall_frame(spark, available, firsts, sets, start_ms, end_ms)
     ranked = frame.withColumn(
         "_rank",
         F.row_number().over(
@@ -129,27 +136,20 @@ def unavailable_windows(
             return []
         sends = (int(bounds["lo"]), int(bounds["hi"]))
     lo, hi = sends
-    spark = ledger.sparkSession
-    acks = ledger.filter((F.col("status") == "ok") & F.col("ack_ts").between(lo, hi)).select(
-        F.col("ack_ts").alias("t")
-    )
-    edges = spark.createDataFrame([(lo,), (hi,)], "t bigint")
-    # One ordered series over the whole run: a single-partition window on purpose (ack
-    # times, at most one point per ms); session.py quiets Spark's warning about it.
-    order = Window.orderBy("t")
-    gaps = (
-        acks.unionByName(edges)
-        .distinct()
-        .withColumn("next", F.lead("t").over(order))
-        .filter((F.col("next") - F.col("t")) > gap_ms)
-        .orderBy("t")
+    # Ack times in buckets of gap_ms: two points of one bucket are < gap_ms apart, so a gap
+    # longer than gap_ms lies between the last point of a bucket and the first of the next
+    # non-empty one. One small aggregate per bucket comes back, not the series.
+    acks = ledger.filter((F.col("status") == "ok") & F.col("ack_ts").between(lo, hi))
+    width = max(int(gap_ms), 1)
+    rows = (
+        acks.groupBy(F.expr(f"(ack_ts - {lo}) div {width}").alias("b"))
+        .agg(F.min("ack_ts").alias("first"), F.max("ack_ts").alias("last"))
         .collect()
     )
+    spans = sorted((int(r["first"]), int(r["last"])) for r in rows)
+    points = [lo, *(t for span in spans for t in span), hi]
     return [
-        {
-            "start_ms": int(r["t"]),
-            "end_ms": int(r["next"]),
-            "duration_s": (int(r["next"]) - int(r["t"])) / 1000.0,
-        }
-        for r in gaps
+        {"start_ms": a, "end_ms": b, "duration_s": (b - a) / 1000.0}
+        for a, b in pairwise(points)
+        if b - a > gap_ms
     ]

@@ -11,6 +11,7 @@ waiting) is the set's longest, because only then is the maximum itself uncertain
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from spark_jobs import checks_spark as csp
 from spark_jobs import checks_stall as cs
 from spark_jobs import checks_txn as ct
 from spark_jobs import history_facts as hf
+from spark_jobs import seq_blocks as sb
 from spark_jobs.cell_data import CellData, consumer_set, read_cell
 
 
@@ -89,8 +91,6 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
     }
     ledger, consumed, log = data.ledger, data.consumed, data.log
     history_note = "" if data.has_history else " (history.jsonl missing)"
-    no_ledger = "ledger.parquet missing"
-    no_consumed = "consumed.parquet missing"
     log_reason = hf.log_undecided(data.history, log is not None)
     if log_reason is not None:
         log_reason += history_note
@@ -101,58 +101,97 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
     sets = _sets(data)
     read_committed = hf.read_committed_sets(data.history)
     spark_sets = csp.spark_sets(data.history)
-    spark_names = [f.name for f in spark_sets]
-    sends: tuple[int | None, int | None] = (None, None)
-    transactional, expected = False, None
 
-    # Ledger against the final log.
+    # Ledger against the final log, and what each set consumed: bitsets of 64 seqs.
+    blocks = None
+    if ledger is not None or trusted_log is not None or consumed is not None:
+        blocks = sb.block_facts(ledger, trusted_log, consumed, sets).cache()
+    try:
+        seen = _records(data, sets, blocks, trusted_log, log_reason, drain_reason, out)
+        txn = seen.transactional
+        _transactions(data, sets, txn, read_committed, log_reason, drain_reason, out)
+        _offsets(data, sets, read_committed, log_reason, out)
+        _pipeline(data, txn, log_reason, drain_reason, history_note, out)
+        _spark(spark, spark_sets, cell_dir, trusted_log, read_committed, out)
+        _availability(data, gap_ms, seen.sends, out)
+        trusted = trusted_log is not None
+        _stall(spark, data, sets, blocks, seen.firsts, trusted, drain_reason, seen.sends[0], out)
+    finally:
+        if blocks is not None:
+            blocks.unpersist()
+    return out
+
+
+@dataclass
+class _Seen:
+    """What the record checks learnt that later checks use."""
+
+    sends: tuple[int | None, int | None] = (None, None)  # first and last send_ts
+    transactional: bool = False
+    firsts: DataFrame | None = None  # seq_blocks.first_consumptions
+
+
+def _records(
+    data: CellData,
+    sets: list[str],
+    blocks: DataFrame | None,
+    trusted_log: DataFrame | None,
+    log_reason: str | None,
+    drain_reason: str | None,
+    out: dict[str, Any],
+) -> _Seen:
+    """Ledger against the final log, and what the consumers saw."""
+    counts, undecided = out["counts"], out["undecided"]
+    ledger, consumed = data.ledger, data.consumed
+    no_ledger = "ledger.parquet missing"
+    no_consumed = "consumed.parquet missing"
+    seen = _Seen()
+    facts = sb.totals(blocks, sets) if blocks is not None else None
     if ledger is None:
         for name in ("attempted", "acked", "lost", "unacked_present", "lost_never_consumed"):
             undecided[name] = no_ledger
         undecided.update(dict.fromkeys(("failed", *LATENCY_METRICS), no_ledger))
     else:
         totals = cr.ledger_totals(ledger)
-        transactional, expected = bool(totals["transactional"]), totals["expected"]
-        sends = (totals["first_send"], totals["last_send"])
+        seen.transactional = bool(totals["transactional"])
+        seen.sends = (totals["first_send"], totals["last_send"])
         counts["attempted"], counts["acked"] = totals["attempted"], totals["acked"]
         counts["failed"] = cl.failed(ledger)
         _latency(data, ledger, out)
-        if trusted_log is None:
+        if trusted_log is None or facts is None or blocks is None:
             undecided["lost"] = undecided["unacked_present"] = str(log_reason)
         else:
-            lost = cr.lost_records(ledger, trusted_log)
-            counts["lost"] = lost.count()
-            out["lost_seqs_sample"] = cr.sample(lost)
-            counts["unacked_present"] = cr.unacked_present(ledger, trusted_log)
-    if trusted_log is None:
+            counts["lost"] = facts["lost"]
+            out["lost_seqs_sample"] = sb.lowest_seqs(blocks, "e & ~v") if facts["lost"] else []
+            counts["unacked_present"] = facts["unacked_present"]
+    if trusted_log is None or facts is None or blocks is None:
         undecided["duplicated"] = str(log_reason)
+    elif facts["dup_blocks"] == 0:
+        counts["duplicated"] = 0
     else:
-        dups = cr.duplicated_records(trusted_log)
+        dups = sb.duplicated(blocks, trusted_log).cache()
         counts["duplicated"] = dups.count()
         out["duplicated_seqs_sample"] = cr.sample(dups)
+        dups.unpersist()
 
-    # What the consumers saw.
-    if consumed is None:
+    if consumed is None or facts is None or blocks is None:
         for name in ("reprocessed", "out_of_order", "resumptions", "lost_never_consumed"):
             undecided[name] = no_consumed
-    else:
-        counts["reprocessed"] = cc.reprocessed(consumed)
-        counts["out_of_order"] = cc.out_of_order(consumed)
-        out["reprocessed_by_generation"] = cc.reprocessed_by_generation(consumed)
-        groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
-        out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log, read_committed)
-        if data.commits is None:
-            undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
-        if ledger is not None:
-            _never_consumed(ledger, consumed, sets, expected, drain_reason, out)
+        return seen
+    counts["reprocessed"] = sum(facts["excess"].values())
+    counts["out_of_order"] = cc.out_of_order(consumed)
+    seen.firsts = sb.first_consumptions(consumed, sb.dirty_blocks(blocks, sets))
+    out["reprocessed_by_generation"] = sb.generation_counts(consumed, seen.firsts)
+    spark_names = [f.name for f in csp.spark_sets(data.history)]
+    groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
+    read_committed = hf.read_committed_sets(data.history)
+    out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log, read_committed)
+    if data.commits is None:
+        undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
+    if ledger is not None:
+        _never_consumed(facts["never"], drain_reason, out)
+    return seen
 
-    _transactions(data, sets, transactional, read_committed, log_reason, drain_reason, out)
-    _offsets(data, sets, read_committed, log_reason, out)
-    _pipeline(data, transactional, log_reason, drain_reason, history_note, out)
-    _spark(spark, spark_sets, cell_dir, trusted_log, read_committed, out)
-    _availability(data, gap_ms, sends, out)
-    _stall(spark, data, sets, trusted_log, drain_reason, sends[0], out)
-    return out
 
 
 def _lower_bound(out: dict[str, Any], name: str, value: int, gaps: list[str]) -> None:
@@ -344,15 +383,9 @@ def _spark(
 
 
 def _never_consumed(
-    ledger: DataFrame,
-    consumed: DataFrame,
-    sets: list[str],
-    expected: int | None,
-    drain_reason: str | None,
-    out: dict[str, Any],
+    by_set: dict[str, int], drain_reason: str | None, out: dict[str, Any]
 ) -> None:
-    by_set = cr.lost_never_consumed_by_set(ledger, consumed, sets, expected)
-    out["lost_never_consumed_by_set"] = by_set
+    out["lost_never_consumed_by_set"] = dict(sorted(by_set.items()))
     if drain_reason is not None:
         out["undecided"]["lost_never_consumed"] = drain_reason
     elif not by_set:
@@ -385,14 +418,16 @@ def _stall(
     spark: SparkSession,
     data: CellData,
     sets: list[str],
-    trusted_log: DataFrame | None,
+    blocks: DataFrame | None,
+    firsts: DataFrame | None,
+    trusted: bool,
     drain_reason: str | None,
     first_send: int | None,
     out: dict[str, Any],
 ) -> None:
     undecided: dict[str, str] = out["undecided"]
     ledger, consumed = data.ledger, data.consumed
-    if ledger is None or consumed is None:
+    if ledger is None or consumed is None or firsts is None or blocks is None:
         undecided["max_stall_s"] = (
             "ledger.parquet missing" if ledger is None else "consumed.parquet missing"
         )
@@ -404,8 +439,9 @@ def _stall(
     # available from their ack (for a transaction's, its commit came later: an overstatement
     # of its stall by up to the transaction's length) and visible in the final log.
     ok = cr.expected_records(ledger).filter(F.col("ack_ts").isNotNull())
-    if trusted_log is not None:
-        ok = ok.join(cr.visible(trusted_log).select("seq"), "seq", "left_semi")
+    if trusted:  # the blocks' `v` bits: seqs the trusted final log shows
+        ok = ok.withColumn(sb.K, sb.block()).join(F.broadcast(blocks.select(sb.K, "v")), sb.K)
+        ok = ok.filter((F.col("v").bitwiseAND(sb.bit())) != 0)
     available = ok.select("seq", F.col("ack_ts").alias("av"))
 
     start = hf.workload_start(data.history)
@@ -420,7 +456,7 @@ def _stall(
         out["stalls_by_set"] = dict.fromkeys(sets)
         return
 
-    best, windows, final_longest = cs.stalls(spark, available, consumed, sets, start, end)
+    best, windows, final_longest = cs.stalls(spark, available, firsts, sets, start, end)
     out["stalls_by_set"] = best
     out["stall_windows"] = windows
     out["max_stall_s"] = max(best.values())
