@@ -166,6 +166,33 @@ def _print_suite_plan(plan: SuitePlan) -> None:
     )
 
 
+SparkMasterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        help="Spark master URL the checks run on (e.g. spark://host:7077); default "
+        "$KAFKA_CHAOS_SPARK_MASTER, else local[2]. Its executors must reach the result "
+        "folder by the same path.",
+    ),
+]
+
+
+def _use_spark_master(url: str | None) -> None:
+    """The checks' session reads the master from the environment (spark_jobs.session), so a
+    suite's every experiment and the one session of the run use it."""
+    if url is None:
+        return
+    if not url.strip() or (":" not in url and not url.startswith("local")):
+        raise _fail(
+            EXIT_USAGE, f"--spark-master {url!r}: expected local[N] or a URL like spark://host:7077"
+        )
+    import os
+
+    from spark_jobs.session import MASTER_ENV
+
+    os.environ[MASTER_ENV] = url
+
+
 @app.command()
 def validate(spec: SpecArg) -> None:
     """Check a spec (or a suite) and show its cells and fault schedule; nothing is started."""
@@ -245,9 +272,11 @@ def run(
             "merge-shards."
         ),
     ] = None,
+    spark_master: SparkMasterOpt = None,
 ) -> None:
     """Run an experiment (or a suite): every cell against a real cluster, then checks, verdicts
     and reports."""
+    _use_spark_master(spark_master)
     if _is_suite(spec):
         _run_suite(spec, seed, out, cells, keep_cluster, dry_run, shard)
         return
@@ -439,8 +468,10 @@ def index(
 @app.command()
 def verify(
     results_dir: Annotated[Path, typer.Argument(help="A results/<run-id>/ folder.")],
+    spark_master: SparkMasterOpt = None,
 ) -> None:
     """Re-run the checks of a result folder from its files alone (no cluster)."""
+    _use_spark_master(spark_master)
     from harness.experiment import EXIT_FOR_VERDICT, verify_run
     from harness.report import render_table
 

@@ -62,18 +62,20 @@ def new_run_id(spec: Spec) -> str:
 
 
 class SparkChecks:
-    """One local Spark session for every cell's checks, started when first needed."""
+    """One Spark session for every cell's checks, started when first needed: the JVM start is
+    paid once per run. Its master: $KAFKA_CHAOS_SPARK_MASTER (`--spark-master`), else
+    local[2]."""
 
     def __init__(self) -> None:
         self._spark: Any = None
 
     def verify(self, cell: Cell, cell_dir: Path) -> dict[str, Any]:
         try:
-            from spark_jobs.session import local_session
+            from spark_jobs.session import spark_session
             from spark_jobs.verify import verify_cell
 
             if self._spark is None:
-                self._spark = local_session()
+                self._spark = spark_session()
             metrics = verify_cell(self._spark, cell_dir, gap_ms(cell))
         except Exception as exc:
             return summarize(cell, cell_dir, None, f"{type(exc).__name__}: {exc}")

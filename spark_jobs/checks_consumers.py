@@ -84,17 +84,22 @@ def resumption_frame(
     """One row per (set, later generation, partition consumed in it); see `resumptions`."""
     c = with_set(consumed)
     gen_one = c.groupBy(SET).agg(F.least(F.min("generation"), F.lit(1)).alias("first_gen"))
-    starts = _latest(
-        c.join(gen_one, SET).filter(F.col("generation") > F.col("first_gen")),
-        [SET, "generation", "partition"],
-        [F.col("ts"), F.col("offset"), F.col(ROW)],
-    ).select(
-        SET,
-        "generation",
-        "partition",
-        "consumer",
-        F.col("offset").alias("first_offset"),
-        F.col("ts").alias("first_ts"),
+    # The earliest row (ts, offset, file row) of each partition in each later generation: one
+    # aggregate over few keys, not a window over the rows.
+    first = F.min(F.struct("ts", "offset", ROW, "consumer")).alias("f")
+    starts = (
+        c.join(F.broadcast(gen_one), SET)
+        .filter(F.col("generation") > F.col("first_gen"))
+        .groupBy(SET, "generation", "partition")
+        .agg(first)
+        .select(
+            SET,
+            "generation",
+            "partition",
+            F.col("f.consumer").alias("consumer"),
+            F.col("f.offset").alias("first_offset"),
+            F.col("f.ts").alias("first_ts"),
+        )
     )
 
     if commits is None:
@@ -125,7 +130,7 @@ def resumption_frame(
         "max_before", F.max("gen_max").over(earlier.rowsBetween(Window.unboundedPreceding, -1))
     ).select(SET, "partition", "generation", "max_before")
     reread = (
-        c.join(before, [SET, "partition", "generation"])
+        c.join(F.broadcast(before), [SET, "partition", "generation"])
         .groupBy(SET, "generation", "partition")
         .agg(F.sum(F.when(F.col("offset") <= F.col("max_before"), 1).otherwise(0)).alias("reread"))
     )
@@ -159,9 +164,19 @@ def resumption_frame(
             & (F.col("lo") < F.col("first_offset"))
             & (F.col("vis") | ~rc),
         )
+        # Only the consumed rows at offsets some gap holds (a semi join against the small
+        # gaps), then which gap rows they cover: no join of all consumed rows.
+        places = between.select(
+            F.col(SET).alias("s_set"),
+            F.col("lp").alias("s_partition"),
+            F.col("lo").alias("s_offset"),
+        ).distinct()
+        seen_there = seen.join(
+            F.broadcast(places), ["s_set", "s_partition", "s_offset"], "left_semi"
+        )
         skipped = (
             between.join(
-                seen,
+                seen_there,
                 (F.col(SET) == F.col("s_set"))
                 & (F.col("lp") == F.col("s_partition"))
                 & (F.col("lo") == F.col("s_offset"))

@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_jobs.cell_data import consumer_set
+from spark_jobs.seq_blocks import BLOCK
 
 SET = "set"
 SAMPLE = 20
@@ -73,58 +74,97 @@ def _read_committed(read_committed: Collection[str]) -> Column:
     return F.col(SET).isin(sorted(read_committed)) if read_committed else F.lit(False)
 
 
+def _offset_block(offset: str = "offset") -> Column:
+    return F.expr(f"({offset} - pmod({offset}, {BLOCK})) div {BLOCK}")
+
+
+def _offset_bit(offset: str = "offset") -> Column:
+    return F.expr(f"shiftleft(1L, cast(pmod({offset}, {BLOCK}) as int))")
+
+
+# Bits of block `ob` (offsets 64 ob + i) strictly between lo and hi.
+_INSIDE = f"""
+  (CASE WHEN lo < ob * {BLOCK} THEN -1L
+        WHEN lo - ob * {BLOCK} >= {BLOCK - 1} THEN 0L
+        ELSE shiftleft(-1L, cast(lo - ob * {BLOCK} + 1 AS INT)) END)
+  & (CASE WHEN hi >= (ob + 1) * {BLOCK} THEN -1L
+          WHEN hi <= ob * {BLOCK} THEN 0L
+          ELSE shiftleft(1L, cast(hi - ob * {BLOCK} AS INT)) - 1L END)
+"""
+
+
 def poll_skip_frame(
     consumed: DataFrame, log: DataFrame, read_committed: Collection[str]
 ) -> DataFrame:
     """Per (set, consumer, generation, partition) with something between its lowest (lo) and
     highest (hi) consumed offset: `skipped` = log records at lo < offset < hi the reader
     should have seen (visible, for a read_committed set; any, otherwise) whose offset it
-    did not consume in that generation. Log records are counted per distinct offset."""
+    did not consume in that generation. Log records are counted per distinct offset.
+
+    Offsets as bitsets of 64 per (partition, block) (as seq_blocks does for seqs): the log's
+    visible and present offsets, each reader's consumed ones; skipped = bits the reader
+    should have seen, inside its range, that it does not have. No join per record."""
     keys = ["consumer", "generation", "partition"]
-    c = consumed.select(*keys, "offset").withColumn(SET, consumer_set(F.col("consumer")))
+    c = consumed.filter(F.col("offset").isNotNull()).select(*keys, "offset")
     ranges = (
-        c.groupBy(SET, *keys)
+        c.groupBy(*keys)
         .agg(F.min("offset").alias("lo"), F.max("offset").alias("hi"))
         .filter(F.col("hi") - F.col("lo") > 1)
+        .withColumn(SET, consumer_set(F.col("consumer")))
         .withColumn("rc", _read_committed(read_committed))
     )
+    mine = c.groupBy(*keys, _offset_block().alias("ob")).agg(F.bit_or(_offset_bit()).alias("mine"))
     committed = F.col("committed") if "committed" in log.columns else F.lit(True)
-    offsets = log.groupBy(*_PLACE).agg(
-        (F.max(committed.cast("int")) == 1).alias("vis")  # a null is visible (as read)
+    present = log.filter(F.col("offset").isNotNull()).select(
+        "partition",
+        _offset_block().alias("ob"),
+        _offset_bit().alias("b"),
+        F.coalesce(committed, F.lit(True)).alias("vis"),
     )
-    should = F.col("vis") | ~F.col("rc")
-    inside = (F.col("offset") > F.col("lo")) & (F.col("offset") < F.col("hi"))
-    # What each reader consumed inside its range that it should have seen (an equi-join).
-    seen = (
-        c.select(*keys, "offset")
-        .distinct()
-        .join(F.broadcast(ranges), keys)
-        .join(offsets, _PLACE)
-        .filter(inside & should)
-        .groupBy(*keys)
-        .agg(F.count(F.lit(1)).alias("seen"))
+    log_blocks = present.groupBy("partition", "ob").agg(
+        F.bit_or("b").alias("any"),
+        F.bit_or(F.when(F.col("vis"), F.col("b")).otherwise(0)).alias("seen"),
     )
-    small = ranges.join(seen, keys, "left").withColumn("seen", F.coalesce("seen", F.lit(0)))
-    # What it should have consumed there: the small aggregate against the log, by
-    # partition and range (Spark hashes the broadcast side on partition).
-    log_side = offsets.select(
-        F.col("partition").alias("l_partition"), F.col("offset").alias("l_offset"), "vis"
-    )
-    want = (
-        F.broadcast(small)
-        .join(
-            log_side,
-            (F.col("l_partition") == F.col("partition"))
-            & (F.col("l_offset") > F.col("lo"))
-            & (F.col("l_offset") < F.col("hi"))
-            & should,
+    # Every log block inside some reader's range (a small broadcast side, a range condition).
+    spans = F.broadcast(
+        ranges.select(
+            *keys,
+            SET,
+            "lo",
+            "hi",
+            "rc",
+            _offset_block("lo").alias("ob_lo"),
+            _offset_block("hi").alias("ob_hi"),
         )
-        .groupBy(SET, *keys, "lo", "hi", "seen")
-        .agg(F.count(F.lit(1)).alias("want"))
     )
-    return want.select(
-        SET, *keys, "lo", "hi", (F.col("want") - F.col("seen")).alias("skipped")
-    ).filter(F.col("skipped") > 0)
+    inside = log_blocks.join(
+        spans,
+        (log_blocks["partition"] == spans["partition"])
+        & (log_blocks["ob"] >= spans["ob_lo"])
+        & (log_blocks["ob"] <= spans["ob_hi"]),
+    ).select(
+        spans["consumer"],
+        spans["generation"],
+        spans["partition"],
+        SET,
+        "lo",
+        "hi",
+        "ob",
+        F.when(F.col("rc"), F.col("seen")).otherwise(F.col("any")).alias("should"),
+    )
+    missed = (
+        inside.join(mine, [*keys, "ob"], "left")
+        .select(
+            SET,
+            *keys,
+            "lo",
+            "hi",
+            F.expr(f"bit_count(should & ~coalesce(mine, 0L) & ({_INSIDE}))").alias("n"),
+        )
+        .groupBy(SET, *keys, "lo", "hi")
+        .agg(F.sum("n").alias("skipped"))
+    )
+    return missed.filter(F.col("skipped") > 0)
 
 
 def poll_skip(

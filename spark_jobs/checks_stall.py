@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from spark_jobs.cell_data import consumer_set
+from spark_jobs.seq_blocks import BLOCK, K, block
 
 SET = "set"
 
@@ -21,6 +22,32 @@ def first_consumed(consumed: DataFrame) -> DataFrame:
         consumed.select(consumer_set(F.col("consumer")).alias(SET), "seq", "ts")
         .groupBy(SET, "seq")
         .agg(F.min("ts").alias("fc"))
+    )
+
+
+def _slots(df: DataFrame, value: str, keys: list[str]) -> DataFrame:
+    """keys + k + `value` as an array of 64: slot i holds the value of seq 64 k + i (null
+    when the block has no such row). One row per block instead of one per record."""
+    slot = F.expr(f"cast(pmod(seq, {BLOCK}) as int)")
+    keyed = df.select(*keys, block().alias(K), slot.alias("_slot"), value)
+    arr = F.array(*[F.min(F.when(F.col("_slot") == i, F.col(value))) for i in range(BLOCK)])
+    return keyed.groupBy(*keys, K).agg(arr.alias(value))
+
+
+def paired(sets_df: DataFrame, available: DataFrame, firsts: DataFrame) -> DataFrame:
+    """(set, av, fc) for every available record and every set (fc null when the set never
+    consumed it). Joined block by block, as arrays of 64 (seq_blocks): a join per record
+    would shuffle and sort both sides' millions of rows."""
+    av = _slots(available, "av", [])
+    fc = _slots(firsts, "fc", [SET])
+    nothing = F.array_repeat(F.lit(None).cast("bigint"), BLOCK)
+    return (
+        F.broadcast(sets_df)
+        .crossJoin(av)
+        .join(fc, [SET, K], "left")
+        .withColumn("fc", F.coalesce(F.col("fc"), nothing))
+        .select(SET, F.inline(F.arrays_zip("av", "fc")))
+        .filter(F.col("av").isNotNull())
     )
 
 
@@ -47,8 +74,7 @@ def stall_frame(
     # A record is pending inside the window until the progress point it is first consumed at;
     # records first consumed after `end` (or never) are pending up to `end`.
     pending = (
-        sets_df.crossJoin(available.select("seq", "av"))
-        .join(first, [SET, "seq"], "left")
+        paired(sets_df, available, first)
         .filter(F.col("fc").isNull() | (F.col("fc") > start))
         .withColumn(
             "k", F.when(F.col("fc").isNull() | (F.col("fc") >= end), end).otherwise(F.col("fc"))

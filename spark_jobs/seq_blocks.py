@@ -30,7 +30,6 @@ from spark_jobs.checks_records import is_expected, visible
 BLOCK = 64
 K = "k"
 SET = "set"
-_ZERO = F.lit(0).cast("bigint")
 
 
 def block(seq: str = "seq") -> Column:
@@ -57,7 +56,7 @@ def block_facts(
     names = ["e", "u", "v", "vr", *[c for pair in per_set for c in pair]]
 
     def row(df: DataFrame, **given: Column) -> DataFrame:
-        cols = [given.get(n, _ZERO).cast("bigint").alias(n) for n in names]
+        cols = [given.get(n, F.lit(0)).cast("bigint").alias(n) for n in names]
         return df.filter(F.col("seq").isNotNull()).select(block().alias(K), *cols)
 
     parts: list[DataFrame] = []
@@ -83,9 +82,7 @@ def block_facts(
         raise ValueError("block_facts needs at least one source")
     union = reduce(DataFrame.unionByName, parts)
     sums = {"vr", *[rows for _, rows in per_set]}
-    return union.groupBy(K).agg(
-        *[(F.sum(n) if n in sums else F.bit_or(n)).alias(n) for n in names]
-    )
+    return union.groupBy(K).agg(*[(F.sum(n) if n in sums else F.bit_or(n)).alias(n) for n in names])
 
 
 def count_of(expr: str) -> Column:

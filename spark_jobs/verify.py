@@ -193,7 +193,6 @@ def _records(
     return seen
 
 
-
 def _lower_bound(out: dict[str, Any], name: str, value: int, gaps: list[str]) -> None:
     """A count over the readers at hand: decided when none is missing; otherwise a positive
     count stands as a lower bound (noted in `undecided`) and a zero is undecided."""
@@ -382,9 +381,7 @@ def _spark(
             out["undecided"]["consumed_then_lost"] = out["undecided"].get("lost", "no final log")
 
 
-def _never_consumed(
-    by_set: dict[str, int], drain_reason: str | None, out: dict[str, Any]
-) -> None:
+def _never_consumed(by_set: dict[str, int], drain_reason: str | None, out: dict[str, Any]) -> None:
     out["lost_never_consumed_by_set"] = dict(sorted(by_set.items()))
     if drain_reason is not None:
         out["undecided"]["lost_never_consumed"] = drain_reason
