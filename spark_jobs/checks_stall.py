@@ -10,7 +10,6 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from spark_jobs.cell_data import consumer_set
-from spark_jobs.seq_blocks import BLOCK, K, block
 
 SET = "set"
 
@@ -25,29 +24,14 @@ def first_consumed(consumed: DataFrame) -> DataFrame:
     )
 
 
-def _slots(df: DataFrame, value: str, keys: list[str]) -> DataFrame:
-    """keys + k + `value` as an array of 64: slot i holds the value of seq 64 k + i (null
-    when the block has no such row). One row per block instead of one per record."""
-    slot = F.expr(f"cast(pmod(seq, {BLOCK}) as int)")
-    keyed = df.select(*keys, block().alias(K), slot.alias("_slot"), value)
-    arr = F.array(*[F.min(F.when(F.col("_slot") == i, F.col(value))) for i in range(BLOCK)])
-    return keyed.groupBy(*keys, K).agg(arr.alias(value))
-
-
 def paired(sets_df: DataFrame, available: DataFrame, firsts: DataFrame) -> DataFrame:
     """(set, av, fc) for every available record and every set (fc null when the set never
-    consumed it). Joined block by block, as arrays of 64 (seq_blocks): a join per record
-    would shuffle and sort both sides' millions of rows."""
-    av = _slots(available, "av", [])
-    fc = _slots(firsts, "fc", [SET])
-    nothing = F.array_repeat(F.lit(None).cast("bigint"), BLOCK)
+    consumed it)."""
     return (
         F.broadcast(sets_df)
-        .crossJoin(av)
-        .join(fc, [SET, K], "left")
-        .withColumn("fc", F.coalesce(F.col("fc"), nothing))
-        .select(SET, F.inline(F.arrays_zip("av", "fc")))
-        .filter(F.col("av").isNotNull())
+        .crossJoin(available.select("seq", "av"))
+        .join(firsts.select(SET, "seq", "fc"), [SET, "seq"], "left")
+        .select(SET, "av", "fc")
     )
 
 
@@ -123,30 +107,36 @@ def stalls(
 ) -> tuple[dict[str, float], list[dict[str, Any]], dict[str, bool]]:
     """(longest stall per set in s, the `top` longest windows per set, per set: whether its
     longest window is the final one with records still waiting at `end`)."""
-    frame = stall_frame(spark, available, firsts, sets, start_ms, end_ms)
-    ranked = frame.withColumn(
-        "_rank",
-        F.row_number().over(
-            Window.partitionBy(SET).orderBy(F.col("duration_ms").desc(), F.col("start_ms"))
-        ),
-    )
+    # The frame is one row per progress point (about one per ms of the run): cached, and
+    # each set's longest few taken with an ordered limit (no sort of the whole series).
+    frame = stall_frame(spark, available, firsts, sets, start_ms, end_ms).cache()
     best = {s: 0.0 for s in sets}
     final_longest = {s: False for s in sets}
     windows: list[dict[str, Any]] = []
-    for r in ranked.filter(F.col("_rank") <= top).orderBy(SET, "_rank").collect():
-        name, duration = str(r[SET]), int(r["duration_ms"])
-        if r["_rank"] == 1:
-            best[name] = duration / 1000.0
-            final_longest[name] = bool(r["final"]) and bool(r["waiting"])
-        if duration > 0:
-            windows.append(
-                {
-                    "set": name,
-                    "start_ms": int(r["start_ms"]),
-                    "end_ms": int(r["end_ms"]),
-                    "duration_s": duration / 1000.0,
-                }
+    try:
+        for name in sets:
+            longest = (
+                frame.filter(F.col(SET) == name)
+                .orderBy(F.col("duration_ms").desc(), "start_ms", "end_ms")
+                .limit(top)
+                .collect()
             )
+            for rank, r in enumerate(longest):
+                duration = int(r["duration_ms"])
+                if rank == 0:
+                    best[name] = duration / 1000.0
+                    final_longest[name] = bool(r["final"]) and bool(r["waiting"])
+                if duration > 0:
+                    windows.append(
+                        {
+                            "set": name,
+                            "start_ms": int(r["start_ms"]),
+                            "end_ms": int(r["end_ms"]),
+                            "duration_s": duration / 1000.0,
+                        }
+                    )
+    finally:
+        frame.unpersist()
     return best, windows, final_longest
 
 

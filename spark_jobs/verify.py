@@ -11,10 +11,12 @@ waiting) is the set's longest, because only then is the maximum itself uncertain
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -39,14 +41,21 @@ def verify_cell(spark: SparkSession, cell_dir: Path, gap_ms: int = 1000) -> dict
     """All checks of the cell folder; `gap_ms` is the shortest ack gap counted as unavailable."""
     if not cell_dir.is_dir():
         raise ConfigError(f"{cell_dir}: no such cell folder (expected results/<run>/cells/<cell>)")
-    data = read_cell(spark, cell_dir)
-    for df in data.frames():
-        df.cache()
-    try:
-        return _verify(spark, data, gap_ms, cell_dir)
-    finally:
-        for df in data.frames():
-            df.unpersist()
+    # The files are not cached: each check reads only the columns it needs (Parquet column
+    # pruning), and caching 10 M-row frames in a 1 GiB driver spills more than it saves.
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(cell_dir)))
+    return _verify(spark, read_cell(spark, cell_dir), gap_ms, cell_dir)
+
+
+def shuffle_partitions(cell_dir: Path) -> int:
+    """4 for a small cell; one per ~2 M rows of its files beyond that (up to 64): a joined or
+    grouped 10 M-row cell in 4 partitions spills in a 1 GiB driver (16 was 1.3x faster at
+    10 M rows than 4 in benchmarks/verify_throughput.py). Rows from the Parquet footers."""
+    rows = 0
+    for path in cell_dir.glob("*.parquet"):
+        with contextlib.suppress(Exception):  # an unreadable file is the checks' to report
+            rows += pq.read_metadata(path).num_rows
+    return max(4, min(64, rows // 2_000_000))
 
 
 def _sets(data: CellData) -> list[str]:

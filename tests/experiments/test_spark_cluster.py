@@ -1,0 +1,132 @@
+"""The checks on a real Spark cluster, as a user with one runs them: a standalone master and
+worker from the installed pyspark on 127.0.0.1, `harness verify --spark-master` of a result
+folder, the same figures as local[2] and as the folder's known ones. (No Docker; slow, so
+with the experiment tests.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from benchmarks.synthetic_cell import figures, write_cell
+from harness.common.waiting import wait_until
+from harness.nodes.ports import free_ports
+from harness.spec import expand_cells, load_spec
+from tests.experiments.cli import HERE, harness
+
+SPARK_HOME = Path(pyspark.__file__).parent
+ROWS = 20_000
+
+
+def _start(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    with log.open("wb") as out:  # its own process group: the JVM and its children go together
+        return subprocess.Popen(
+            [str(SPARK_HOME / "bin" / "spark-class"), *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            start_new_session=True,
+        )
+
+
+@pytest.fixture
+def standalone(tmp_path: Path) -> Iterator[tuple[str, dict[str, str]]]:
+    """spark://127.0.0.1:<port> with one 2-core worker; both stopped afterwards."""
+    port, master_ui, worker_ui = free_ports(3)
+    env = {**os.environ, "SPARK_HOME": str(SPARK_HOME), "SPARK_LOCAL_IP": "127.0.0.1"}
+    url = f"spark://127.0.0.1:{port}"
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        procs.append(
+            _start(
+                [
+                    "org.apache.spark.deploy.master.Master",
+                    *("--host", "127.0.0.1", "--port", str(port)),
+                    *("--webui-port", str(master_ui)),
+                ],
+                tmp_path / "master.log",
+                env,
+            )
+        )
+        worker_log = tmp_path / "worker.log"
+        procs.append(
+            _start(
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    url,
+                    *("--host", "127.0.0.1", "--cores", "2", "--memory", "2g"),
+                    *("--webui-port", str(worker_ui), "--work-dir", str(tmp_path / "work")),
+                ],
+                worker_log,
+                env,
+            )
+        )
+        wait_until(
+            lambda: "Successfully registered with master" in worker_log.read_text(errors="replace"),
+            90,
+            f"a Spark worker registered with {url} (see {worker_log})",
+        )
+        yield url, env
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGTERM)
+        for proc in procs:
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
+def _result_folder(root: Path) -> tuple[Path, str, dict[str, object]]:
+    """A run folder of small-kill.yaml whose one cell holds a synthetic cell's files."""
+    spec_path = HERE / "small-kill.yaml"
+    (cell,) = expand_cells(load_spec(spec_path), str(spec_path))
+    run = root / "run"
+    (run / "cells").mkdir(parents=True)
+    shutil.copy(spec_path, run / "spec.yaml")
+    known = write_cell(run / "cells" / cell.id, ROWS)
+    return run, cell.id, known
+
+
+def _figures(run: Path, cell_id: str) -> dict[str, object]:
+    return figures(json.loads((run / "cells" / cell_id / "summary.json").read_text()))
+
+
+def test_verify_on_a_standalone_cluster_equals_local(
+    tmp_path: Path, standalone: tuple[str, dict[str, str]]
+) -> None:
+    url, env = standalone
+    run, cell_id, known = _result_folder(tmp_path)
+
+    local = harness("verify", run)
+    assert local.returncode in (0, 1), local.stderr[-3000:]
+    on_local = _figures(run, cell_id)
+
+    os.environ.update(SPARK_LOCAL_IP=env["SPARK_LOCAL_IP"])  # the driver binds 127.0.0.1 too
+    try:
+        remote = harness("verify", run, "--spark-master", url)
+    finally:
+        os.environ.pop("SPARK_LOCAL_IP", None)
+    assert remote.returncode == local.returncode, remote.stderr[-3000:]
+    on_cluster = _figures(run, cell_id)
+
+    assert on_cluster == on_local == known
+    # It really ran there: the master knows the application.
+    assert (tmp_path / "work").is_dir() and any((tmp_path / "work").iterdir())
+
+
+def test_a_bad_master_url_is_a_usage_error(tmp_path: Path) -> None:
+    run, _, _ = _result_folder(tmp_path)
+    done = harness("verify", run, "--spark-master", "not-a-url")
+    assert done.returncode == 2
+    assert "--spark-master 'not-a-url'" in done.stdout + done.stderr
