@@ -5,7 +5,7 @@ acked records missing from the log, 0.1 % written twice, a producer pause, a gro
 replaced half way that re-reads 1 %; every figure known by construction) is written once
 as the contract Parquet files (in a child process, so its arrays do not count in our
 memory). Then, alternating, `--repeat` times:
-- spark_counts: the Spark checks' lost and duplicated counts (checks_records),
+- spark_counts: the Spark checks' lost and duplicated counts (spark_jobs.seq_blocks),
 - spark_all: every check of the cell (`verify_cell`: counts, resumptions, stalls, …),
 - pandas_counts: a straightforward pandas version of the lost/duplicated counts (the
   baseline only; not a second implementation in the product).
@@ -51,15 +51,20 @@ def pandas_counts(cell: Path) -> dict[str, int]:
 
 
 def spark_counts(spark: Any, cell: Path) -> dict[str, int]:
-    from spark_jobs import checks_records as cr
+    """The product's lost and duplicated counts (spark_jobs.seq_blocks, as verify_cell
+    computes them), without the other checks."""
+    from spark_jobs import seq_blocks as sb
     from spark_jobs.cell_data import read_cell
 
     data = read_cell(spark, cell)
     assert data.ledger is not None and data.log is not None
-    return {
-        "lost": cr.lost_records(data.ledger, data.log).count(),
-        "duplicated": cr.duplicated_records(data.log).count(),
-    }
+    blocks = sb.block_facts(data.ledger, data.log, None, []).cache()
+    try:
+        facts = sb.totals(blocks, [])
+        dups = sb.duplicated(blocks, data.log).count() if facts["dup_blocks"] else 0
+    finally:
+        blocks.unpersist()
+    return {"lost": facts["lost"], "duplicated": dups}
 
 
 def spark_all(spark: Any, cell: Path) -> dict[str, Any]:

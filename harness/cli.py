@@ -182,7 +182,7 @@ def _use_spark_master(url: str | None) -> None:
     suite's every experiment and the one session of the run use it."""
     if url is None:
         return
-    if not url.strip() or (":" not in url and not url.startswith("local")):
+    if not (url.startswith("local") or url == "yarn" or "://" in url):
         raise _fail(
             EXIT_USAGE, f"--spark-master {url!r}: expected local[N] or a URL like spark://host:7077"
         )
