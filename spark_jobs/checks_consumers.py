@@ -1,4 +1,5 @@
-"""Checks on what consumers processed: reprocessing, order, and how each restart resumed.
+"""Checks on what consumers processed: order, and how each restart resumed (reprocessing is
+seq_blocks': bitsets of 64 seqs).
 
 `consumed` frames carry the `_row` file-order column (see cell_data.read_parquet); the
 processing order of a consumer is (ts, _row), because many records share one millisecond.
@@ -19,47 +20,6 @@ SET = "set"
 
 def with_set(consumed: DataFrame) -> DataFrame:
     return consumed.withColumn(SET, consumer_set(F.col("consumer")))
-
-
-def with_first_flag(consumed: DataFrame) -> DataFrame:
-    """Adds `is_first`: the row is the set's first consumption of its seq (by ts, offset, row)."""
-    by_seq = Window.partitionBy(SET, "seq").orderBy("ts", "offset", ROW)
-    return with_set(consumed).withColumn("is_first", F.row_number().over(by_seq) == 1)
-
-
-def reprocessed(consumed: DataFrame) -> int:
-    """Rows minus distinct seqs, per consumer set, summed over the sets."""
-    row = with_set(consumed).agg(
-        F.count(F.lit(1)).alias("rows"), F.count_distinct(SET, "seq").alias("distinct")
-    )
-    first = row.first()
-    return 0 if first is None else int(first["rows"]) - int(first["distinct"])
-
-
-def reprocessed_by_generation(consumed: DataFrame) -> list[dict[str, Any]]:
-    """Per (set, generation): rows, distinct seqs, and rows that were not the set's first
-    consumption of their seq (earlier generation, or earlier in the same one)."""
-    rows = (
-        with_first_flag(consumed)
-        .groupBy(SET, "generation")
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.count_distinct("seq").alias("distinct"),
-            F.sum(F.when(F.col("is_first"), 0).otherwise(1)).alias("reprocessed"),
-        )
-        .orderBy(SET, "generation")
-        .collect()
-    )
-    return [
-        {
-            "set": str(r[SET]),
-            "generation": int(r["generation"]),
-            "rows": int(r["rows"]),
-            "distinct": int(r["distinct"]),
-            "reprocessed": int(r["reprocessed"]),
-        }
-        for r in rows
-    ]
 
 
 def out_of_order(consumed: DataFrame) -> int:

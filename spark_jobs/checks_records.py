@@ -8,8 +8,6 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_jobs.cell_data import consumer_set
-
 SET = "set"
 COMMITTED = "committed"  # a ledger outcome: the producer's commit of the transaction succeeded
 
@@ -88,24 +86,6 @@ def unacked_present_records(ledger: DataFrame, log: DataFrame) -> DataFrame:
 
 def unacked_present(ledger: DataFrame, log: DataFrame) -> int:
     return unacked_present_records(ledger, log).count()
-
-
-def lost_never_consumed_by_set(
-    ledger: DataFrame, consumed: DataFrame, sets: list[str], expected_total: int | None = None
-) -> dict[str, int]:
-    """Per consumer set: expected seqs (`ok`, or of a committed transaction) the set never
-    consumed (a set that read nothing misses all)."""
-    ok = expected_records(ledger).select("seq").distinct()
-    total = ok.count() if expected_total is None else expected_total
-    seen = (
-        consumed.select(consumer_set(F.col("consumer")).alias(SET), "seq")
-        .distinct()
-        .join(ok, "seq", "left_semi")
-        .groupBy(SET)
-        .count()
-    )
-    seen_by_set = {str(r[SET]): int(r["count"]) for r in seen.collect()}
-    return {s: total - seen_by_set.get(s, 0) for s in sorted(sets)}
 
 
 def sample(records: DataFrame, n: int = 20) -> list[int]:

@@ -9,19 +9,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from spark_jobs.cell_data import consumer_set
-
 SET = "set"
-
-
-def first_consumed(consumed: DataFrame) -> DataFrame:
-    """(set, seq, fc): each set's first consumption time of each seq (the simple way; verify
-    uses seq_blocks.first_consumptions)."""
-    return (
-        consumed.select(consumer_set(F.col("consumer")).alias(SET), "seq", "ts")
-        .groupBy(SET, "seq")
-        .agg(F.min("ts").alias("fc"))
-    )
 
 
 def paired(sets_df: DataFrame, available: DataFrame, firsts: DataFrame) -> DataFrame:

@@ -24,7 +24,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from spark_jobs.cell_data import consumer_set
+from spark_jobs.cell_data import ROW, consumer_set
 from spark_jobs.checks_records import is_expected, visible
 
 BLOCK = 64
@@ -162,8 +162,6 @@ def first_consumptions(consumed: DataFrame, dirty: DataFrame) -> DataFrame:
     """(set, seq, fc, generation): each set's first consumption of each seq it consumed (by
     ts, offset, file row). In a block the set consumed no seq of twice, every row is one;
     only the dirty blocks' rows are grouped by seq."""
-    from spark_jobs.cell_data import ROW
-
     c = consumed.filter(F.col("seq").isNotNull()).select(
         consumer_set(F.col("consumer")).alias(SET),
         "seq",
