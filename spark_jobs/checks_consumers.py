@@ -43,23 +43,37 @@ def resumption_frame(
 ) -> DataFrame:
     """One row per (set, later generation, partition consumed in it); see `resumptions`."""
     c = with_set(consumed)
-    gen_one = c.groupBy(SET).agg(F.least(F.min("generation"), F.lit(1)).alias("first_gen"))
-    # The earliest row (ts, offset, file row) of each partition in each later generation: one
-    # aggregate over few keys, not a window over the rows.
+    # One pass: per (set, generation, partition) the earliest row (ts, offset, file row; a
+    # min of a struct, not a window) and the highest offset. Few rows: brought back.
     first = F.min(F.struct("ts", "offset", ROW, "consumer")).alias("f")
-    starts = (
-        c.join(F.broadcast(gen_one), SET)
-        .filter(F.col("generation") > F.col("first_gen"))
-        .groupBy(SET, "generation", "partition")
-        .agg(first)
-        .select(
-            SET,
-            "generation",
-            "partition",
-            F.col("f.consumer").alias("consumer"),
-            F.col("f.offset").alias("first_offset"),
-            F.col("f.ts").alias("first_ts"),
-        )
+    per_gen_rows = (
+        c.groupBy(SET, "generation", "partition")
+        .agg(first, F.max("offset").alias("gen_max"))
+        .collect()
+    )
+    spark = consumed.sparkSession
+    per_gen = spark.createDataFrame(
+        [(r[SET], r["generation"], r["partition"], r["gen_max"]) for r in per_gen_rows],
+        f"{SET} string, generation int, partition int, gen_max bigint",
+    )
+    first_gen: dict[str, int] = {}
+    for r in per_gen_rows:
+        first_gen[r[SET]] = min(first_gen.get(r[SET], 1), int(r["generation"]))
+    starts = spark.createDataFrame(
+        [
+            (
+                r[SET],
+                r["generation"],
+                r["partition"],
+                r["f"]["consumer"],
+                r["f"]["offset"],
+                r["f"]["ts"],
+            )
+            for r in per_gen_rows
+            if r["generation"] > first_gen[r[SET]]
+        ],
+        f"{SET} string, generation int, partition int, consumer string, first_offset bigint, "
+        "first_ts bigint",
     )
 
     if commits is None:
@@ -84,7 +98,6 @@ def resumption_frame(
         ).drop("c_set", "c_partition", "c_ts", "c_row")
 
     # Highest offset of the partition the set consumed in earlier generations.
-    per_gen = c.groupBy(SET, "partition", "generation").agg(F.max("offset").alias("gen_max"))
     earlier = Window.partitionBy(SET, "partition").orderBy("generation")
     before = per_gen.withColumn(
         "max_before", F.max("gen_max").over(earlier.rowsBetween(Window.unboundedPreceding, -1))
@@ -94,10 +107,18 @@ def resumption_frame(
         .groupBy(SET, "generation", "partition")
         .agg(F.sum(F.when(F.col("offset") <= F.col("max_before"), 1).otherwise(0)).alias("reread"))
     )
-    out = starts.join(reread, [SET, "generation", "partition"], "left")
+    # One row per (set, generation, partition): brought back once, so the skipped records'
+    # lookup below does not read the consumed rows a second time.
+    small = starts.join(reread, [SET, "generation", "partition"], "left")
+    out = consumed.sparkSession.createDataFrame(small.collect(), small.schema)
 
     if log is None:
         out = out.withColumn("skipped", F.lit(None).cast("bigint"))
+    elif out.filter(F.col("first_offset") > F.col("committed")).isEmpty():
+        # No partition resumed past its commit: nothing can have been skipped.
+        out = out.withColumn(
+            "skipped", F.when(F.col("committed").isNull(), None).otherwise(F.lit(0).cast("bigint"))
+        )
     else:
         gap = out.filter(F.col("first_offset") > F.col("committed")).select(
             SET, "generation", "partition", "committed", "first_offset"
