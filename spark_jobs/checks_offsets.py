@@ -15,7 +15,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from spark_jobs.cell_data import consumer_set
-from spark_jobs.seq_blocks import BLOCK
+from spark_jobs.seq_blocks import BLOCK, bit, block
 
 SET = "set"
 SAMPLE = 20
@@ -74,14 +74,6 @@ def _read_committed(read_committed: Collection[str]) -> Column:
     return F.col(SET).isin(sorted(read_committed)) if read_committed else F.lit(False)
 
 
-def _offset_block(offset: str = "offset") -> Column:
-    return F.expr(f"({offset} - pmod({offset}, {BLOCK})) div {BLOCK}")
-
-
-def _offset_bit(offset: str = "offset") -> Column:
-    return F.expr(f"shiftleft(1L, cast(pmod({offset}, {BLOCK}) as int))")
-
-
 # Bits of block `ob` (offsets 64 ob + i) strictly between lo and hi.
 _INSIDE = f"""
   (CASE WHEN lo < ob * {BLOCK} THEN -1L
@@ -113,12 +105,12 @@ def poll_skip_frame(
         .withColumn(SET, consumer_set(F.col("consumer")))
         .withColumn("rc", _read_committed(read_committed))
     )
-    mine = c.groupBy(*keys, _offset_block().alias("ob")).agg(F.bit_or(_offset_bit()).alias("mine"))
+    mine = c.groupBy(*keys, block("offset").alias("ob")).agg(F.bit_or(bit("offset")).alias("mine"))
     committed = F.col("committed") if "committed" in log.columns else F.lit(True)
     present = log.filter(F.col("offset").isNotNull()).select(
         "partition",
-        _offset_block().alias("ob"),
-        _offset_bit().alias("b"),
+        block("offset").alias("ob"),
+        bit("offset").alias("b"),
         F.coalesce(committed, F.lit(True)).alias("vis"),
     )
     log_blocks = present.groupBy("partition", "ob").agg(
@@ -133,8 +125,8 @@ def poll_skip_frame(
             "lo",
             "hi",
             "rc",
-            _offset_block("lo").alias("ob_lo"),
-            _offset_block("hi").alias("ob_hi"),
+            block("lo").alias("ob_lo"),
+            block("hi").alias("ob_hi"),
         )
     )
     inside = log_blocks.join(

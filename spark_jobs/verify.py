@@ -116,7 +116,17 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
     if ledger is not None or trusted_log is not None or consumed is not None:
         blocks = sb.block_facts(ledger, trusted_log, consumed, sets).cache()
     try:
-        seen = _records(data, sets, blocks, trusted_log, log_reason, drain_reason, out)
+        seen = _records(
+            data,
+            sets,
+            blocks,
+            trusted_log,
+            read_committed,
+            spark_sets,
+            log_reason,
+            drain_reason,
+            out,
+        )
         txn = seen.transactional
         _transactions(data, sets, txn, read_committed, log_reason, drain_reason, out)
         _offsets(data, sets, read_committed, log_reason, out)
@@ -145,6 +155,8 @@ def _records(
     sets: list[str],
     blocks: DataFrame | None,
     trusted_log: DataFrame | None,
+    read_committed: set[str],
+    spark_sets: list[csp.SparkSetFacts],
     log_reason: str | None,
     drain_reason: str | None,
     out: dict[str, Any],
@@ -191,9 +203,8 @@ def _records(
     counts["out_of_order"] = cc.out_of_order(consumed)
     seen.firsts = sb.first_consumptions(consumed, sb.dirty_blocks(blocks, sets))
     out["reprocessed_by_generation"] = sb.generation_counts(consumed, seen.firsts)
-    spark_names = [f.name for f in csp.spark_sets(data.history)]
+    spark_names = [f.name for f in spark_sets]
     groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
-    read_committed = hf.read_committed_sets(data.history)
     out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log, read_committed)
     if data.commits is None:
         undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
