@@ -338,6 +338,19 @@ def test_stall_counts_only_waiting_time(tmp_path: Path, spark: Any) -> None:
     assert "max_stall_s" not in result["undecided"]
 
 
+def test_consuming_a_record_nobody_waited_for_is_progress(tmp_path: Path, spark: Any) -> None:
+    # At T+3000 group reads seq 13, whose send failed (so no set waits for it): that is still
+    # progress, and it splits the blocked window (T+600, T+5000] in two.
+    ledger, consumed, log = _stall_data([], [(13, 0, 13)])
+    consumed += [(13, 0, 13, "group/m0", T + 3000, 1)]
+    result = verify(spark, write_cell(tmp_path, ledger, consumed, log, [], complete_history()))
+    assert result["stalls_by_set"] == {"group": 2.4, "spark": 0.01}
+    assert [w["end_ms"] for w in result["stall_windows"] if w["set"] == "group"][:2] == [
+        T + 3000,
+        T + 5000,
+    ]
+
+
 def test_stall_open_at_an_incomplete_drain_is_a_lower_bound(tmp_path: Path, spark: Any) -> None:
     # Seq 14 becomes available at T+9005 and is never consumed; the drain ends unfinished,
     # so the last window runs from the last progress (T+9010) to the drain's end (T+20000).
