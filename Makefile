@@ -3,7 +3,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: setup venv actionlint chromium docker images spark-jars test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run nightly nightly-merge index
+.PHONY: setup venv actionlint chromium docker images spark-jars test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge index
 
 setup: venv actionlint chromium docker images spark-jars ## everything: virtualenv, package, actionlint, Chromium, Docker engine, broker images, Spark's Kafka jars (Maven)
 
@@ -58,6 +58,9 @@ cleanup: venv ## remove every container and network this harness ever started
 
 chaos-run: venv ## the default matrix of experiments; prints the table, results under results/
 	$(PY) -m harness run experiments/default-matrix.yaml $(ARGS)
+
+soak: venv ## experiments/soak/high-volume.yaml: 5 M records at full rate, a leader kill and a consumer crash (~8 min)
+	$(PY) -m harness run experiments/soak/high-volume.yaml $(ARGS)
 
 nightly: venv ## the nightly suite: every experiment on 3.9.2 and 4.3.1; results/<run>/, results/history.parquet, results/index.html (a part: ARGS="--shard K/N --out shards")
 	$(PY) -m harness run experiments/suites/nightly.yaml $(ARGS)
