@@ -14,12 +14,11 @@ SET = "set"
 
 def paired(sets_df: DataFrame, available: DataFrame, firsts: DataFrame) -> DataFrame:
     """(set, av, fc) for every available record and every set (fc null when the set never
-    consumed it), and for every first consumption of a record that is not available (av
-    null: it is progress, not a record anyone waited for)."""
+    consumed it)."""
     return (
         F.broadcast(sets_df)
         .crossJoin(available.select("seq", "av"))
-        .join(firsts.select(SET, "seq", "fc"), [SET, "seq"], "full")
+        .join(firsts.select(SET, "seq", "fc"), [SET, "seq"], "left")
         .select(SET, "av", "fc")
     )
 
@@ -55,15 +54,12 @@ def stall_frame(
         .groupBy(SET, "k")
         .agg(F.min("av").alias("m"))
     )
-    # Every progress point inside the window is a key of `pending` already (the record
-    # first consumed there, available or not), so the points are its keys plus `end`: no
-    # second pass over the consumptions.
     points = (
-        pending.unionByName(
-            sets_df.select(SET, end.alias("k"), F.lit(None).cast("bigint").alias("m"))
-        )
-        .groupBy(SET, "k")
-        .agg(F.min("m").alias("m"))
+        first.filter((F.col("fc") > start) & (F.col("fc") < end))
+        .select(SET, F.col("fc").alias("k"))
+        .unionByName(sets_df.select(SET, end.alias("k")))
+        .distinct()
+        .join(pending, [SET, "k"], "left")
     )
     order = Window.partitionBy(SET).orderBy("k")
     # Suffix minimum written as a running minimum in descending order: Spark recomputes an
