@@ -110,19 +110,18 @@ def resumption_frame(
     # One row per (set, generation, partition): brought back once, so the skipped records'
     # lookup below does not read the consumed rows a second time.
     small = starts.join(reread, [SET, "generation", "partition"], "left")
-    out = consumed.sparkSession.createDataFrame(small.collect(), small.schema)
+    out = spark.createDataFrame(small.collect(), small.schema)
 
+    resumed_past = out.filter(F.col("first_offset") > F.col("committed"))
     if log is None:
         out = out.withColumn("skipped", F.lit(None).cast("bigint"))
-    elif out.filter(F.col("first_offset") > F.col("committed")).isEmpty():
+    elif resumed_past.isEmpty():
         # No partition resumed past its commit: nothing can have been skipped.
         out = out.withColumn(
             "skipped", F.when(F.col("committed").isNull(), None).otherwise(F.lit(0).cast("bigint"))
         )
     else:
-        gap = out.filter(F.col("first_offset") > F.col("committed")).select(
-            SET, "generation", "partition", "committed", "first_offset"
-        )
+        gap = resumed_past.select(SET, "generation", "partition", "committed", "first_offset")
         # A read_committed set skips only records it could see (not an aborted one).
         visible = F.col("committed") if "committed" in log.columns else F.lit(True)
         lg = log.select(
