@@ -8,9 +8,10 @@ processing order of a consumer is (ts, _row), because many records share one mil
 from __future__ import annotations
 
 from collections.abc import Collection
+from functools import reduce
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from spark_jobs.cell_data import ROW, consumer_set
@@ -35,6 +36,34 @@ def _latest(df: DataFrame, keys: list[str], order: list[Column]) -> DataFrame:
     return df.withColumn("_rank", F.row_number().over(window)).filter("_rank = 1").drop("_rank")
 
 
+def _first_rows(c: DataFrame, keys: list[str]) -> list[Row]:
+    """Per group of `keys`: its earliest row as `f` (ts, offset, file row, consumer) and its
+    highest offset `gen_max`; brought back (a few rows per generation).
+
+    A min of a struct would make Spark sort every row (no hash aggregate for it): the
+    earliest ts (null if any row lacks one: a null sorts first) comes from a hash aggregate,
+    and only the rows at that ts are compared as structs."""
+    spans = c.groupBy(*keys).agg(
+        F.when(F.count("ts") == F.count(F.lit(1)), F.min("ts")).alias("t0"),
+        F.max("offset").alias("gen_max"),
+    )
+    small = F.broadcast(spans.select(*[F.col(k).alias(f"_{k}") for k in keys], "t0", "gen_max"))
+    on = reduce(
+        lambda a, b: a & b,
+        [c[k].eqNullSafe(small[f"_{k}"]) for k in keys],
+        c["ts"].eqNullSafe(small["t0"]),
+    )
+    return (
+        c.join(small, on)
+        .groupBy(*keys)
+        .agg(
+            F.min(F.struct("ts", "offset", ROW, "consumer")).alias("f"),
+            F.max("gen_max").alias("gen_max"),
+        )
+        .collect()
+    )
+
+
 def resumption_frame(
     consumed: DataFrame,
     commits: DataFrame | None,
@@ -43,15 +72,8 @@ def resumption_frame(
 ) -> DataFrame:
     """One row per (set, later generation, partition consumed in it); see `resumptions`."""
     c = with_set(consumed)
-    # One pass: per (set, generation, partition) the earliest row (ts, offset, file row; a
-    # min of a struct, not a window) and the highest offset. Few rows: brought back.
-    first = F.min(F.struct("ts", "offset", ROW, "consumer")).alias("f")
-    per_gen_rows = (
-        c.groupBy(SET, "generation", "partition")
-        .agg(first, F.max("offset").alias("gen_max"))
-        .collect()
-    )
     spark = consumed.sparkSession
+    per_gen_rows = _first_rows(c, [SET, "generation", "partition"])
     per_gen = spark.createDataFrame(
         [(r[SET], r["generation"], r["partition"], r["gen_max"]) for r in per_gen_rows],
         f"{SET} string, generation int, partition int, gen_max bigint",

@@ -42,9 +42,13 @@ def inconsistent_offsets(
     if not frames:
         return 0, []
     places = _places(frames)
-    # More than one distinct seq = lowest != highest: one aggregate, no distinct first.
+    # More than one distinct seq = lowest != highest: one aggregate, no distinct first. The
+    # places are nearly all distinct within a file, so an aggregate before the shuffle
+    # (Spark's default) only hashes and spills: shuffled first, the cell's check took 18 s
+    # instead of 24-36 s at 10 M rows (benchmarks/verify_throughput.py's cell).
     bad = (
-        places.groupBy(*_PLACE)
+        places.repartition(*_PLACE)
+        .groupBy(*_PLACE)
         .agg(F.min("seq").alias("low"), F.max("seq").alias("high"))
         .filter(F.col("low") != F.col("high"))
     )

@@ -14,11 +14,12 @@ SET = "set"
 
 def paired(sets_df: DataFrame, available: DataFrame, firsts: DataFrame) -> DataFrame:
     """(set, av, fc) for every available record and every set (fc null when the set never
-    consumed it)."""
+    consumed it), and for every first consumption of a record that is not available (av
+    null): a full join, so one pass over the consumptions gives both."""
     return (
         F.broadcast(sets_df)
         .crossJoin(available.select("seq", "av"))
-        .join(firsts.select(SET, "seq", "fc"), [SET, "seq"], "left")
+        .join(firsts.select(SET, "seq", "fc"), [SET, "seq"], "full")
         .select(SET, "av", "fc")
     )
 
@@ -44,29 +45,29 @@ def stall_frame(
     first = firsts.select(SET, "seq", "fc").join(F.broadcast(sets_df), SET, "left_semi")
     start, end = F.lit(start_ms).cast("bigint"), F.lit(end_ms).cast("bigint")
     # A record is pending inside the window until the progress point it is first consumed at;
-    # records first consumed after `end` (or never) are pending up to `end`.
-    pending = (
+    # records first consumed after `end` (or never) are pending up to `end`. Every first
+    # consumption inside the window is a progress point, whether a record waited for it or
+    # not (m null): the keys of one aggregate. Shuffled before it is aggregated: the keys
+    # (about one per ms) are spread over the join's partitions, so an aggregate before the
+    # shuffle merges almost nothing.
+    points = (
         paired(sets_df, available, first)
         .filter(F.col("fc").isNull() | (F.col("fc") > start))
         .withColumn(
             "k", F.when(F.col("fc").isNull() | (F.col("fc") >= end), end).otherwise(F.col("fc"))
         )
+        .select(SET, "k", "av")
+        .unionByName(sets_df.select(SET, end.alias("k"), F.lit(None).cast("bigint").alias("av")))
+        .repartition(SET, "k")
         .groupBy(SET, "k")
         .agg(F.min("av").alias("m"))
     )
-    points = (
-        first.filter((F.col("fc") > start) & (F.col("fc") < end))
-        .select(SET, F.col("fc").alias("k"))
-        .unionByName(sets_df.select(SET, end.alias("k")))
-        .distinct()
-        .join(pending, [SET, "k"], "left")
-    )
-    order = Window.partitionBy(SET).orderBy("k")
     # Suffix minimum written as a running minimum in descending order: Spark recomputes an
-    # (current, unbounded following) frame for every row, which is quadratic.
+    # (current, unbounded following) frame for every row, which is quadratic. The previous
+    # point is the next one in that order: one sort of the series, not two.
     backwards = Window.partitionBy(SET).orderBy(F.col("k").desc())
     a = F.min("m").over(backwards.rowsBetween(Window.unboundedPreceding, Window.currentRow))
-    prev = F.coalesce(F.lag("k").over(order), start)
+    prev = F.coalesce(F.lead("k").over(backwards), start)
     return (
         points.withColumn("a", a)
         .withColumn("prev", prev)

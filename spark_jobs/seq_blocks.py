@@ -158,11 +158,8 @@ def dirty_blocks(blocks: DataFrame, sets: list[str]) -> DataFrame:
     return reduce(DataFrame.unionByName, parts)
 
 
-def first_consumptions(consumed: DataFrame, dirty: DataFrame) -> DataFrame:
-    """(set, seq, fc, generation): each set's first consumption of each seq it consumed (by
-    ts, offset, file row). In a block the set consumed no seq of twice, every row is one;
-    only the dirty blocks' rows are grouped by seq."""
-    c = consumed.filter(F.col("seq").isNotNull()).select(
+def _consumptions(consumed: DataFrame) -> DataFrame:
+    return consumed.filter(F.col("seq").isNotNull()).select(
         consumer_set(F.col("consumer")).alias(SET),
         "seq",
         "ts",
@@ -171,41 +168,86 @@ def first_consumptions(consumed: DataFrame, dirty: DataFrame) -> DataFrame:
         "generation",
         block().alias(K),
     )
-    marked = F.broadcast(dirty.select(SET, K))
-    clean = c.join(marked, [SET, K], "left_anti").select(
-        SET, "seq", F.col("ts").alias("fc"), "generation"
-    )
+
+
+def dirty_firsts(consumed: DataFrame, dirty: DataFrame) -> DataFrame:
+    """(set, seq, fc, generation) of the seqs in the dirty blocks (see first_consumptions):
+    small unless a set consumed most records twice; callers that need it twice cache it."""
+    return _dirty_firsts(_consumptions(consumed), F.broadcast(dirty.select(SET, K)))
+
+
+def _dirty_firsts(c: DataFrame, marked: DataFrame) -> DataFrame:
     first = F.min(F.struct("ts", "offset", ROW, "generation")).alias("f")
-    detail = (
+    return (
         c.join(marked, [SET, K], "left_semi")
         .groupBy(SET, "seq")
         .agg(first)
         .select(SET, "seq", F.col("f.ts").alias("fc"), F.col("f.generation").alias("generation"))
     )
-    return clean.unionByName(detail)
 
 
-def generation_counts(consumed: DataFrame, firsts: DataFrame) -> list[dict[str, Any]]:
+def first_consumptions(
+    consumed: DataFrame, dirty: DataFrame, detail: DataFrame | None = None
+) -> DataFrame:
+    """(set, seq, fc, generation): each set's first consumption of each seq it consumed (by
+    ts, offset, file row). In a block the set consumed no seq of twice, every row is one;
+    only the dirty blocks' rows are grouped by seq (`detail`: dirty_firsts, if at hand)."""
+    c = _consumptions(consumed)
+    marked = F.broadcast(dirty.select(SET, K))
+    clean = c.join(marked, [SET, K], "left_anti").select(
+        SET, "seq", F.col("ts").alias("fc"), "generation"
+    )
+    return clean.unionByName(_dirty_firsts(c, marked) if detail is None else detail)
+
+
+def generation_counts(
+    consumed: DataFrame, dirty: DataFrame, detail: DataFrame | None = None
+) -> list[dict[str, Any]]:
     """Per (set, generation): rows, distinct seqs, and rows that were not the set's first
-    consumption of their seq (earlier generation, or earlier in the same one)."""
+    consumption of their seq (earlier generation, or earlier in the same one).
+
+    First consumptions counted without listing them: in a clean block (see
+    first_consumptions) every row is one, so the per-block row counts give them; only the
+    dirty blocks' rows are grouped by seq (`detail`: dirty_firsts, if at hand)."""
     c = consumed.filter(F.col("seq").isNotNull()).select(
         consumer_set(F.col("consumer")).alias(SET), "generation", block().alias(K), bit().alias("b")
     )
-    per_block = c.groupBy(SET, "generation", K).agg(
-        F.count(F.lit(1)).alias("n"), F.bit_or("b").alias("m")
+    # One row per (set, generation, block): small, and read twice below.
+    per_block = (
+        c.groupBy(SET, "generation", K)
+        .agg(F.count(F.lit(1)).alias("n"), F.bit_or("b").alias("m"))
+        .cache()
     )
-    sizes = per_block.groupBy(SET, "generation").agg(
-        F.sum("n").alias("rows"), F.expr("sum(bit_count(m))").alias("distinct")
-    )
-    first = firsts.groupBy(SET, "generation").agg(F.count(F.lit(1)).alias("firsts"))
-    rows = sizes.join(first, [SET, "generation"], "left").orderBy(SET, "generation").collect()
+    try:
+        marked = F.broadcast(dirty.select(SET, K))
+        sizes = per_block.groupBy(SET, "generation").agg(
+            F.sum("n").alias("rows"), F.expr("sum(bit_count(m))").alias("distinct")
+        )
+        clean = (
+            per_block.join(marked, [SET, K], "left_anti")
+            .groupBy(SET, "generation")
+            .agg(F.sum("n").alias("clean"))
+        )
+        detail_counts = (
+            (dirty_firsts(consumed, dirty) if detail is None else detail)
+            .groupBy(SET, "generation")
+            .agg(F.count(F.lit(1)).alias("detail"))
+        )
+        rows = (
+            sizes.join(clean, [SET, "generation"], "left")
+            .join(detail_counts, [SET, "generation"], "left")
+            .orderBy(SET, "generation")
+            .collect()
+        )
+    finally:
+        per_block.unpersist()
     return [
         {
             "set": str(r[SET]),
             "generation": int(r["generation"]),
             "rows": int(r["rows"]),
             "distinct": int(r["distinct"]),
-            "reprocessed": int(r["rows"]) - int(r["firsts"] or 0),
+            "reprocessed": int(r["rows"]) - int(r["clean"] or 0) - int(r["detail"] or 0),
         }
         for r in rows
     ]

@@ -115,8 +115,9 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
     blocks = None
     if ledger is not None or trusted_log is not None or consumed is not None:
         blocks = sb.block_facts(ledger, trusted_log, consumed, sets).cache()
+    seen = _Seen()
     try:
-        seen = _records(
+        _records(
             data,
             sets,
             blocks,
@@ -126,6 +127,7 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
             log_reason,
             drain_reason,
             out,
+            seen,
         )
         txn = seen.transactional
         _transactions(data, sets, txn, read_committed, log_reason, drain_reason, out)
@@ -136,8 +138,9 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         trusted = trusted_log is not None
         _stall(spark, data, sets, blocks, seen.firsts, trusted, drain_reason, seen.sends[0], out)
     finally:
-        if blocks is not None:
-            blocks.unpersist()
+        for cached in (blocks, seen.detail):
+            if cached is not None:
+                cached.unpersist()
     return out
 
 
@@ -148,6 +151,7 @@ class _Seen:
     sends: tuple[int | None, int | None] = (None, None)  # first and last send_ts
     transactional: bool = False
     firsts: DataFrame | None = None  # seq_blocks.first_consumptions
+    detail: DataFrame | None = None  # seq_blocks.dirty_firsts, cached: used twice
 
 
 def _records(
@@ -160,13 +164,13 @@ def _records(
     log_reason: str | None,
     drain_reason: str | None,
     out: dict[str, Any],
-) -> _Seen:
-    """Ledger against the final log, and what the consumers saw."""
+    seen: _Seen,
+) -> None:
+    """Ledger against the final log, and what the consumers saw (filling `seen`)."""
     counts, undecided = out["counts"], out["undecided"]
     ledger, consumed = data.ledger, data.consumed
     no_ledger = "ledger.parquet missing"
     no_consumed = "consumed.parquet missing"
-    seen = _Seen()
     facts = sb.totals(blocks, sets) if blocks is not None else None
     if ledger is None:
         for name in ("attempted", "acked", "lost", "unacked_present", "lost_never_consumed"):
@@ -198,11 +202,13 @@ def _records(
     if consumed is None or facts is None or blocks is None:
         for name in ("reprocessed", "out_of_order", "resumptions", "lost_never_consumed"):
             undecided[name] = no_consumed
-        return seen
+        return
     counts["reprocessed"] = sum(facts["excess"].values())
     counts["out_of_order"] = cc.out_of_order(consumed)
-    seen.firsts = sb.first_consumptions(consumed, sb.dirty_blocks(blocks, sets))
-    out["reprocessed_by_generation"] = sb.generation_counts(consumed, seen.firsts)
+    dirty = sb.dirty_blocks(blocks, sets)
+    seen.detail = sb.dirty_firsts(consumed, dirty).cache()
+    seen.firsts = sb.first_consumptions(consumed, dirty, seen.detail)
+    out["reprocessed_by_generation"] = sb.generation_counts(consumed, dirty, seen.detail)
     spark_names = [f.name for f in spark_sets]
     groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
     out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log, read_committed)
@@ -210,7 +216,6 @@ def _records(
         undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
     if ledger is not None:
         _never_consumed(facts["never"], drain_reason, out)
-    return seen
 
 
 def _lower_bound(out: dict[str, Any], name: str, value: int, gaps: list[str]) -> None:
