@@ -42,6 +42,7 @@ from harness.results.checkpoint import (
 )
 from harness.results.consumers import set_of
 from harness.results.layout import QueryPaths
+from spark_jobs import seq_blocks as sb
 from spark_jobs.checks_records import visible
 
 SINK_COLUMNS = {"seq": "bigint", "partition": "int", "offset": "bigint"}
@@ -111,8 +112,27 @@ def raw_rows(
 
 
 def _duplicates(rows: DataFrame) -> int:
-    r = rows.agg(F.count(F.lit(1)).alias("n"), F.count_distinct("seq").alias("d")).first()
+    """Rows minus distinct seqs, distinct seqs counted as bits of 64-seq blocks (seq_blocks:
+    a map-side aggregate per block instead of a shuffle of every seq). A row without a seq
+    counts as a row and no seq (so as a duplicate), as in a count_distinct."""
+    per_block = rows.groupBy(sb.block().alias(sb.K)).agg(
+        F.count(F.lit(1)).alias("n"), F.bit_or(sb.bit()).alias("m")
+    )
+    r = per_block.agg(
+        F.coalesce(F.sum("n"), F.lit(0)).alias("n"),
+        F.coalesce(F.expr("sum(bit_count(m))"), F.lit(0)).alias("d"),
+    ).first()
     return 0 if r is None else int(r["n"]) - int(r["d"])
+
+
+def _consumed_then_lost(delivered: DataFrame, log: DataFrame, duplicates: int) -> int:
+    """Delivered rows whose seq the log does not hold. Without duplicates in the sink each
+    row is one seq: the bits delivered and not in the log, per 64-seq block (no shuffle of
+    every seq); otherwise (a row without a seq counts as a duplicate) a row may count
+    twice, and the rows are joined."""
+    if duplicates:
+        return delivered.join(log.select("seq"), "seq", "left_anti").count()
+    return sb.bits_not_in(delivered, log)
 
 
 def _count_in(log: DataFrame, partition: int, low: int, high: int) -> int:
@@ -206,11 +226,12 @@ def spark_set_summary(
         whole = [p for p in orphans if readable(p)]
         raw = raw_rows(spark, sink, files, whole)
         failure = facts.failure
+        duplicates = _duplicates(delivered)
         summary = {
             "starts": len(facts.resumes),
             "batches": len(checkpoint.committed()),
             "sink_rows": delivered.count(),
-            "sink_duplicates": _duplicates(delivered),
+            "sink_duplicates": duplicates,
             "orphan_files": len(orphans),
             "torn_files": len(orphans) - len(whole),
             "raw_rows": raw.count(),
@@ -219,7 +240,7 @@ def spark_set_summary(
             "data_loss_stop": 1 if failure is not None and failure.get("data_loss") else 0,
             "consumed_then_lost": None
             if log is None
-            else delivered.join(log.select("seq"), "seq", "left_anti").count(),
+            else _consumed_then_lost(delivered, log, duplicates),
             "query_error": None if failure is None else str(failure.get("error", ""))[:500],
         }
     finally:

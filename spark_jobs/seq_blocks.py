@@ -114,6 +114,22 @@ def totals(blocks: DataFrame, sets: list[str]) -> dict[str, Any]:
     }
 
 
+def bits_not_in(rows: DataFrame, other: DataFrame) -> int:
+    """Distinct seqs of `rows` that `other` does not hold: bits of one, not of the other,
+    per block (one map-side aggregate, no shuffle of every seq)."""
+    mine = rows.filter(F.col("seq").isNotNull()).select(
+        block().alias(K), bit().alias("a"), F.lit(0).cast("bigint").alias("o")
+    )
+    theirs = other.filter(F.col("seq").isNotNull()).select(
+        block().alias(K), F.lit(0).cast("bigint").alias("a"), bit().alias("o")
+    )
+    per_block = (
+        mine.unionByName(theirs).groupBy(K).agg(F.bit_or("a").alias("a"), F.bit_or("o").alias("o"))
+    )
+    row = per_block.agg(count_of("a & ~o").alias("n")).first()
+    return 0 if row is None else int(row["n"])
+
+
 def lowest_seqs(blocks: DataFrame, expr: str, n: int = 20) -> list[int]:
     """The n lowest seqs whose bits the mask expression sets (the blocks come back to Python
     only as far as n seqs reach)."""
