@@ -111,10 +111,11 @@ def raw_rows(
     return _read_files(spark, [f.local(sink) for f in files] + orphans).drop("file")
 
 
-def _duplicates(rows: DataFrame) -> int:
-    """Rows minus distinct seqs, distinct seqs counted as bits of 64-seq blocks (seq_blocks:
-    a map-side aggregate per block instead of a shuffle of every seq). A row without a seq
-    counts as a row and no seq (so as a duplicate), as in a count_distinct."""
+def _rows_and_duplicates(rows: DataFrame) -> tuple[int, int]:
+    """(rows, rows minus distinct seqs) in one pass, distinct seqs counted as bits of 64-seq
+    blocks (seq_blocks: a map-side aggregate per block instead of a shuffle of every seq). A
+    row without a seq counts as a row and no seq (so as a duplicate), as in a
+    count_distinct."""
     per_block = rows.groupBy(sb.block().alias(sb.K)).agg(
         F.count(F.lit(1)).alias("n"), F.bit_or(sb.bit()).alias("m")
     )
@@ -122,7 +123,7 @@ def _duplicates(rows: DataFrame) -> int:
         F.coalesce(F.sum("n"), F.lit(0)).alias("n"),
         F.coalesce(F.expr("sum(bit_count(m))"), F.lit(0)).alias("d"),
     ).first()
-    return 0 if r is None else int(r["n"]) - int(r["d"])
+    return (0, 0) if r is None else (int(r["n"]), int(r["n"]) - int(r["d"]))
 
 
 def _consumed_then_lost(delivered: DataFrame, log: DataFrame, duplicates: int) -> int:
@@ -226,16 +227,17 @@ def spark_set_summary(
         whole = [p for p in orphans if readable(p)]
         raw = raw_rows(spark, sink, files, whole)
         failure = facts.failure
-        duplicates = _duplicates(delivered)
+        held, duplicates = _rows_and_duplicates(delivered)
+        on_disk, raw_duplicates = _rows_and_duplicates(raw)
         summary = {
             "starts": len(facts.resumes),
             "batches": len(checkpoint.committed()),
-            "sink_rows": delivered.count(),
+            "sink_rows": held,
             "sink_duplicates": duplicates,
             "orphan_files": len(orphans),
             "torn_files": len(orphans) - len(whole),
-            "raw_rows": raw.count(),
-            "raw_duplicates": _duplicates(raw),
+            "raw_rows": on_disk,
+            "raw_duplicates": raw_duplicates,
             "read_twice": sum(r["reread"] for r in rows),
             "data_loss_stop": 1 if failure is not None and failure.get("data_loss") else 0,
             "consumed_then_lost": None

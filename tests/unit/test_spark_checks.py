@@ -286,12 +286,12 @@ def test_sink_duplicates_and_consumed_then_lost_count_rows_as_the_joins_did(spar
     """The bitset forms against what a count_distinct and an anti join by seq give: a seq
     twice and a row without a seq are duplicates (so lost rows are then joined, each row
     counted); without duplicates, only the seqs the log lacks (two across blocks) count."""
-    from spark_jobs.checks_spark import _consumed_then_lost, _duplicates
+    from spark_jobs.checks_spark import _consumed_then_lost, _rows_and_duplicates
 
     log = spark.createDataFrame([(s,) for s in range(0, 100)], "seq bigint")
     twice = spark.createDataFrame([(5,), (5,), (7,), (None,), (150,), (150,)], "seq bigint")
-    assert _duplicates(twice) == 3  # 6 rows, 3 distinct seqs
+    assert _rows_and_duplicates(twice)[1] == 3  # 6 rows, 3 distinct seqs
     assert _consumed_then_lost(twice, log, 3) == 3  # the null row and 150 twice
     once = spark.createDataFrame([(1,), (63,), (64,), (130,), (200,)], "seq bigint")
-    assert _duplicates(once) == 0
+    assert _rows_and_duplicates(once)[1] == 0
     assert _consumed_then_lost(once, log, 0) == 2  # 130 and 200
