@@ -398,3 +398,54 @@ def test_unavailable_windows(tmp_path: Path, spark: Any) -> None:
     result = verify(spark, cell)
     assert result["unavailable_s"] == 3.1
     assert result["counts"]["reprocessed"] is None
+
+
+def test_earliest_rows_and_order_count_equal_their_direct_forms(spark: Any) -> None:
+    """The resumption starts (hash aggregate, then structs at the earliest ts only) and the
+    order count against their direct forms, on random series with ts ties, null ts and null
+    offsets, and two members of one set reading one partition in one generation: the earliest row per (set, generation, partition) is the
+    least (ts, offset, file row, consumer) struct, nulls first; the order count is the
+    offsets lower than the previous one in (ts, file row) order per consumer."""
+    import random
+
+    from pyspark.sql import Window
+    from pyspark.sql import functions as F
+
+    from spark_jobs import checks_consumers as cc
+    from spark_jobs.cell_data import ROW, consumer_set
+
+    rng = random.Random(7)
+    consumers = ["g/m0", "g/m1", "h/m0"]
+    rows = [
+        (
+            rng.choice(consumers),
+            rng.choice([1, 2]),
+            rng.choice([0, 1]),
+            None if rng.random() < 0.05 else rng.randrange(30),
+            None if rng.random() < 0.05 else T + rng.randrange(8),
+        )
+        for _ in range(400)
+    ]
+    schema = "consumer string, generation int, partition int, offset bigint, ts bigint"
+    df = spark.createDataFrame(rows, schema).withColumn(ROW, F.monotonically_increasing_id())
+
+    order = Window.partitionBy("consumer", "generation", "partition").orderBy("ts", ROW)
+    back = F.col("offset") < F.lag("offset").over(order)
+    expected_back = df.withColumn("back", back).filter(F.col("back")).count()
+    keys = ["set", "generation", "partition"]
+    expected = {
+        tuple(r[k] for k in keys): (tuple(r["f"]), r["gen_max"])
+        for r in df.withColumn("set", consumer_set(F.col("consumer")))
+        .groupBy(*keys)
+        .agg(
+            F.min(F.struct("ts", "offset", ROW, "consumer")).alias("f"),
+            F.max("offset").alias("gen_max"),
+        )
+        .collect()
+    }
+    assert any(f[0] is None for f, _ in expected.values())  # a null ts is the earliest
+    first_rows = cc._first_rows(cc.with_set(df), keys)
+    got = {tuple(r[k] for k in keys): (tuple(r["f"]), r["gen_max"]) for r in first_rows}
+    assert expected_back > 0
+    assert cc.out_of_order(df) == expected_back
+    assert got == expected
