@@ -76,4 +76,5 @@ bench: venv
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md
 	$(PY) benchmarks/producer_throughput.py --repeat 3 --out benchmarks/results/producer_throughput.md
 	$(PY) benchmarks/verify_throughput.py --repeat 3 --out benchmarks/results/verify_throughput.md
+	$(PY) benchmarks/verify_floor.py --repeat 3 --out benchmarks/results/verify_floor.md
 	$(PY) benchmarks/collect_memory.py --out benchmarks/results/collect_memory.md
