@@ -1,11 +1,11 @@
 """Spark's floor for the checks' questions on this machine: what one shuffle of a cell's
 10 M rows costs, against every check of the same cell, in one JVM.
 
-The checks cannot avoid some full shuffles (README, Benchmark): the order check sorts each
-consumer's series (consumed, 10 M rows at 10 M records), the offsets check groups every
-ledger, consumed and log row by (partition, offset) (30 M), the stall pairs each record's
-ack with its first consumption by seq (ledger and consumed: 20 M), and the send-order check
-sorts the ledger per partition (10 M): seven shuffles of 10 M rows. This measures, on a
+Every form of the checks found so far needs some full shuffles (README, Benchmark): the
+order check sorts each consumer's series (consumed, 10 M rows at 10 M records), the offsets
+check groups every ledger, consumed and log row by (partition, offset) (30 M), the stall
+pairs each record's ack with its first consumption by seq (ledger and consumed: 20 M), and
+the send-order check sorts the ledger per partition (10 M): seven shuffles of 10 M rows. This measures, on a
 synthetic cell (benchmarks/synthetic_cell.py) and alternating, `--repeat` times:
 - scan: the columns the checks use, read from the three files (a count per file),
 - shuffle: consumed's (partition, offset) read and shuffled by them, then counted,
@@ -68,6 +68,8 @@ def main() -> None:
     parser.add_argument("--master", default=None, help="Spark master (default local[2])")
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
+    if args.rows < 1000 or args.repeat < 1:
+        parser.error("--rows must be at least 1000 (the synthetic cell) and --repeat at least 1")
 
     from spark_jobs.session import spark_session
     from spark_jobs.verify import shuffle_partitions, verify_cell
@@ -84,7 +86,7 @@ def main() -> None:
                 text=True,
             )
             known = json.loads(done.stdout.strip().splitlines()[-1])
-            # verify_cell's own setting, so the shuffles below run as its do.
+            # verify_cell's own setting (it sets it again), so the shuffles run as its do.
             spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(cell)))
             scan(spark, cell)  # warm the JVM once, untimed
             times: dict[str, list[float]] = {
@@ -101,9 +103,6 @@ def main() -> None:
                         got = figures(verify_cell(spark, cell))
                         if got != known:
                             raise SystemExit(f"verify_cell answered {got}, expected {known}")
-                        spark.conf.set(
-                            "spark.sql.shuffle.partitions", str(shuffle_partitions(cell))
-                        )
                     seconds = time.perf_counter() - t0
                     times[name].append(seconds)
                     print(f"{args.rows:>11,} {name:13} {seconds:7.2f} s", flush=True)
