@@ -78,14 +78,16 @@ def _read_committed(read_committed: Collection[str]) -> Column:
     return F.col(SET).isin(sorted(read_committed)) if read_committed else F.lit(False)
 
 
-# Bits of block `ob` (offsets 64 ob + i) strictly between lo and hi.
+# Bits of block `ob` (offsets 64 ob + i) strictly between lo and hi. The bits below hi are
+# the complement of -1 shifted, not (1 << n) - 1: for n = 63 that subtraction overflows a
+# long, which ANSI SQL (Spark 4's default) raises instead of wrapping.
 _INSIDE = f"""
   (CASE WHEN lo < ob * {BLOCK} THEN -1L
         WHEN lo - ob * {BLOCK} >= {BLOCK - 1} THEN 0L
         ELSE shiftleft(-1L, cast(lo - ob * {BLOCK} + 1 AS INT)) END)
   & (CASE WHEN hi >= (ob + 1) * {BLOCK} THEN -1L
           WHEN hi <= ob * {BLOCK} THEN 0L
-          ELSE shiftleft(1L, cast(hi - ob * {BLOCK} AS INT)) - 1L END)
+          ELSE ~shiftleft(-1L, cast(hi - ob * {BLOCK} AS INT)) END)
 """
 
 

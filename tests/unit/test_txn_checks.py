@@ -451,3 +451,45 @@ def test_an_old_records_cell(tmp_path: Path, spark: Any) -> None:
     # holds seqs 5 and 7: two offsets the readers disagree about.
     assert counts["inconsistent_offsets"] == 2
     assert [s["seqs"] for s in result["inconsistent_offsets_sample"]] == [[3, 5], [7, 9]]
+
+
+def test_poll_skip_equals_a_record_by_record_count_at_block_edges(spark: Any) -> None:
+    """The bitset form against counting offsets one by one, on readers whose lowest and
+    highest offsets sit on every edge of a 64-offset block (0, 62, 63, 64, 127, 128…): a
+    highest offset at 64 b + 63 once overflowed the mask under ANSI SQL (a crash, so the
+    cell's verdict was unknown)."""
+    import random
+
+    from spark_jobs import checks_offsets as co
+
+    rng = random.Random(11)
+    edges = [0, 1, 62, 63, 64, 65, 126, 127, 128, 191, 255]
+    log_rows = [
+        (p, o, rng.random() > 0.2) for p in (0, 1) for o in range(300) if rng.random() > 0.1
+    ]
+    consumed_rows = []
+    for i in range(40):
+        consumer = f"{'rc' if i % 2 else 'ru'}/m{i}"
+        lo, hi = sorted(rng.sample(edges, 2))
+        inside = [o for o in range(lo + 1, hi) if rng.random() < 0.7]
+        for o in (lo, *inside, hi):
+            consumed_rows.append((consumer, 1, i % 2, o))
+    consumed = spark.createDataFrame(
+        consumed_rows, "consumer string, generation int, partition int, offset bigint"
+    )
+    log = spark.createDataFrame(log_rows, "partition int, offset bigint, committed boolean")
+
+    expected = {"rc": 0, "ru": 0}
+    readers: dict[tuple[str, int], set[int]] = {}
+    for consumer, _, partition, offset in consumed_rows:
+        readers.setdefault((consumer, partition), set()).add(offset)
+    for (consumer, partition), offsets in readers.items():
+        lo, hi = min(offsets), max(offsets)
+        name = consumer.split("/")[0]
+        expected[name] += sum(
+            1
+            for p, o, visible in log_rows
+            if p == partition and lo < o < hi and o not in offsets and (visible or name == "ru")
+        )
+    assert expected["rc"] > 0 and expected["ru"] > 0
+    assert co.poll_skip(consumed, log, {"rc"}, ["rc", "ru"]) == (sum(expected.values()), expected)
