@@ -20,9 +20,7 @@ Usage: python benchmarks/verify_floor.py [--rows 10000000] [--repeat 3] [--maste
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,6 +29,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synthetic_cell import figures
+from verify_throughput import emit, write_known_cell
 
 SHUFFLES = 7  # of 10 M rows each at 10 M records: the module doc
 
@@ -78,14 +77,7 @@ def main() -> None:
     try:
         with tempfile.TemporaryDirectory() as tmp:
             cell = Path(tmp) / "cell"
-            writer = Path(__file__).with_name("verify_throughput.py")
-            done = subprocess.run(
-                [sys.executable, str(writer), "--write", str(cell), str(args.rows)],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            known = json.loads(done.stdout.strip().splitlines()[-1])
+            known = write_known_cell(cell, args.rows)
             # verify_cell's own setting (it sets it again), so the shuffles run as its do.
             spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(cell)))
             scan(spark, cell)  # warm the JVM once, untimed
@@ -120,10 +112,7 @@ def main() -> None:
             f"| {med['verify_cell'] / floor:.2f} |",
         ]
     )
-    print(table)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(table + "\n")
+    emit(table, args.out)
 
 
 if __name__ == "__main__":

@@ -86,6 +86,21 @@ def _child(argv: list[str]) -> str:
     return done.stdout.strip().splitlines()[-1]
 
 
+def write_known_cell(cell: Path, rows: int) -> dict[str, Any]:
+    """The synthetic cell written in a child process (its arrays stay out of our memory);
+    its known figures."""
+    known: dict[str, Any] = json.loads(_child(["--write", str(cell), str(rows)]))
+    return known
+
+
+def emit(table: str, out: Path | None) -> None:
+    """Print the table; also write it to `out` when given."""
+    print(table)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(table + "\n")
+
+
 def _peak_mib(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
@@ -126,7 +141,7 @@ def main() -> None:
         for rows in args.rows:
             with tempfile.TemporaryDirectory() as tmp:
                 cell = Path(tmp) / "cell"
-                truth = json.loads(_child(["--write", str(cell), str(rows)]))
+                truth = write_known_cell(cell, rows)
                 counts_truth = {k: truth[k] for k in ("lost", "duplicated")}
                 methods: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any]]] = {
                     "pandas_counts": (partial(pandas_counts, cell), counts_truth),
@@ -154,11 +169,7 @@ def main() -> None:
                     )
     finally:
         spark.stop()
-    table = "\n".join(lines)
-    print(table)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(table + "\n")
+    emit("\n".join(lines), args.out)
 
 
 if __name__ == "__main__":
