@@ -38,3 +38,12 @@ def run_single_cell(
     (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
     (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"]
     return done, cell, run_dir / "cells" / cell["cell"]
+
+
+def not_passed(cell: dict[str, Any]) -> str:
+    """The cell's checks that did not pass, with their details, and its counts: an assertion
+    message whose first line names what failed (CI shows a failure's last lines, and the
+    short summary only its first characters)."""
+    bad = [f"{c['name']}={c['verdict']}: {c.get('detail', '')}" for c in cell["checks"]]
+    bad = [b for b, c in zip(bad, cell["checks"], strict=True) if c["verdict"] != "pass"]
+    return f"not passed: {bad}; counts: {cell.get('counts')}"

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.experiments.cli import HERE, run_single_cell
+from tests.experiments.cli import HERE, not_passed, run_single_cell
 
 
 def test_transactions_commit_abort_and_survive_a_producer_crash(tmp_path: Path) -> None:
     done, cell, cell_dir = run_single_cell(HERE / "txn-short.yaml", tmp_path)
-    assert done.returncode == 0, (cell["checks"], done.stderr[-3000:])
+    assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
     assert cell["verdict"] == "pass"
 
     ledger = pd.read_parquet(cell_dir / "ledger.parquet")
