@@ -101,6 +101,10 @@ CONSUMER_AT_END = "consumer.at_end"
 # (the records of the aborted transaction are processed again; KAFKA-17582's shape).
 PIPELINE_TXN_ERROR = "consumer.txn_error"
 PIPELINE_REWIND = "consumer.rewind"
+# A pipeline member's batch left pending by a SIGKILL between its commit and its `consumed`
+# lines, resolved by its next process: records, committed (the group's offsets past them:
+# the lines were written then), error (the offsets could not be read: lines not written).
+PIPELINE_PENDING = "consumer.pending"
 CONSUMER_PREFIX = "consumer."
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"

@@ -80,6 +80,71 @@ class MemberPaths:
     def stderr(self) -> Path:
         return self.directory / f"{self.stem}.stderr.log"
 
+    @property
+    def pending(self) -> Path:
+        """A pipeline member's batch between its commit call and its `consumed` lines."""
+        return self.directory / f"{self.stem}.pending.csv"
+
+
+class PendingBatch:
+    """The `consumed` lines of a pipeline member's batch, written just before its
+    commit_transaction and cleared once they are in `consumed`: a SIGKILL between a commit
+    that landed and those lines leaves them here, for the member's next process to resolve
+    (its records were processed if the group's committed offsets are past them)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def write(self, lines: list[str]) -> None:
+        with self.path.open("w", encoding="utf-8") as f:
+            f.writelines(lines)
+
+    def clear(self) -> None:
+        self.path.unlink(missing_ok=True)
+
+    def read(self) -> list[ConsumedLine]:
+        """The whole lines left (a line torn by the SIGKILL is dropped)."""
+        if not self.path.exists():
+            return []
+        out = []
+        for line in self.path.read_text(encoding="utf-8").splitlines(keepends=True):
+            fields = line.rstrip("\n").split(",")
+            if line.endswith("\n") and len(fields) == len(ConsumedLine._fields):
+                out.append(ConsumedLine(*map(int, fields)))
+        return out
+
+
+def not_yet_consumed(consumed: Path, lines: list[ConsumedLine]) -> list[ConsumedLine]:
+    """The pending lines the `consumed` file does not end with already (a SIGKILL after the
+    lines were appended but before the pending file was cleared, or halfway through them):
+    compared by (seq, partition, offset, generation) with its last len(lines) lines."""
+    if not lines or not consumed.exists():
+        return lines
+    with consumed.open("rb") as f:
+        size = f.seek(0, 2)
+        chunk, tail = 1 << 16, b""
+        while tail.count(b"\n") <= len(lines) and len(tail) < size:
+            start = max(0, size - len(tail) - chunk)
+            f.seek(start)
+            tail = f.read(size - len(tail) - start) + tail
+    recent = set()
+    for raw in tail.decode("utf-8", "replace").splitlines()[-len(lines) :]:
+        fields = raw.split(",")
+        if len(fields) == len(ConsumedLine._fields) and all(
+            v.lstrip("-").isdigit() for v in fields
+        ):
+            seq, part, offset, _, generation = map(int, fields)
+            recent.add((seq, part, offset, generation))
+    return [ln for ln in lines if (ln.seq, ln.partition, ln.offset, ln.generation) not in recent]
+
+
+def committed_past(lines: list[ConsumedLine], committed: dict[int, int]) -> bool:
+    """Whether the group's committed offsets (partition -> next offset to read) are past
+    every line's record: its transaction committed (or, after the partitions moved, another
+    member committed past it; then this member's lines count it once more, as reprocessed,
+    rather than not at all)."""
+    return all(committed.get(line.partition, -1) > line.offset for line in lines)
+
 
 def open_for_append(path: Path) -> IO[str]:
     """Append mode; a line torn by an earlier SIGKILL is ended first so it stays alone."""

@@ -109,12 +109,21 @@ class Member:
         }
 
     def process(self, batch: list[Message]) -> None:
+        self.write_consumed(self.lines(batch))
+
+    def lines(self, batch: list[Message]) -> list[str]:
+        """The batch's `consumed` lines, stamped now."""
         ts = now_ms()
+        out = []
         for msg in batch:
             seq = decode_seq(msg.value())
             part, offset = msg.partition(), msg.offset()
             if seq is not None and part is not None and offset is not None:
-                self.consumed.write(ConsumedLine(seq, part, offset, ts, self.generation).csv())
+                out.append(ConsumedLine(seq, part, offset, ts, self.generation).csv())
+        return out
+
+    def write_consumed(self, lines: list[str]) -> None:
+        self.consumed.writelines(lines)
         self.consumed.flush()
 
     def work(self) -> None:
@@ -173,12 +182,16 @@ class Member:
         """Fields of this process's consumer.start event besides pid and isolation."""
         return {}
 
+    def starting(self, consumer: Consumer) -> None:
+        """Before the consumer subscribes (a pipeline member resolves its pending batch)."""
+
     def closing(self) -> None:
         """After the consumer closed (a pipeline member flushes its producer)."""
 
     def run(self) -> None:
         config = self.config()
         consumer = Consumer(config)
+        self.starting(consumer)
         consumer.subscribe([self.args.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
         isolation = str(config.get("isolation.level", ev.READ_COMMITTED))  # librdkafka's default
         self.event(ev.CONSUMER_START, pid=os.getpid(), isolation=isolation, **self.start_fields())

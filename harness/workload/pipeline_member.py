@@ -44,6 +44,7 @@ from confluent_kafka import (
 )
 
 from harness.results import events as ev
+from harness.results.member_files import PendingBatch, committed_past, not_yet_consumed
 from harness.workload.group_member import Member, build_parser, run_member
 from harness.workload.records import decode_seq, encode_output_value
 
@@ -71,7 +72,8 @@ class PipelineMember(Member):
         _exit_with_parent(os.getppid())
         self.exactly_once = args.guarantee == EXACTLY_ONCE
         self.undelivered: list[str] = []  # delivery errors of the batch in hand
-        self.producer = self.new_producer()
+        self.pending = PendingBatch(self.paths.pending)
+        self.producer = self.new_producer()  # completes or aborts what a killed process left
 
     # --- the output producer ----------------------------------------------------------------
     def producer_config(self) -> dict[str, Any]:
@@ -191,6 +193,9 @@ class PipelineMember(Member):
                 "send_offsets_to_transaction",
                 lambda: producer.send_offsets_to_transaction(offsets, meta, TXN_CALL_TIMEOUT_S),
             )
+            # A SIGKILL after the commit lands and before `consumed` has the lines would leave
+            # records the group committed that no line shows: they wait here (starting()).
+            self.pending.write(self.lines(batch))
             self.call("commit_transaction", lambda: producer.commit_transaction(TXN_CALL_TIMEOUT_S))
         except TxnBroken as broken:
             if broken.action == "abort":
@@ -207,10 +212,12 @@ class PipelineMember(Member):
             positions = self.rewind(consumer)
             if all(positions.get(tp.partition, -1) >= tp.offset for tp in offsets):
                 self.process(batch)
+            self.pending.clear()
             return
         # Processed once committed: the drain reads progress from these lines, and an
         # aborted batch is read and written again.
         self.process(batch)
+        self.pending.clear()
 
     def reinit(self) -> None:
         """A new producer with the same transactional.id: the open transaction ends (committed
@@ -231,22 +238,52 @@ class PipelineMember(Member):
         self.process(batch)
         self.commit(consumer, batch)
 
-    def rewind(self, consumer: Consumer) -> dict[int, int]:
-        """Seek every assigned partition back to the group's committed offset (the start when
-        none): what was not committed is read and written again."""
-        assigned = consumer.assignment()
+    def committed(
+        self, consumer: Consumer, partitions: list[TopicPartition]
+    ) -> list[TopicPartition]:
+        """The group's committed offsets of these partitions, asked again for up to
+        REWIND_TIMEOUT_S (the coordinator may be moving); the last KafkaException if never."""
         deadline = time.monotonic() + REWIND_TIMEOUT_S
         while True:
             try:
-                committed = consumer.committed(assigned, timeout=10)
-                break
-            except KafkaException as exc:
+                return list(consumer.committed(partitions, timeout=10))
+            except KafkaException:
                 if time.monotonic() > deadline:
-                    # No safe position to go on from: end the process (the runner restarts
-                    # it at heal; the group hands its partitions to the others meanwhile).
-                    self.txn_error("committed", str(exc.args[0]), "rewind", "exit")
-                    raise SystemExit(3) from exc
+                    raise
                 time.sleep(1)
+
+    def starting(self, consumer: Consumer) -> None:
+        """Resolve the batch a SIGKILLed process of this member left pending (see transact):
+        the new producer has completed or aborted its transaction, so the group's committed
+        offsets now say which."""
+        left = self.pending.read()
+        if not left:
+            self.pending.clear()
+            return
+        topic = self.args.topic
+        parts = sorted({line.partition for line in left})
+        try:
+            found = self.committed(consumer, [TopicPartition(topic, p) for p in parts])
+        except KafkaException as exc:
+            self.event(ev.PIPELINE_PENDING, records=len(left), error=str(exc.args[0]))
+            self.pending.clear()
+            return
+        done = committed_past(left, {tp.partition: tp.offset for tp in found})
+        if done:
+            self.write_consumed([ln.csv() for ln in not_yet_consumed(self.paths.consumed, left)])
+        self.event(ev.PIPELINE_PENDING, records=len(left), committed=done)
+        self.pending.clear()
+
+    def rewind(self, consumer: Consumer) -> dict[int, int]:
+        """Seek every assigned partition back to the group's committed offset (the start when
+        none): what was not committed is read and written again."""
+        try:
+            committed = self.committed(consumer, consumer.assignment())
+        except KafkaException as exc:
+            # No safe position to go on from: end the process (the runner restarts it at
+            # heal; the group hands its partitions to the others meanwhile).
+            self.txn_error("committed", str(exc.args[0]), "rewind", "exit")
+            raise SystemExit(3) from exc
         seeks: dict[int, int] = {}
         for tp in committed:
             offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.results.member_files import MemberPaths, next_generation
+from harness.results.member_files import (
+    ConsumedLine,
+    MemberPaths,
+    PendingBatch,
+    committed_past,
+    next_generation,
+    not_yet_consumed,
+)
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
 from harness.results.tables import COMMITS, CONSUMED, concat
 from harness.workload.records import decode_seq, encode_key, encode_value
@@ -52,3 +59,46 @@ def test_commits_and_generations(tmp_path: Path) -> None:
     }
     assert [next_generation(tmp_path, "group") for _ in range(3)] == [1, 2, 3]
     assert next_generation(tmp_path, "spark") == 1
+
+
+def test_a_pending_batch_reads_back_whole_lines_and_clears(tmp_path: Path) -> None:
+    pending = PendingBatch(MemberPaths(tmp_path, "pipeline/m1").pending)
+    assert pending.read() == []
+    lines = [ConsumedLine(10 + i, 2, 100 + i, 5000, 3) for i in range(3)]
+    pending.write([ln.csv() for ln in lines])
+    assert pending.read() == lines
+    # A SIGKILL halfway through the write: the torn line is not a record.
+    pending.path.write_text("".join(ln.csv() for ln in lines) + "13,2,10")
+    assert pending.read() == lines
+    pending.clear()
+    assert pending.read() == [] and not pending.path.exists()
+
+
+def test_committed_past_needs_every_partition_beyond_its_lines() -> None:
+    lines = [ConsumedLine(1, 0, 7, 1, 1), ConsumedLine(2, 1, 4, 1, 1), ConsumedLine(3, 1, 5, 1, 1)]
+    assert committed_past(lines, {0: 8, 1: 6})
+    assert committed_past(lines, {0: 9, 1: 60})  # another member went further
+    assert not committed_past(lines, {0: 8, 1: 5})  # the transaction was aborted
+    assert not committed_past(lines, {0: 8})  # no offset for partition 1
+    assert not committed_past(lines, {0: -1001, 1: -1001})  # nothing committed yet
+
+
+def test_pending_lines_already_at_the_end_of_consumed_are_not_written_again(
+    tmp_path: Path,
+) -> None:
+    consumed = tmp_path / "m.consumed.csv"
+    pending = [ConsumedLine(500 + i, 1, 900 + i, 7000, 4) for i in range(4)]
+    assert not_yet_consumed(consumed, pending) == pending  # no file yet
+    # Many earlier lines (more than one 64 KiB chunk) and then the batch, stamped later.
+    earlier = [ConsumedLine(i, 0, i, 10, 1) for i in range(5000)]
+    body = "".join(ln.csv() for ln in earlier)
+    consumed.write_text(body)
+    assert not_yet_consumed(consumed, pending) == pending
+    consumed.write_text(body + "".join(ln._replace(ts=7005).csv() for ln in pending))
+    assert not_yet_consumed(consumed, pending) == []
+    # Killed halfway through appending them: only the rest is missing.
+    consumed.write_text(body + "".join(ln._replace(ts=7005).csv() for ln in pending[:2]))
+    assert not_yet_consumed(consumed, pending) == pending[2:]
+    # The same records of another generation (read again after a rebalance) are not these.
+    consumed.write_text(body + "".join(ln._replace(generation=5).csv() for ln in pending))
+    assert not_yet_consumed(consumed, pending) == pending

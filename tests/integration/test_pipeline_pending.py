@@ -1,0 +1,144 @@
+"""A pipeline member SIGKILLed between a commit that landed and its `consumed` lines: its next
+process finds the batch in its pending file and writes the lines iff the group's committed
+offsets (after its new producer ended the old transaction) are past them. Against a real
+single-broker cluster: the member first copies 40 records in transactions; the states a
+SIGKILL leaves are then laid out in its files, and the member is started again."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from confluent_kafka import Producer
+
+from harness.results.member_files import ConsumedLine, MemberPaths, PendingBatch
+from harness.workload.records import encode_key, encode_value
+from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_io import wait_until
+
+ONE_BROKER = {
+    "offsets.topic.replication.factor": 1,
+    "transaction.state.log.replication.factor": 1,
+    "transaction.state.log.min.isr": 1,
+    "group.initial.rebalance.delay.ms": 0,
+}
+RECORDS = 40
+
+
+def _member(bootstrap: str, directory: Path) -> subprocess.Popen[bytes]:
+    command = [
+        sys.executable,
+        "-m",
+        "harness.workload.pipeline_member",
+        "--bootstrap",
+        bootstrap,
+        "--topic",
+        "in",
+        "--group",
+        "chaos-pipeline",
+        "--consumer",
+        "pipeline/m0",
+        "--commit",
+        "after-process",
+        "--dir",
+        str(directory),
+        "--max-s",
+        "120",
+        "--config",
+        json.dumps({"session.timeout.ms": 6000}),
+        "--output",
+        "out",
+        "--guarantee",
+        "exactly-once",
+        "--transactional-id",
+        "chaos-pipeline-0",
+        "--txn-timeout-ms",
+        "10000",
+    ]
+    return subprocess.Popen(command, stderr=(directory / "stderr.log").open("ab"))
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    assert proc.wait(60) == 0
+
+
+def _lines(paths: MemberPaths) -> list[ConsumedLine]:
+    text = paths.consumed.read_text() if paths.consumed.exists() else ""
+    return [ConsumedLine(*map(int, line.split(","))) for line in text.splitlines()]
+
+
+def _pending_events(paths: MemberPaths) -> list[dict[str, object]]:
+    events = [json.loads(line) for line in paths.events.read_text().splitlines()]
+    return [e for e in events if e["kind"] == "consumer.pending"]
+
+
+def test_a_batch_left_pending_is_consumed_iff_its_commit_landed(
+    start_cluster: ClusterFactory, tmp_path: Path
+) -> None:
+    cluster = start_cluster(mode="kraft", brokers=1, broker_config=ONE_BROKER)
+    cluster.create_topic("in", partitions=2, replication_factor=1)
+    cluster.create_topic("out", partitions=2, replication_factor=1)
+    bootstrap = cluster.bootstrap_servers
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all"})
+    for seq in range(RECORDS):
+        producer.produce("in", encode_value(seq, 64), key=encode_key(seq), partition=seq % 2)
+    assert producer.flush(60) == 0
+
+    directory = tmp_path / "consumers"
+    directory.mkdir()
+    paths = MemberPaths(directory, "pipeline/m0")
+    proc = _member(bootstrap, directory)
+    try:
+        wait_until(lambda: len(_lines(paths)) == RECORDS, 90, "every record copied")
+    finally:
+        _stop(proc)
+    lines = _lines(paths)
+    assert sorted(ln.seq for ln in lines) == list(range(RECORDS))
+    assert not paths.pending.exists()  # cleared after every batch
+
+    # SIGKILLed after its last commit landed, before `consumed` had the last three lines.
+    last = lines[-3:]
+    paths.consumed.write_text("".join(ln.csv() for ln in lines[:-3]))
+    PendingBatch(paths.pending).write([ln.csv() for ln in last])
+    proc = _member(bootstrap, directory)
+    try:
+        wait_until(lambda: _pending_events(paths), 60, "the pending batch resolved")
+    finally:
+        _stop(proc)
+    (event,) = _pending_events(paths)
+    assert (event["records"], event["committed"]) == (3, True)
+    assert _lines(paths) == lines  # each line back once, as it was
+    assert not paths.pending.exists()
+
+    # SIGKILLed after the lines were appended, before the pending file was cleared: the
+    # lines are already there and are not written twice.
+    PendingBatch(paths.pending).write([ln.csv() for ln in last])
+    proc = _member(bootstrap, directory)
+    try:
+        wait_until(lambda: len(_pending_events(paths)) == 2, 60, "the second one resolved")
+    finally:
+        _stop(proc)
+    assert (_pending_events(paths)[1]["records"], _pending_events(paths)[1]["committed"]) == (
+        3,
+        True,
+    )
+    assert _lines(paths) == lines
+
+    # SIGKILLed before its commit landed (records past the committed offsets: the new
+    # producer aborted the transaction): not consumed.
+    ahead = [ConsumedLine(RECORDS + i, 0, RECORDS + i, 1, 9) for i in range(2)]
+    PendingBatch(paths.pending).write([ln.csv() for ln in ahead])
+    proc = _member(bootstrap, directory)
+    try:
+        wait_until(lambda: len(_pending_events(paths)) == 3, 60, "the third one resolved")
+    finally:
+        _stop(proc)
+    assert (_pending_events(paths)[2]["records"], _pending_events(paths)[2]["committed"]) == (
+        2,
+        False,
+    )
+    assert _lines(paths) == lines
+    assert not paths.pending.exists()
