@@ -106,12 +106,17 @@ class PendingBatch:
         """The whole lines left (a line torn by the SIGKILL is dropped)."""
         if not self.path.exists():
             return []
-        out = []
-        for line in self.path.read_text(encoding="utf-8").splitlines(keepends=True):
-            fields = line.rstrip("\n").split(",")
-            if line.endswith("\n") and len(fields) == len(ConsumedLine._fields):
-                out.append(ConsumedLine(*map(int, fields)))
-        return out
+        text = self.path.read_text(encoding="utf-8")
+        whole = text.splitlines()[: text.count("\n")]
+        return [line for line in map(_consumed_line, whole) if line is not None]
+
+
+def _consumed_line(raw: str) -> ConsumedLine | None:
+    """A `consumed` line's fields, or None for a line that is not one (torn, foreign)."""
+    fields = raw.split(",")
+    if len(fields) != len(ConsumedLine._fields) or not all(v.lstrip("-").isdigit() for v in fields):
+        return None
+    return ConsumedLine(*map(int, fields))
 
 
 def not_yet_consumed(consumed: Path, lines: list[ConsumedLine]) -> list[ConsumedLine]:
@@ -127,14 +132,8 @@ def not_yet_consumed(consumed: Path, lines: list[ConsumedLine]) -> list[Consumed
             start = max(0, size - len(tail) - chunk)
             f.seek(start)
             tail = f.read(size - len(tail) - start) + tail
-    recent = set()
-    for raw in tail.decode("utf-8", "replace").splitlines()[-len(lines) :]:
-        fields = raw.split(",")
-        if len(fields) == len(ConsumedLine._fields) and all(
-            v.lstrip("-").isdigit() for v in fields
-        ):
-            seq, part, offset, _, generation = map(int, fields)
-            recent.add((seq, part, offset, generation))
+    last = [_consumed_line(raw) for raw in tail.decode("utf-8", "replace").splitlines()]
+    recent = {(r.seq, r.partition, r.offset, r.generation) for r in last[-len(lines) :] if r}
     return [ln for ln in lines if (ln.seq, ln.partition, ln.offset, ln.generation) not in recent]
 
 
