@@ -449,3 +449,40 @@ def test_earliest_rows_and_order_count_equal_their_direct_forms(spark: Any) -> N
     assert expected_back > 0
     assert cc.out_of_order(df) == expected_back
     assert got == expected
+
+
+def test_stall_frame_equals_its_definition_and_the_counted_form(spark: Any) -> None:
+    """stall_frame on random series of 40 sets sharing one ledger, against the definition
+    interval by interval and the counted form (tests/unit/stall_oracle.py): records consumed
+    before their ack, consumptions of seqs nobody waits for, before the start, at or after the
+    end, never. Every interval's start, end, duration, final and waiting flags."""
+    import random
+
+    from spark_jobs.checks_stall import stall_frame
+    from tests.unit.stall_oracle import by_definition, counted
+
+    rng = random.Random(13)
+    start, end = T + 100, T + 160
+    avail = {s: T + rng.randint(60, 180) for s in range(30) if rng.random() < 0.85}
+    sets = [f"s{i:02d}" for i in range(40)]
+    firsts: dict[str, dict[int, int]] = {}
+    for name in sets:
+        chosen = rng.sample(range(30), rng.randint(0, 30))
+        firsts[name] = {
+            s: avail.get(s, T + rng.randint(60, 160)) + rng.randint(-15, 40) for s in chosen
+        }
+    assert any(f < avail.get(s, f) for fs in firsts.values() for s, f in fs.items())  # early ones
+
+    available = spark.createDataFrame(list(avail.items()), "seq bigint, av bigint")
+    rows = [(name, s, f) for name, fs in firsts.items() for s, f in fs.items()]
+    consumed_firsts = spark.createDataFrame(rows, "set string, seq bigint, fc bigint")
+    frame = stall_frame(spark, available, consumed_firsts, sets, start, end).collect()
+    got: dict[str, list[tuple[int, int, int, bool, bool]]] = {name: [] for name in sets}
+    for r in frame:
+        got[r["set"]].append(
+            (r["start_ms"], r["end_ms"], r["duration_ms"], r["final"], r["waiting"])
+        )
+    for name in sets:
+        expected = by_definition(avail, firsts[name], start, end)
+        assert sorted(got[name], key=lambda i: i[1]) == expected, name
+        assert counted(avail, firsts[name], start, end) == expected, name
