@@ -57,7 +57,8 @@ def _member(bootstrap: str, directory: Path) -> subprocess.Popen[bytes]:
         "--txn-timeout-ms",
         "10000",
     ]
-    return subprocess.Popen(command, stderr=(directory / "stderr.log").open("ab"))
+    with (directory / "stderr.log").open("ab") as err:  # the child keeps its own copy
+        return subprocess.Popen(command, stderr=err)
 
 
 def _stop(proc: subprocess.Popen[bytes]) -> None:
@@ -102,43 +103,33 @@ def test_a_batch_left_pending_is_consumed_iff_its_commit_landed(
     # SIGKILLed after its last commit landed, before `consumed` had the last three lines.
     last = lines[-3:]
     paths.consumed.write_text("".join(ln.csv() for ln in lines[:-3]))
-    PendingBatch(paths.pending).write([ln.csv() for ln in last])
-    proc = _member(bootstrap, directory)
-    try:
-        wait_until(lambda: _pending_events(paths), 60, "the pending batch resolved")
-    finally:
-        _stop(proc)
-    (event,) = _pending_events(paths)
-    assert (event["records"], event["committed"]) == (3, True)
+    assert _restart_with_pending(bootstrap, paths, last) == (3, True)
     assert _lines(paths) == lines  # each line back once, as it was
-    assert not paths.pending.exists()
 
     # SIGKILLed after the lines were appended, before the pending file was cleared: the
     # lines are already there and are not written twice.
-    PendingBatch(paths.pending).write([ln.csv() for ln in last])
-    proc = _member(bootstrap, directory)
-    try:
-        wait_until(lambda: len(_pending_events(paths)) == 2, 60, "the second one resolved")
-    finally:
-        _stop(proc)
-    assert (_pending_events(paths)[1]["records"], _pending_events(paths)[1]["committed"]) == (
-        3,
-        True,
-    )
+    assert _restart_with_pending(bootstrap, paths, last) == (3, True)
     assert _lines(paths) == lines
 
     # SIGKILLed before its commit landed (records past the committed offsets: the new
     # producer aborted the transaction): not consumed.
     ahead = [ConsumedLine(RECORDS + i, 0, RECORDS + i, 1, 9) for i in range(2)]
-    PendingBatch(paths.pending).write([ln.csv() for ln in ahead])
-    proc = _member(bootstrap, directory)
+    assert _restart_with_pending(bootstrap, paths, ahead) == (2, False)
+    assert _lines(paths) == lines
+
+
+def _restart_with_pending(
+    bootstrap: str, paths: MemberPaths, pending: list[ConsumedLine]
+) -> tuple[object, object]:
+    """Leave `pending` in the member's pending file, start it until it has resolved them
+    (a new consumer.pending event), stop it: that event's (records, committed)."""
+    seen = len(_pending_events(paths))
+    PendingBatch(paths.pending).write([ln.csv() for ln in pending])
+    proc = _member(bootstrap, paths.directory)
     try:
-        wait_until(lambda: len(_pending_events(paths)) == 3, 60, "the third one resolved")
+        wait_until(lambda: len(_pending_events(paths)) > seen, 60, "the pending batch resolved")
     finally:
         _stop(proc)
-    assert (_pending_events(paths)[2]["records"], _pending_events(paths)[2]["committed"]) == (
-        2,
-        False,
-    )
-    assert _lines(paths) == lines
     assert not paths.pending.exists()
+    event = _pending_events(paths)[seen]
+    return event["records"], event["committed"]
