@@ -108,10 +108,10 @@ class PendingBatch:
             return []
         text = self.path.read_text(encoding="utf-8")
         whole = text.splitlines()[: text.count("\n")]
-        return [line for line in map(_consumed_line, whole) if line is not None]
+        return [line for line in map(parse_consumed, whole) if line is not None]
 
 
-def _consumed_line(raw: str) -> ConsumedLine | None:
+def parse_consumed(raw: str) -> ConsumedLine | None:
     """A `consumed` line's fields, or None for a line that is not one (torn, foreign)."""
     fields = raw.split(",")
     if len(fields) != len(ConsumedLine._fields) or not all(v.lstrip("-").isdigit() for v in fields):
@@ -132,7 +132,7 @@ def not_yet_consumed(consumed: Path, lines: list[ConsumedLine]) -> list[Consumed
             start = max(0, size - len(tail) - chunk)
             f.seek(start)
             tail = f.read(size - len(tail) - start) + tail
-    last = [_consumed_line(raw) for raw in tail.decode("utf-8", "replace").splitlines()]
+    last = [parse_consumed(raw) for raw in tail.decode("utf-8", "replace").splitlines()]
     recent = {(r.seq, r.partition, r.offset, r.generation) for r in last[-len(lines) :] if r}
     return [ln for ln in lines if (ln.seq, ln.partition, ln.offset, ln.generation) not in recent]
 

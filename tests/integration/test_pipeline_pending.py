@@ -13,7 +13,7 @@ from pathlib import Path
 
 from confluent_kafka import Producer
 
-from harness.results.member_files import ConsumedLine, MemberPaths, PendingBatch
+from harness.results.member_files import ConsumedLine, MemberPaths, PendingBatch, parse_consumed
 from harness.workload.records import encode_key, encode_value
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import wait_until
@@ -68,7 +68,7 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
 
 def _lines(paths: MemberPaths) -> list[ConsumedLine]:
     text = paths.consumed.read_text() if paths.consumed.exists() else ""
-    return [ConsumedLine(*map(int, line.split(","))) for line in text.splitlines()]
+    return [line for line in map(parse_consumed, text.splitlines()) if line is not None]
 
 
 def _pending_events(paths: MemberPaths) -> list[dict[str, object]]:
