@@ -40,6 +40,7 @@ def _log4j2_file() -> Path:
 
 
 MASTER_ENV = "KAFKA_CHAOS_SPARK_MASTER"
+CODEGEN_CACHE_ENTRIES = 2000
 DEFAULT_MASTER = "local[2]"
 
 
@@ -61,7 +62,9 @@ def spark_session(
 
     getOrCreate reuses a running session (JVM options and the master then no longer apply).
     """
-    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j2_file()}"
+    # The parallel collector: the checks are batch work on a small heap, and G1's concurrent
+    # threads took ~5 s of CPU per 10 M-row cell from two cores (README, Benchmark).
+    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j2_file()} -XX:+UseParallelGC"
     builder = (
         SparkSession.builder.master(master_url(master))
         .appName(app)
@@ -70,6 +73,10 @@ def spark_session(
         # stage as its own job more than doubled the checks' wall time on small cells.
         .config("spark.sql.adaptive.enabled", "false")
         .config("spark.default.parallelism", "4")
+        # One cell's checks generate a few hundred classes; Spark's default cache of 100
+        # evicted them between cells, and recompiling them (Janino, then the JIT's C2) cost
+        # 12 s of CPU per warm 10 M-row cell (README, Benchmark).
+        .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")

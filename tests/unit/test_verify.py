@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -486,3 +487,45 @@ def test_stall_frame_equals_its_definition_and_the_counted_form(spark: Any) -> N
         expected = by_definition(avail, firsts[name], start, end)
         assert sorted(got[name], key=lambda i: i[1]) == expected, name
         assert counted(avail, firsts[name], start, end) == expected, name
+
+
+# --- the second lane of checks ---------------------------------------------------------------
+
+
+def test_a_lane_error_is_raised_when_joined(spark: Any) -> None:
+    from spark_jobs.verify import _Lane
+
+    def broken() -> None:
+        raise ValueError("offset check broke")
+
+    lane = _Lane(spark)
+    lane.start(broken)
+    with pytest.raises(ValueError, match="offset check broke"):
+        lane.join()
+    lane.stop()
+
+
+def test_stopping_a_lane_cancels_its_jobs_and_ends_its_thread(spark: Any) -> None:
+    """The caller failed: the lane's running job and the ones it starts after are cancelled."""
+    from spark_jobs.verify import _Lane
+
+    done: list[int] = []
+    errors: list[str] = []
+    started = threading.Event()
+
+    def many_jobs() -> None:
+        try:
+            for i in range(1000):  # bounded: ~1000 small jobs if nothing cancelled them
+                started.set()
+                spark.range(0, 2_000_000, numPartitions=2).selectExpr("sum(id)").collect()
+                done.append(i)
+        except Exception as exc:  # the cancellation: the outcome asserted
+            errors.append(str(exc))
+
+    lane = _Lane(spark)
+    lane.start(many_jobs)
+    started.wait()
+    lane.stop()
+    assert errors and "cancel" in errors[0].lower(), errors
+    assert len(done) < 1000
+    assert not spark.sparkContext.statusTracker().getActiveJobsIds()
