@@ -119,12 +119,15 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
     if ledger is not None or trusted_log is not None or consumed is not None:
         blocks = sb.block_facts(ledger, trusted_log, consumed, sets).cache()
     seen = _Seen()
-    # The offset checks need nothing the others learn: a second thread submits their jobs,
-    # so that Spark fills the cores the other checks' narrow stages leave idle (README,
-    # Benchmark). Their figures go to a dict of their own, merged in a fixed order.
+    # Checks that need nothing the others learn run in lanes of their own (threads that
+    # submit their Spark jobs side by side), so that Spark fills the cores the other checks'
+    # narrow stages leave idle (README, Benchmark): the offset checks from the start, the
+    # stall once the first consumptions are known. Each lane writes a dict of its own,
+    # merged in a fixed order.
     offsets: dict[str, Any] = {"counts": {}, "undecided": {}}
-    lane = _Lane(spark)
-    lane.start(_offsets, data, sets, read_committed, log_reason, offsets)
+    stall: dict[str, Any] = {"counts": {}, "undecided": {}}
+    offsets_lane, stall_lane = _Lane(spark, "offset checks"), _Lane(spark, "stall")
+    offsets_lane.start(_offsets, data, sets, read_committed, log_reason, offsets)
     try:
         _records(
             data,
@@ -132,28 +135,32 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
             blocks,
             trusted_log,
             read_committed,
-            spark_sets,
             log_reason,
             drain_reason,
             out,
             seen,
         )
+        trusted, first_send = trusted_log is not None, seen.sends[0]
+        stall_args = (data, sets, blocks, seen.firsts, trusted, drain_reason, first_send, stall)
+        stall_lane.start(_stall, spark, *stall_args)
+        _generations(data, trusted_log, read_committed, spark_sets, drain_reason, out, seen)
         txn = seen.transactional
         _transactions(data, sets, txn, read_committed, log_reason, drain_reason, out)
         _pipeline(data, txn, log_reason, drain_reason, history_note, out)
         _spark(spark, spark_sets, cell_dir, trusted_log, read_committed, out)
         _availability(data, gap_ms, seen.sends, out)
-        trusted = trusted_log is not None
-        _stall(spark, data, sets, blocks, seen.firsts, trusted, drain_reason, seen.sends[0], out)
-        lane.join()
+        offsets_lane.join()
+        stall_lane.join()
     finally:
-        lane.stop()
+        offsets_lane.stop()
+        stall_lane.stop()
         for cached in (blocks, seen.detail):
             if cached is not None:
                 cached.unpersist()
-    counts.update(offsets.pop("counts"))
-    undecided.update(offsets.pop("undecided"))
-    out.update(offsets)
+    for lane_out in (offsets, stall):
+        counts.update(lane_out.pop("counts"))
+        undecided.update(lane_out.pop("undecided"))
+        out.update(lane_out)
     return out
 
 
@@ -161,15 +168,16 @@ class _Lane:
     """One function run in a thread of its own, its Spark jobs in a job group of their own:
     cancelled when the caller fails or is interrupted, so nothing runs on after it."""
 
-    def __init__(self, spark: SparkSession) -> None:
+    def __init__(self, spark: SparkSession, name: str) -> None:
         self._context = spark.sparkContext
+        self._name = name
         self._group = f"kafka-chaos-verify-{uuid.uuid4().hex}"
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verify-lane")
         self._future: Future[None] | None = None
 
     def start(self, fn: Callable[..., None], *args: Any) -> None:
         def run() -> None:
-            self._context.setJobGroup(self._group, "kafka-chaos verify: offset checks", True)
+            self._context.setJobGroup(self._group, f"kafka-chaos verify: {self._name}", True)
             fn(*args)
 
         self._future = self._pool.submit(run)
@@ -197,6 +205,8 @@ class _Seen:
     transactional: bool = False
     firsts: DataFrame | None = None  # seq_blocks.first_consumptions
     detail: DataFrame | None = None  # seq_blocks.dirty_firsts, cached: used twice
+    facts: dict[str, Any] | None = None  # seq_blocks.totals
+    dirty: DataFrame | None = None  # seq_blocks.dirty_blocks
 
 
 def _records(
@@ -205,7 +215,6 @@ def _records(
     blocks: DataFrame | None,
     trusted_log: DataFrame | None,
     read_committed: set[str],
-    spark_sets: list[csp.SparkSetFacts],
     log_reason: str | None,
     drain_reason: str | None,
     out: dict[str, Any],
@@ -250,16 +259,33 @@ def _records(
         return
     counts["reprocessed"] = sum(facts["excess"].values())
     counts["out_of_order"] = cc.out_of_order(consumed)
-    dirty = sb.dirty_blocks(blocks, sets)
-    seen.detail = sb.dirty_firsts(consumed, dirty).cache()
-    seen.firsts = sb.first_consumptions(consumed, dirty, seen.detail)
+    seen.facts = facts
+    seen.dirty = sb.dirty_blocks(blocks, sets)
+    seen.detail = sb.dirty_firsts(consumed, seen.dirty).cache()
+    seen.firsts = sb.first_consumptions(consumed, seen.dirty, seen.detail)
+
+
+def _generations(
+    data: CellData,
+    trusted_log: DataFrame | None,
+    read_committed: set[str],
+    spark_sets: list[csp.SparkSetFacts],
+    drain_reason: str | None,
+    out: dict[str, Any],
+    seen: _Seen,
+) -> None:
+    """Re-reads per generation, resumptions, records no set consumed (after `_records`, which
+    marks them undecided when consumed.parquet is missing)."""
+    consumed, facts, dirty = data.consumed, seen.facts, seen.dirty
+    if consumed is None or facts is None or dirty is None:
+        return
     out["reprocessed_by_generation"] = sb.generation_counts(consumed, dirty, seen.detail)
     spark_names = [f.name for f in spark_sets]
     groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
     out["resumptions"] = cc.resumptions(groups, data.commits, trusted_log, read_committed)
     if data.commits is None:
-        undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"
-    if ledger is not None:
+        out["undecided"]["resumptions"] = "commits.parquet missing: committed/exact unknown"
+    if data.ledger is not None:
         _never_consumed(facts["never"], drain_reason, out)
 
 
