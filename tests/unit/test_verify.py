@@ -502,7 +502,7 @@ def test_a_lane_error_is_raised_when_joined(spark: Any) -> None:
     def broken() -> None:
         raise ValueError("offset check broke")
 
-    lane = _Lane(spark)
+    lane = _Lane(spark, "test")
     lane.start(broken)
     with pytest.raises(ValueError, match="offset check broke"):
         lane.join()
@@ -526,7 +526,7 @@ def test_stopping_a_lane_cancels_its_jobs_and_ends_its_thread(spark: Any) -> Non
         except Exception as exc:  # the cancellation: the outcome asserted
             errors.append(str(exc))
 
-    lane = _Lane(spark)
+    lane = _Lane(spark, "test")
     lane.start(many_jobs)
     started.wait()
     lane.stop()
