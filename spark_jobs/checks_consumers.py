@@ -42,19 +42,32 @@ def _first_rows(c: DataFrame, keys: list[str]) -> list[Row]:
 
     A min of a struct would make Spark sort every row (no hash aggregate for it): the
     earliest ts (null if any row lacks one: a null sorts first) comes from a hash aggregate,
-    and only the rows at that ts are compared as structs."""
+    and only the rows at one of those times are compared as structs. They are picked by a
+    set of times, not by a join on every key: one hash lookup of a long per row."""
     spans = c.groupBy(*keys).agg(
         F.when(F.count("ts") == F.count(F.lit(1)), F.min("ts")).alias("t0"),
         F.max("offset").alias("gen_max"),
     )
-    small = F.broadcast(spans.select(*[F.col(k).alias(f"_{k}") for k in keys], "t0", "gen_max"))
+    found = spans.collect()
+    if not found:
+        return []
+    times = sorted({int(r["t0"]) for r in found if r["t0"] is not None})
+    at_start = F.col("ts").isin(times) if times else F.lit(False)
+    if any(r["t0"] is None for r in found):
+        at_start = at_start | F.col("ts").isNull()
+    small = F.broadcast(
+        c.sparkSession.createDataFrame(found, spans.schema).select(
+            *[F.col(k).alias(f"_{k}") for k in keys], "t0", "gen_max"
+        )
+    )
     on = reduce(
         lambda a, b: a & b,
         [c[k].eqNullSafe(small[f"_{k}"]) for k in keys],
         c["ts"].eqNullSafe(small["t0"]),
     )
     return (
-        c.join(small, on)
+        c.filter(at_start)
+        .join(small, on)
         .groupBy(*keys)
         .agg(
             F.min(F.struct("ts", "offset", ROW, "consumer")).alias("f"),
