@@ -58,7 +58,7 @@ def shuffle_partitions(cell_dir: Path) -> int:
     for path in cell_dir.glob("*.parquet"):
         with contextlib.suppress(Exception):  # an unreadable file is the checks' to report
             rows += pq.read_metadata(path).num_rows
-    return max(4, min(64, rows // 2_000_000))
+    return max(4, min(256, rows // 2_000_000))
 
 
 def _sets(data: CellData) -> list[str]:
