@@ -192,7 +192,9 @@ class _Lane:
         # A job the thread starts after a cancel is cancelled on the next round; the
         # function has a bounded number of jobs, so this ends.
         while self._future is not None and not self._future.done():
-            self._context.cancelJobGroup(self._group)
+            # A context already gone cancels nothing and fails the thread's next call too.
+            with contextlib.suppress(Exception):
+                self._context.cancelJobGroup(self._group)
             wait([self._future], timeout=0.2)
         self._pool.shutdown(wait=True, cancel_futures=True)
 
