@@ -493,7 +493,7 @@ def test_stall_frame_equals_its_definition_and_the_counted_form(spark: Any, set_
         assert counted(avail, firsts[name], start, end) == expected, name
 
 
-# --- the second lane of checks ---------------------------------------------------------------
+# --- the lanes of checks (verify._Lane) ------------------------------------------------------
 
 
 def test_a_lane_error_is_raised_when_joined(spark: Any) -> None:
