@@ -46,7 +46,9 @@ class Planned(Protocol):
 class ConsumerControl(Protocol):
     """How the nemesis crashes and restarts consumer members (by "<set>/<index>")."""
 
-    def crash_member(self, ref: str) -> str: ...
+    def crash_member(self, ref: str, index: int | None = None) -> str:
+        """SIGKILL the member; its `consumer.crash` event carries the plan's `index`."""
+
     def restart_member(self, name: str) -> None: ...
 
 
@@ -141,6 +143,17 @@ class Nemesis:
         return self.playing == 0
 
     def _play(self, p: Planned) -> None:
+        """One planned fault, start to end. Whatever escapes (a wait the clock cannot make,
+        a bug) is recorded as `fault.error`: a fault's thread never ends without a word."""
+        try:
+            self._play_one(p)
+        except BaseException as exc:
+            msg = f"fault #{p.index} {p.kind}: the nemesis thread died: {type(exc).__name__}: {exc}"
+            self.history.append(
+                "fault.error", index=p.index, fault=p.kind, error=msg, optional=p.optional
+            )
+
+    def _play_one(self, p: Planned) -> None:
         if not self._at(p.at_s):
             self._skipped(p, "the run was stopped before the fault's time")
             return
@@ -161,12 +174,14 @@ class Nemesis:
                 self._inject(p)
         except Exception as exc:  # a failed fault is history, not the end of the run
             msg = f"fault #{p.index} {p.kind} {'heal' if heal else 'inject'}: {exc}"
-            self.history.append("fault.error", index=p.index, error=msg, optional=p.optional)
+            self.history.append(
+                "fault.error", index=p.index, fault=p.kind, error=msg, optional=p.optional
+            )
 
     def _inject(self, p: Planned) -> None:
         if is_consumer_fault(p.kind):
             ref = p.target.removeprefix("consumer:")
-            name = self.consumers.crash_member(ref)
+            name = self.consumers.crash_member(ref, p.index)
             with self._lock:
                 self._crashed[p.index] = name
             return

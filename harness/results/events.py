@@ -54,7 +54,8 @@ NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a s
 FAULT_INJECT = "fault.inject"  # fault_id, fault (kind), target (node name), + kind's own fields
 FAULT_HEAL = "fault.heal"  # fault_id, the same fields as its inject
 FAULT_SKIPPED = "fault.skipped"  # index (in the spec's faults), fault, target, reason, optional
-FAULT_ERROR = "fault.error"  # index, error (an inject or heal that raised), optional
+# index, fault, error (an inject or heal that raised, or the fault's nemesis thread died), optional
+FAULT_ERROR = "fault.error"
 FAULT_PREFIX = "fault."
 
 # --- the producer -------------------------------------------------------------------------
@@ -76,7 +77,8 @@ PRODUCER_REINIT = "producer.reinit"  # producer, txn (its outcome unknown), erro
 # --- consumer sets, as the runner sees their processes ------------------------------------
 CONSUMER_LAUNCH = "consumer.launch"  # consumer, pid: a process started (first start or restart)
 # consumer, and pid when a running process was SIGKILLed (a `consumer-crash` fault); without
-# pid, note says why (it was not running; it did not stop on SIGTERM)
+# pid, note says why (it was not running; it did not stop on SIGTERM); index: the planned
+# fault's place in the spec's faults (a crash the nemesis did; histories before 2026-11-24 lack it)
 CONSUMER_CRASH = "consumer.crash"
 CONSUMER_EXIT = "consumer.exit"  # consumer, code: a process ended by itself
 CONSUMER_UNASSIGNED = "consumer.unassigned"  # consumers, waited_s: not ready in time

@@ -15,6 +15,15 @@ from harness.spec import Cell, Spec
 from harness.spec.expect import Bound
 from harness.spec.paths import number_at
 from harness.verdict.checks import Check, evaluate, overall, recovery
+from harness.verdict.planned_faults import (
+    LATE_S,
+    PlannedKind,
+    faults_check,
+    off_schedule,
+    on_time,
+)
+
+__all__ = ["LATE_S", "faults_check", "off_schedule", "on_time", "planned_kinds"]
 
 NOTHING_EXPECTED = "the spec expects nothing of this cell, so it has shown nothing"
 
@@ -35,76 +44,6 @@ def run_check(history: list[dict[str, Any]]) -> Check:
     return Check("run", "pass", "every phase ran")
 
 
-# A fault the nemesis started more than this after its planned time (resolving its target
-# took that long) is not the experiment written down.
-LATE_S = 10.0
-
-
-def faults_check(history: list[dict[str, Any]]) -> Check:
-    """Did every planned fault happen, on time and in order? One skipped or failed undecides
-    the cell (unless the spec marked it `optional`), and so does one started more than
-    LATE_S after its time or after a fault planned later than it: a cell that did not do
-    what it claims has shown nothing."""
-    missed: list[str] = []
-    tolerated: list[str] = []
-    for e in history:
-        if e["kind"] not in (ev.FAULT_SKIPPED, ev.FAULT_ERROR):
-            continue
-        why = e.get("reason") or e.get("error") or "?"
-        what = f"fault #{e.get('index', '?')}" + (f" {e['fault']}" if e.get("fault") else "")
-        line = f"{what} {'skipped' if e['kind'] == ev.FAULT_SKIPPED else 'failed'}: {why}"
-        (tolerated if e.get("optional") is True else missed).append(line)
-    missed += off_schedule(history)
-    if missed:
-        return Check("faults", "unknown", "; ".join(missed))
-    note = f" (optional ones missed: {'; '.join(tolerated)})" if tolerated else ""
-    return Check("faults", "pass", "every planned fault was done" + note + on_time(history))
-
-
-def _planned_injects(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Injects of planned faults; an optional one may be missed altogether, so also late."""
-    return [
-        e
-        for e in history
-        if e["kind"] == ev.FAULT_INJECT
-        and isinstance(e.get("late_s"), int | float)
-        and e.get("optional") is not True
-    ]
-
-
-def off_schedule(history: list[dict[str, Any]]) -> list[str]:
-    """Faults that started too late, or after one planned later than them."""
-    injects = _planned_injects(history)
-    problems = [
-        f"fault #{e['index']} {e.get('fault', '')} started {e['late_s']:.1f} s after its "
-        f"planned {e['at_s']:g} s (more than {LATE_S:g} s late)"
-        for e in injects
-        if e["late_s"] > LATE_S
-    ]
-    for a in injects:
-        for b in injects:
-            started_a, started_b = a["at_s"] + a["late_s"], b["at_s"] + b["late_s"]
-            if a["at_s"] < b["at_s"] and started_a > started_b:
-                problems.append(
-                    f"fault #{a['index']} {a.get('fault', '')} (planned {a['at_s']:g} s) started "
-                    f"at {started_a:.1f} s, after fault #{b['index']} {b.get('fault', '')} "
-                    f"(planned {b['at_s']:g} s, started {started_b:.1f} s): the plan's order "
-                    "was not kept"
-                )
-    return problems
-
-
-def on_time(history: list[dict[str, Any]]) -> str:
-    """The latest start, for the pass detail."""
-    injects = _planned_injects(history)
-    if not injects:
-        return ""
-    latest = max(injects, key=lambda e: float(e["late_s"]))
-    return (
-        f"; the latest, fault #{latest['index']}, started {latest['late_s']:.1f} s after its time"
-    )
-
-
 def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:
     """What the last `recovery.end` says: healed or not (None: no such event), and its detail."""
     ends = [e for e in history if e["kind"] == ev.RECOVERY_END]
@@ -117,8 +56,19 @@ def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:
     return value, detail
 
 
+def planned_kinds(spec: Spec) -> list[PlannedKind]:
+    """The spec's faults as the `faults` check judges them (by their index in the list)."""
+    return [
+        PlannedKind(i, "isolate" if f.kind == "partition" else f.kind, f.at_s, f.optional)
+        for i, f in enumerate(spec.faults)
+    ]
+
+
 def cell_checks(
-    expect: dict[str, Bound | None], history: list[dict[str, Any]], summary: dict[str, Any]
+    expect: dict[str, Bound | None],
+    history: list[dict[str, Any]],
+    summary: dict[str, Any],
+    plan: list[PlannedKind] | None = None,
 ) -> list[Check]:
     """Infrastructure checks (the cell ran, the cluster healed), then one per expectation.
 
@@ -129,7 +79,7 @@ def cell_checks(
     wanted = expect.get(RECOVERED)
     flag = None if wanted is None else wanted.expected_flag
     expectations = evaluate(expect, summary)
-    checks = [run_check(history), faults_check(history), recovery(healed, detail, flag)]
+    checks = [run_check(history), faults_check(history, plan), recovery(healed, detail, flag)]
     checks += expectations
     if not expectations and flag is None:
         checks.append(Check("expect", "unknown", NOTHING_EXPECTED))
@@ -194,13 +144,13 @@ def summarize(
     else:
         summary.update(metrics)
     summary[RECOVERED] = recovered(history)[0]
-    checks = cell_checks(resolved_expect(cell.spec), history, summary)
+    checks = cell_checks(resolved_expect(cell.spec), history, summary, planned_kinds(cell.spec))
     if metrics is None:
         checks.append(Check("verification", "unknown", error))
     summary["checks"] = [c.as_dict() for c in checks]
     summary["verdict"] = overall(checks)
     ts = [int(e["ts"]) for e in history if "ts" in e]
     summary["duration_s"] = round((max(ts) - min(ts)) / 1000, 1) if ts else 0.0
-    paths.summary.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+    paths.write_text(paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
     write_cell_report(cell_dir)
     return summary

@@ -97,17 +97,23 @@ class GroupConsumers:
             self.procs[n] = ManagedProcess(cmd, paths.stderr).start()
             self.history.append("consumer.launch", consumer=n, pid=self.procs[n].pid)
 
-    def crash(self, name: str) -> None:
+    def crash(self, name: str, index: int | None = None) -> None:
         """SIGKILL: no close, no commit, no leaving the group (the coordinator waits for the session).
 
         Sent to the member's process group, as for a Spark query; a member starts no
         children, so that is the member alone, as before."""
         proc = self.procs.get(name)
         if proc is None or not proc.running:
-            self.history.append("consumer.crash", consumer=name, note="was not running")
+            planned = {} if index is None else {"index": index}
+            self.history.append("consumer.crash", consumer=name, note="was not running", **planned)
             return
         proc.kill()
-        self.history.append("consumer.crash", consumer=name, pid=proc.pid)
+        self.history.append(
+            "consumer.crash",
+            consumer=name,
+            pid=proc.pid,
+            **({} if index is None else {"index": index}),
+        )
 
     def stop(self) -> None:
         """SIGTERM every member (a clean close), SIGKILL any that outlives the grace period."""

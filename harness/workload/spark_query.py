@@ -104,14 +104,20 @@ class SparkQuery:
         self.exited_reported = False
         self.history.append("consumer.launch", consumer=self.name, pid=self.proc.pid)
 
-    def crash(self, name: str) -> None:
+    def crash(self, name: str, index: int | None = None) -> None:
         """SIGKILL the process group: the Python driver and its JVM, mid-batch."""
         if self.proc is None or not self.proc.running:
-            self.history.append("consumer.crash", consumer=name, note="was not running")
+            planned = {} if index is None else {"index": index}
+            self.history.append("consumer.crash", consumer=name, note="was not running", **planned)
             return
         self.proc.kill()
         self.exited_reported = True
-        self.history.append("consumer.crash", consumer=name, pid=self.proc.pid)
+        self.history.append(
+            "consumer.crash",
+            consumer=name,
+            pid=self.proc.pid,
+            **({} if index is None else {"index": index}),
+        )
 
     def stop(self) -> None:
         """SIGTERM the driver (it stops the query), SIGKILL the group after the grace period;

@@ -220,7 +220,7 @@ class FakeConsumers:
         self.clock = clock
         self.log: list[tuple[float, str, str]] = []
 
-    def crash_member(self, ref: str) -> str:
+    def crash_member(self, ref: str, index: int | None = None) -> str:
         name = ref.replace("/", "-")
         self.log.append((self.clock.monotonic(), "crash", name))
         return name

@@ -16,10 +16,17 @@ T = 1_700_000_000_000
 PHASES = ("cluster", "steady-state", "workload", "heal", "recovery", "drain", "collect")
 
 
-def spec_file(tmp_path: Path, expect: str) -> Path:
+def spec_file(tmp_path: Path, expect: str, faults: str = "") -> Path:
     path = tmp_path / "spec.yaml"
-    path.write_text(f"name: cellverdict\nproducer: {{records: 10}}\nexpect: {expect}\n")
+    planned = f"faults: {faults}\n" if faults else ""
+    path.write_text(f"name: cellverdict\nproducer: {{records: 10}}\n{planned}expect: {expect}\n")
     return path
+
+
+def kills(*at_s: float, optional: bool = False) -> str:
+    """A faults list of kills at these times (YAML flow style)."""
+    flag = ", optional: true" if optional else ""
+    return "[" + ", ".join(f"{{kind: kill, at_s: {a}{flag}}}" for a in at_s) + "]"
 
 
 def history(recovered: bool | None, detail: str = "") -> list[dict[str, Any]]:
@@ -41,9 +48,9 @@ def metrics(lost: int = 0) -> dict[str, Any]:
 
 
 def verdict_of(
-    tmp_path: Path, expect: str, events: list[dict[str, Any]], lost: int = 0
+    tmp_path: Path, expect: str, events: list[dict[str, Any]], lost: int = 0, faults: str = ""
 ) -> dict[str, Any]:
-    [cell] = expand_cells(load_spec(spec_file(tmp_path, expect)))
+    [cell] = expand_cells(load_spec(spec_file(tmp_path, expect, faults)))
     cell_dir = tmp_path / "cells" / cell.id
     cell_dir.mkdir(parents=True)
     (cell_dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
@@ -168,24 +175,35 @@ def test_a_planned_fault_that_did_not_happen_makes_the_cell_unknown(
     tmp_path: Path, event: dict[str, Any], said: str
 ) -> None:
     events = [*history(True, "every partition led"), {"ts": T + 2500, **event}]
-    summary = verdict_of(tmp_path, "{lost: 0}", events)
+    summary = verdict_of(tmp_path, "{lost: 0}", events, faults=kills(10, 20))
     assert summary["verdict"] == "unknown"  # lost 0 passed, but the cell did not do its faults
-    assert checks(summary)["faults"] == ("unknown", said)
+    verdict, why = checks(summary)["faults"]
+    assert verdict == "unknown" and said in why
     assert checks(summary)["lost"][0] == "pass"
 
 
 def test_an_optional_fault_that_was_skipped_does_not_undecide_the_cell(tmp_path: Path) -> None:
-    skipped = {"ts": T + 2500, "kind": "fault.skipped", "index": 2, "fault": "kill"}
+    skipped = {"ts": T + 2500, "kind": "fault.skipped", "index": 0, "fault": "kill"}
     events = [*history(True, "ok"), {**skipped, "reason": "no leader", "optional": True}]
-    summary = verdict_of(tmp_path, "{lost: 0}", events)
+    summary = verdict_of(tmp_path, "{lost: 0}", events, faults=kills(10, optional=True))
     assert summary["verdict"] == "pass"
     verdict, why = checks(summary)["faults"]
-    assert verdict == "pass" and "optional ones missed: fault #2 kill skipped: no leader" in why
+    assert verdict == "pass" and "optional ones missed: fault #0 kill skipped: no leader" in why
 
 
 def inject(index: int, at_s: float, late_s: float) -> dict[str, Any]:
     ts = T + int((at_s + late_s) * 1000)
-    return {"ts": ts, "kind": "fault.inject", "fault": "kill", "index": index, "at_s": at_s}
+    fault = {"fault": "kill", "fault_id": index + 1}
+    return {"ts": ts, "kind": "fault.inject", **fault, "index": index, "at_s": at_s}
+
+
+def heal(index: int, at_s: float) -> dict[str, Any]:
+    return {
+        "ts": T + int(at_s * 1000),
+        "kind": "fault.heal",
+        "fault": "kill",
+        "fault_id": index + 1,
+    }
 
 
 @pytest.mark.parametrize(
@@ -222,7 +240,11 @@ def test_faults_started_late_or_out_of_order_undecide_the_cell(
     events = history(True, "ok") + [
         {**inject(i, at, late), "late_s": late} for i, at, late in injects
     ]
-    summary = verdict_of(tmp_path, "{lost: 0}", sorted(events, key=lambda e: e["ts"]))
+    events += [heal(i, 60) for i, _, _ in injects]
+    planned = kills(*[at for _, at, _ in sorted(injects)])
+    summary = verdict_of(
+        tmp_path, "{lost: 0}", sorted(events, key=lambda e: e["ts"]), faults=planned
+    )
     assert summary["verdict"] == verdict
     got, why = checks(summary)["faults"]
     assert got == verdict and said in why
@@ -230,5 +252,69 @@ def test_faults_started_late_or_out_of_order_undecide_the_cell(
 
 def test_an_optional_fault_may_be_late(tmp_path: Path) -> None:
     late = {**inject(0, 10, 28.0), "late_s": 28.0, "optional": True}
-    summary = verdict_of(tmp_path, "{lost: 0}", [*history(True, "ok"), late])
+    events = [*history(True, "ok"), late, heal(0, 60)]
+    summary = verdict_of(tmp_path, "{lost: 0}", events, faults=kills(10, optional=True))
     assert summary["verdict"] == "pass" and checks(summary)["faults"][0] == "pass"
+
+
+def crash(index: int | None, ts: int, pid: bool = True) -> dict[str, Any]:
+    event: dict[str, Any] = {"ts": ts, "kind": "consumer.crash", "consumer": "group/m0"}
+    event.update({"pid": 42} if pid else {"note": "was not running"})
+    return event if index is None else {**event, "index": index}
+
+
+LAUNCH = {"kind": "consumer.launch", "consumer": "group/m0", "pid": 43}
+CRASH_PLAN = "[{kind: consumer-crash, at_s: 5, target: 'consumer:group/0', duration_s: 2}]"
+
+
+@pytest.mark.parametrize(
+    ("faults", "events", "verdict", "said"),
+    [
+        # The issue's case: a planned fault and no fault line at all.
+        (kills(10), [], "unknown", "fault #0 kill has no fault.inject in the history"),
+        # Injected, never healed (duration 1e12 before bounds; a heal_all that failed).
+        (kills(10), [inject(0, 10, 0.1)], "unknown", "fault #0 kill was injected but has no"),
+        (kills(10), [inject(0, 10, 0.1), heal(0, 30)], "pass", "every planned fault was done"),
+        # An inject with no plan index (rolling-restart's own steps) is not the planned one.
+        (
+            kills(10),
+            [{**inject(0, 10, 0.1), "index": None}, heal(0, 30)],
+            "unknown",
+            "fault #0 kill has no fault.inject",
+        ),
+        # A folder whose history is another spec's.
+        (
+            kills(10),
+            [inject(0, 10, 0.1), heal(0, 30), {**inject(3, 12, 0.1)}, heal(3, 30)],
+            "unknown",
+            "the history names fault #3, which the spec does not plan (1 planned)",
+        ),
+        # Consumer crashes: by index, with the pid killed, then launched again.
+        (CRASH_PLAN, [crash(0, T + 5000), {"ts": T + 7000, **LAUNCH}], "pass", "was done"),
+        (
+            CRASH_PLAN,
+            [crash(0, T + 5000, pid=False), {"ts": T + 7000, **LAUNCH}],
+            "unknown",
+            "fault #0 consumer-crash crashed no process: group/m0 was not running",
+        ),
+        (
+            CRASH_PLAN,
+            [crash(0, T + 5000)],
+            "unknown",
+            "crashed group/m0, which was never launched again",
+        ),
+        (CRASH_PLAN, [], "unknown", "fault #0 consumer-crash has no consumer.crash"),
+        # A history written before crashes carried their index.
+        (CRASH_PLAN, [crash(None, T + 5000), {"ts": T + 7000, **LAUNCH}], "pass", "was done"),
+        # No fault planned and none done.
+        ("", [], "pass", "no fault was planned"),
+    ],
+)
+def test_a_planned_fault_counts_only_with_its_evidence(
+    tmp_path: Path, faults: str, events: list[dict[str, Any]], verdict: str, said: str
+) -> None:
+    every = sorted([*history(True, "ok"), *events], key=lambda e: e["ts"])
+    summary = verdict_of(tmp_path, "{lost: 0}", every, faults=faults)
+    got, why = checks(summary)["faults"]
+    assert (got, said in why) == (verdict, True), why
+    assert summary["verdict"] == verdict

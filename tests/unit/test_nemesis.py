@@ -162,7 +162,12 @@ def test_an_inject_that_raises_is_a_fault_error_and_the_run_goes_on() -> None:
     play(cluster, nemesis, until=60)
     errors = [f for k, f in kinds(cluster) if k == "fault.error"]
     assert errors == [
-        {"index": 0, "error": "fault #0 kill inject: docker said no", "optional": False}
+        {
+            "index": 0,
+            "fault": "kill",
+            "error": "fault #0 kill inject: docker said no",
+            "optional": False,
+        }
     ]
     assert [(t, op) for t, op, _ in cluster.ops() if op != "kill"] == [(2, "pause"), (3, "unpause")]
     assert len(cluster.faults) == 0  # the failed kill was never booked, so nothing to heal
@@ -229,3 +234,37 @@ def test_random_targets_are_seeded() -> None:
 
     assert victims(7) == victims(7)
     assert len({tuple(victims(s)) for s in range(5)}) > 1
+
+
+class OverflowingClock:
+    """The fake clock, waiting as threading.Event does: a wait past TIMEOUT_MAX raises."""
+
+    def __init__(self, clock: object) -> None:
+        self.clock = clock
+
+    def monotonic(self) -> float:
+        return self.clock.monotonic()  # type: ignore[attr-defined, no-any-return]
+
+    def wait(self, event: threading.Event, seconds: float) -> bool:
+        if seconds > threading.TIMEOUT_MAX:
+            raise OverflowError("timeout value is too large")
+        return self.clock.wait(event, seconds)  # type: ignore[attr-defined, no-any-return]
+
+
+def test_a_fault_thread_that_dies_records_a_fault_error() -> None:
+    """at_s 1e12 made the thread raise OverflowError and vanish without an event; the faults
+    check then had nothing to say. Now it is a fault.error naming the fault."""
+    cluster = FakeCluster()
+    consumers = FakeConsumers(cluster.clock)
+    plan = [
+        Planned(0, at_s=1e12, kind="kill", target="broker:1"),
+        Planned(1, at_s=1, kind="pause", target="broker:2", duration_s=1e12),
+    ]
+    clock = OverflowingClock(cluster.clock)
+    nemesis = Nemesis(cluster, plan, consumers, cluster.history, 1, "g", clock=clock)
+    play(cluster, nemesis, until=5)
+    errors = {f["index"]: str(f["error"]) for k, f in kinds(cluster) if k == "fault.error"}
+    assert set(errors) == {0, 1}
+    assert "fault #0 kill: the nemesis thread died: OverflowError" in errors[0]
+    assert "fault #1 pause: the nemesis thread died: OverflowError" in errors[1]
+    assert nemesis.done

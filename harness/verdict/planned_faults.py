@@ -1,0 +1,192 @@
+"""The `faults` check: was every planned fault really done, on time and in order?
+
+Judged against the spec's plan, not against what the history happens to mention: a history
+with no `fault.*` line at all has shown no fault, so it cannot pass. A planned fault counts
+as done only with its evidence in the history:
+
+* a cluster, producer or operation fault: its `fault.inject` carrying the plan's `index`,
+  and a `fault.heal` of the same `fault_id` (healed at the end of its duration, by the
+  operation itself, or by the heal phase's `heal_all`);
+* a consumer fault (`consumer-crash`, `pipeline-crash`): a `consumer.crash` carrying the
+  plan's `index` and the `pid` it killed (a member that was not running was not crashed),
+  and a later `consumer.launch` of that member.
+
+Anything else (skipped, failed, missing, never healed) undecides the cell naming the fault,
+unless the spec marked it `optional`. Histories written before the `index` of consumer
+crashes existed have their index-less crashes matched to the planned consumer faults in
+time order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.results import events as ev
+from harness.verdict.checks import Check
+
+# A fault the nemesis started more than this after its planned time (resolving its target
+# took that long) is not the experiment written down.
+LATE_S = 10.0
+
+CONSUMER_KINDS = ("consumer-crash", "pipeline-crash")
+
+
+@dataclass(frozen=True)
+class PlannedKind:
+    """What the check needs of one planned fault (a harness.spec FaultSpec by position)."""
+
+    index: int
+    kind: str
+    at_s: float = 0.0
+    optional: bool = False
+
+
+def faults_check(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | None) -> Check:
+    """`plan` None: the plan is not known (only what the history says is judged)."""
+    missed: list[str] = []
+    tolerated: list[str] = []
+    optional = {p.index for p in plan or () if p.optional}
+    for e in history:
+        if e["kind"] not in (ev.FAULT_SKIPPED, ev.FAULT_ERROR):
+            continue
+        why = e.get("reason") or e.get("error") or "?"
+        what = f"fault #{e.get('index', '?')}" + (f" {e['fault']}" if e.get("fault") else "")
+        line = f"{what} {'skipped' if e['kind'] == ev.FAULT_SKIPPED else 'failed'}: {why}"
+        is_optional = e.get("optional") is True or e.get("index") in optional
+        (tolerated if is_optional else missed).append(line)
+    reported = {e.get("index") for e in history if e["kind"] in (ev.FAULT_SKIPPED, ev.FAULT_ERROR)}
+    consumer_faults = sorted(
+        (p for p in plan or () if p.kind in CONSUMER_KINDS), key=lambda p: (p.at_s, p.index)
+    )
+    ordinals = {p.index: n for n, p in enumerate(consumer_faults)}
+    for p in plan or ():
+        if p.index in reported:
+            continue
+        gap = _evidence_gap(history, p, ordinals.get(p.index, 0))
+        if gap is not None:
+            (tolerated if p.optional else missed).append(f"fault #{p.index} {p.kind} {gap}")
+    missed += off_schedule(history) + _unplanned(history, plan)
+    if missed:
+        return Check("faults", "unknown", "; ".join(missed))
+    if plan is not None and not plan and not tolerated:
+        return Check("faults", "pass", "no fault was planned")
+    note = f" (optional ones missed: {'; '.join(tolerated)})" if tolerated else ""
+    return Check("faults", "pass", "every planned fault was done" + note + on_time(history))
+
+
+def _unplanned(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | None) -> list[str]:
+    """Fault events naming a plan index the spec does not have: the history is not this
+    spec's (a folder put together from different runs)."""
+    if plan is None:
+        return []
+    indexes = {p.index for p in plan}
+    kinds = (ev.FAULT_INJECT, ev.FAULT_SKIPPED, ev.FAULT_ERROR, ev.CONSUMER_CRASH)
+    strays = sorted(
+        {
+            e["index"]
+            for e in history
+            if e["kind"] in kinds and isinstance(e.get("index"), int) and e["index"] not in indexes
+        }
+    )
+    return [
+        f"the history names fault #{i}, which the spec does not plan ({len(indexes)} planned)"
+        for i in strays
+    ]
+
+
+def _evidence_gap(history: list[dict[str, Any]], p: PlannedKind, ordinal: int) -> str | None:
+    """Why the history does not show this planned fault done (None: it does); `ordinal`:
+    its place among the planned consumer faults."""
+    if p.kind in CONSUMER_KINDS:
+        return _consumer_gap(history, p, ordinal)
+    injects = [e for e in history if e["kind"] == ev.FAULT_INJECT and e.get("index") == p.index]
+    if not injects:
+        return f"has no {ev.FAULT_INJECT} in the history: it was never done"
+    ids = {e.get("fault_id") for e in injects}
+    healed = {e.get("fault_id") for e in history if e["kind"] == ev.FAULT_HEAL}
+    if not ids <= healed:
+        return f"was injected but has no {ev.FAULT_HEAL}: it was never healed"
+    return None
+
+
+def _consumer_gap(history: list[dict[str, Any]], p: PlannedKind, ordinal: int) -> str | None:
+    crash = _consumer_crash(history, p, ordinal)
+    if crash is None:
+        return f"has no {ev.CONSUMER_CRASH} in the history: it was never done"
+    if "pid" not in crash:
+        return f"crashed no process: {crash.get('consumer')} {crash.get('note') or 'not running'}"
+    relaunched = any(
+        e["kind"] == ev.CONSUMER_LAUNCH
+        and e.get("consumer") == crash.get("consumer")
+        and int(e["ts"]) >= int(crash["ts"])
+        for e in history
+    )
+    if not relaunched:
+        return f"crashed {crash.get('consumer')}, which was never launched again"
+    return None
+
+
+def _consumer_crash(
+    history: list[dict[str, Any]], p: PlannedKind, ordinal: int
+) -> dict[str, Any] | None:
+    """The crash event of this planned fault: by its index, else (a history written before
+    crashes carried one) the `ordinal`-th index-less crash, the planned consumer faults in
+    the order of their times."""
+    crashes = [e for e in history if e["kind"] == ev.CONSUMER_CRASH]
+    for e in crashes:
+        if e.get("index") == p.index:
+            return e
+    if any("index" in e for e in crashes):
+        return None
+    # Crashes the nemesis did have a pid or say the member was not running; the runner's own
+    # (a member that did not stop on SIGTERM at the end) are not faults.
+    legacy = [e for e in crashes if "pid" in e or e.get("note") == "was not running"]
+    return legacy[ordinal] if ordinal < len(legacy) else None
+
+
+def _planned_injects(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Injects of planned faults; an optional one may be missed altogether, so also late."""
+    return [
+        e
+        for e in history
+        if e["kind"] == ev.FAULT_INJECT
+        and isinstance(e.get("late_s"), int | float)
+        and isinstance(e.get("at_s"), int | float)
+        and e.get("optional") is not True
+    ]
+
+
+def off_schedule(history: list[dict[str, Any]]) -> list[str]:
+    """Faults that started too late, or after one planned later than them."""
+    injects = _planned_injects(history)
+    problems = [
+        f"fault #{e.get('index')} {e.get('fault', '')} started {e['late_s']:.1f} s after its "
+        f"planned {e['at_s']:g} s (more than {LATE_S:g} s late)"
+        for e in injects
+        if e["late_s"] > LATE_S
+    ]
+    for a in injects:
+        for b in injects:
+            started_a, started_b = a["at_s"] + a["late_s"], b["at_s"] + b["late_s"]
+            if a["at_s"] < b["at_s"] and started_a > started_b:
+                problems.append(
+                    f"fault #{a.get('index')} {a.get('fault', '')} (planned {a['at_s']:g} s) "
+                    f"started at {started_a:.1f} s, after fault #{b.get('index')} "
+                    f"{b.get('fault', '')} (planned {b['at_s']:g} s, started {started_b:.1f} s): "
+                    "the plan's order was not kept"
+                )
+    return problems
+
+
+def on_time(history: list[dict[str, Any]]) -> str:
+    """The latest start, for the pass detail."""
+    injects = _planned_injects(history)
+    if not injects:
+        return ""
+    latest = max(injects, key=lambda e: float(e["late_s"]))
+    return (
+        f"; the latest, fault #{latest.get('index')}, started {latest['late_s']:.1f} s after "
+        "its time"
+    )
