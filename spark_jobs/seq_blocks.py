@@ -12,8 +12,9 @@ seq read at two places, or consumed twice), only the blocks that show it are loo
 by row.
 
 Block columns (one row per block `k`): `e` expected in the log, `u` unacked (fail or
-unknown), `v` visible in the final log, `vr` visible log rows; per consumer set i (in the
-order given) `c<i>` consumed by the set and `r<i>` its consumed rows.
+unknown), `v` visible in the final log, `vr` visible log rows, `l` in the ledger and `lr`
+ledger rows (more rows than bits: a seq in the ledger twice, a damaged folder); per consumer
+set i (in the order given) `c<i>` consumed by the set and `r<i>` its consumed rows.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def block_facts(
     """One row per block with any row in the sources (see the module doc); a missing source
     leaves its columns 0."""
     per_set = set_columns(sets)
-    names = ["e", "u", "v", "vr", *[c for pair in per_set for c in pair]]
+    names = ["e", "u", "v", "vr", "l", "lr", *[c for pair in per_set for c in pair]]
 
     def row(df: DataFrame, **given: Column) -> DataFrame:
         cols = [given.get(n, F.lit(0)).cast("bigint").alias(n) for n in names]
@@ -67,6 +68,8 @@ def block_facts(
                 ledger,
                 e=F.when(is_expected(), bit()).otherwise(0),
                 u=F.when(unacked, bit()).otherwise(0),
+                l=bit(),
+                lr=F.lit(1),
             )
         )
     if log is not None:
@@ -81,7 +84,7 @@ def block_facts(
     if not parts:
         raise ValueError("block_facts needs at least one source")
     union = reduce(DataFrame.unionByName, parts)
-    sums = {"vr", *[rows for _, rows in per_set]}
+    sums = {"vr", "lr", *[rows for _, rows in per_set]}
     return union.groupBy(K).agg(*[(F.sum(n) if n in sums else F.bit_or(n)).alias(n) for n in names])
 
 
@@ -91,7 +94,8 @@ def count_of(expr: str) -> Column:
 
 
 def totals(blocks: DataFrame, sets: list[str]) -> dict[str, Any]:
-    """lost, unacked_present, the duplicated-suspect blocks count, reprocessed, and per set
+    """lost, unacked_present, the duplicated-suspect blocks count, the ledger's rows beyond
+    its distinct seqs (`ledger_duplicates`), reprocessed, and per set
     never (expected seqs it never consumed) and excess (its rows minus its distinct seqs),
     in one pass over the blocks."""
     per_set = set_columns(sets)
@@ -99,6 +103,7 @@ def totals(blocks: DataFrame, sets: list[str]) -> dict[str, Any]:
         count_of("e & ~v").alias("lost"),
         count_of("u & v").alias("unacked_present"),
         F.coalesce(F.sum(F.when(F.expr("vr > bit_count(v)"), 1)), F.lit(0)).alias("dup_blocks"),
+        F.coalesce(F.expr("sum(lr - bit_count(l))"), F.lit(0)).alias("ledger_duplicates"),
     ]
     for mask, rows in per_set:
         aggs.append(count_of(f"e & ~{mask}").alias(f"never_{mask}"))
@@ -109,6 +114,7 @@ def totals(blocks: DataFrame, sets: list[str]) -> dict[str, Any]:
         "lost": int(row["lost"]),
         "unacked_present": int(row["unacked_present"]),
         "dup_blocks": int(row["dup_blocks"]),
+        "ledger_duplicates": int(row["ledger_duplicates"]),
         "never": {s: int(row[f"never_{m}"]) for s, (m, _) in zip(sets, per_set, strict=True)},
         "excess": {s: int(row[r]) for s, (_, r) in zip(sets, per_set, strict=True)},
     }

@@ -28,6 +28,7 @@ from harness.results.events import PIPELINE_SET
 from harness.results.layout import CellPaths
 from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_METRICS
 from spark_jobs import checks_consumers as cc
+from spark_jobs import checks_evidence as ce
 from spark_jobs import checks_latency as cl
 from spark_jobs import checks_offsets as co
 from spark_jobs import checks_pipeline as cp
@@ -161,6 +162,7 @@ def _verify(spark: SparkSession, data: CellData, gap_ms: int, cell_dir: Path) ->
         counts.update(lane_out.pop("counts"))
         undecided.update(lane_out.pop("undecided"))
         out.update(lane_out)
+    ce.check_evidence(cell_dir, data.history, out, seen.ledger_duplicates)
     return out
 
 
@@ -209,6 +211,7 @@ class _Seen:
     detail: DataFrame | None = None  # seq_blocks.dirty_firsts, cached: used twice
     facts: dict[str, Any] | None = None  # seq_blocks.totals
     dirty: DataFrame | None = None  # seq_blocks.dirty_blocks
+    ledger_duplicates: int | None = None  # ledger rows beyond its distinct seqs
 
 
 def _records(
@@ -228,6 +231,8 @@ def _records(
     no_ledger = "ledger.parquet missing"
     no_consumed = "consumed.parquet missing"
     facts = sb.totals(blocks, sets) if blocks is not None else None
+    if facts is not None and ledger is not None:
+        seen.ledger_duplicates = facts["ledger_duplicates"]
     if ledger is None:
         for name in ("attempted", "acked", "lost", "unacked_present", "lost_never_consumed"):
             undecided[name] = no_ledger

@@ -14,6 +14,10 @@ CELL_ERROR = "cell.error"  # error: why the cell stopped early ("interrupted (Ct
 RECOVERY_END = "recovery.end"  # recovered: bool (every partition led, full ISR), detail
 DRAIN_END = "drain.end"  # complete: bool, lag: {set: {partition: records}}, ends
 LOG_READ = "log.read"  # complete: bool, records, ends, detail (the final read of the topic)
+# The collect phase's row counts of what it wrote: ledger, consumed, commits, log, output (a
+# table not written is absent) and consumed_by {consumer: rows}; the `evidence` check holds
+# the files to them (histories before 2026-11-24 lack the event).
+TABLES_WRITTEN = "tables.written"
 # A pipeline (spec `pipeline:`): output, input, group, guarantee, members, at the workload's
 # start; its members are the consumer set PIPELINE_SET ("pipeline/m0", ...).
 PIPELINE_START = "pipeline.start"

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.results.metrics import COUNT_NAMES
@@ -162,6 +164,17 @@ def write_tables(path: Path, schema: pa.Schema, tables: Iterable[pa.Table]) -> i
             rest = pa.concat_tables(pending) if pending else schema.empty_table()
             writer.write_table(rest, row_group_size=ROW_GROUP_ROWS)
     return rows
+
+
+def counted(
+    tables: Iterable[pa.Table], by: Counter[str], column: str = "consumer"
+) -> Iterator[pa.Table]:
+    """The tables as they come, counting their rows per value of `column` into `by` (the
+    consumed rows per consumer that `tables.written` records)."""
+    for table in tables:
+        for item in pc.value_counts(table.column(column)).to_pylist():
+            by[str(item["values"])] += int(item["counts"])
+        yield table
 
 
 def concat(schema: pa.Schema, tables: Iterable[pa.Table]) -> pa.Table:

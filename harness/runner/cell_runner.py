@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,15 @@ from harness.nemesis.schedule import PlannedFault
 from harness.results import events as ev
 from harness.results.history import History
 from harness.results.layout import CellPaths
-from harness.results.tables import COMMITS, CONSUMED, LOG, OUTPUT, write_table, write_tables
+from harness.results.tables import (
+    COMMITS,
+    CONSUMED,
+    LOG,
+    OUTPUT,
+    counted,
+    write_table,
+    write_tables,
+)
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell
 from harness.workload.consumer_sets import ConsumerSets
@@ -323,27 +332,36 @@ class CellRunner:
         consumers: ConsumerSets,
         with_log: bool = True,
     ) -> None:
-        producer.write(self.paths.ledger)
+        written: dict[str, Any] = {"ledger": producer.write(self.paths.ledger)}
         # Streamed from the members' files: a long run's records are never all in memory.
-        write_tables(self.paths.consumed, CONSUMED, consumers.consumed_tables())
-        write_tables(self.paths.commits, COMMITS, consumers.commits_tables())
+        by_consumer: Counter[str] = Counter()
+        consumed = counted(consumers.consumed_tables(), by_consumer)
+        written["consumed"] = write_tables(self.paths.consumed, CONSUMED, consumed)
+        written["consumed_by"] = dict(sorted(by_consumer.items()))
+        written["commits"] = write_tables(self.paths.commits, COMMITS, consumers.commits_tables())
         consumers.merge_events()
-        if not with_log:
-            self.history.append("log.read", complete=False, records=0, detail="interrupted")
-            return
         try:
-            self._read_log(cluster)
-        except Exception as exc:
-            self.history.append(
-                "log.read", complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
-            )
-        if self.spec.pipeline is not None:
+            if not with_log:
+                self.history.append("log.read", complete=False, records=0, detail="interrupted")
+                return
             try:
-                self._read_output(cluster, self.spec.pipeline.output)
+                written["log"] = self._read_log(cluster)
             except Exception as exc:
                 self.history.append(
-                    ev.OUTPUT_READ, complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
+                    "log.read", complete=False, records=0, detail=f"{type(exc).__name__}: {exc}"
                 )
+            if self.spec.pipeline is not None:
+                try:
+                    written["output"] = self._read_output(cluster, self.spec.pipeline.output)
+                except Exception as exc:
+                    self.history.append(
+                        ev.OUTPUT_READ,
+                        complete=False,
+                        records=0,
+                        detail=f"{type(exc).__name__}: {exc}",
+                    )
+        finally:
+            self.history.append(ev.TABLES_WRITTEN, **written)
 
     def _final_read(
         self, cluster: KafkaCluster, topic: str, isolation: str, kind: str, output: bool = False
@@ -383,10 +401,10 @@ class CellRunner:
         places = zip(everything.partition, everything.offset, strict=True)
         return everything, [(p, o) in seen for p, o in places]
 
-    def _read_log(self, cluster: KafkaCluster) -> None:
-        """The final read of the input topic into log.parquet."""
+    def _read_log(self, cluster: KafkaCluster) -> int:
+        """The final read of the input topic into log.parquet; its rows."""
         log, committed = self._read_both(cluster, self.spec.topic.name, ev.LOG_READ)
-        write_table(
+        return write_table(
             self.paths.log,
             LOG,
             {
@@ -397,11 +415,11 @@ class CellRunner:
             },
         )
 
-    def _read_output(self, cluster: KafkaCluster, topic: str) -> None:
+    def _read_output(self, cluster: KafkaCluster, topic: str) -> int:
         """The pipeline's output topic, read as the input is, into output.parquet (with the
-        input place each record names)."""
+        input place each record names); its rows."""
         out, committed = self._read_both(cluster, topic, ev.OUTPUT_READ, output=True)
-        write_table(
+        return write_table(
             self.paths.output,
             OUTPUT,
             {

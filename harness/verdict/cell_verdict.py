@@ -56,6 +56,20 @@ def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:
     return value, detail
 
 
+def evidence_check(summary: dict[str, Any]) -> Check:
+    """Do the cell's tables agree with what its history says was written and read
+    (spark_jobs/checks_evidence.py)? A disagreement has undecided the figures it touches;
+    this check shows it, and a cell with damaged evidence never passes."""
+    evidence = summary.get("evidence")
+    if not isinstance(evidence, dict):
+        return Check("evidence", "unknown", "the checks left no evidence comparison")
+    bad = [str(d) for d in evidence.get("disagreements") or []]
+    if bad:
+        return Check("evidence", "unknown", "; ".join(bad))
+    compared = [str(c) for c in evidence.get("compared") or []]
+    return Check("evidence", "pass", "; ".join(compared) or "nothing to compare")
+
+
 def planned_kinds(spec: Spec) -> list[PlannedKind]:
     """The spec's faults as the `faults` check judges them (by their index in the list)."""
     return [
@@ -69,8 +83,10 @@ def cell_checks(
     history: list[dict[str, Any]],
     summary: dict[str, Any],
     plan: list[PlannedKind] | None = None,
+    measured: bool = True,
 ) -> list[Check]:
-    """Infrastructure checks (the cell ran, the cluster healed), then one per expectation.
+    """Infrastructure checks (the cell ran, its faults were done, the cluster healed, the
+    tables agree with the history: `evidence`, when the checks ran), then one per expectation.
 
     The infrastructure checks can undecide a cell but never make it pass on their own: a
     cell whose spec expects nothing (or only nulls) gets an `expect` check that is unknown.
@@ -80,6 +96,8 @@ def cell_checks(
     flag = None if wanted is None else wanted.expected_flag
     expectations = evaluate(expect, summary)
     checks = [run_check(history), faults_check(history, plan), recovery(healed, detail, flag)]
+    if measured:
+        checks.append(evidence_check(summary))
     checks += expectations
     if not expectations and flag is None:
         checks.append(Check("expect", "unknown", NOTHING_EXPECTED))
@@ -144,7 +162,8 @@ def summarize(
     else:
         summary.update(metrics)
     summary[RECOVERED] = recovered(history)[0]
-    checks = cell_checks(resolved_expect(cell.spec), history, summary, planned_kinds(cell.spec))
+    plan = planned_kinds(cell.spec)
+    checks = cell_checks(resolved_expect(cell.spec), history, summary, plan, metrics is not None)
     if metrics is None:
         checks.append(Check("verification", "unknown", error))
     summary["checks"] = [c.as_dict() for c in checks]

@@ -44,7 +44,14 @@ def metrics(lost: int = 0) -> dict[str, Any]:
         0,
     )
     counts["lost"] = lost
-    return {"counts": counts, "max_stall_s": 1.0, "unavailable_s": 0.0, "undecided": {}}
+    evidence = {"compared": ["ledger 10 rows = producer.end attempted 10"], "disagreements": []}
+    return {
+        "counts": counts,
+        "max_stall_s": 1.0,
+        "unavailable_s": 0.0,
+        "undecided": {},
+        "evidence": evidence,
+    }
 
 
 def verdict_of(
@@ -83,7 +90,13 @@ def test_no_recovery_event_is_unknown(tmp_path: Path) -> None:
 def test_a_healed_cluster_passes_recovery(tmp_path: Path) -> None:
     summary = verdict_of(tmp_path, "{lost: 0}", history(True, "every partition led"))
     assert summary["verdict"] == "pass"
-    assert [c["name"] for c in summary["checks"]] == ["run", "faults", "recovery", "lost"]
+    assert [c["name"] for c in summary["checks"]] == [
+        "run",
+        "faults",
+        "recovery",
+        "evidence",
+        "lost",
+    ]
     assert checks(summary)["recovery"] == ("pass", "the cluster healed: every partition led")
 
 
