@@ -203,7 +203,12 @@ class Nemesis:
                 if self.producer is not None and is_producer_fault(p.kind)
                 else make_fault(p.kind, self.cluster, resolved or None, p.options)
             )
-            fault.planned = {"index": p.index, "at_s": p.at_s, "late_s": round(late_s, 3)}
+            fault.planned = {
+                "index": p.index,
+                "spec_kind": p.kind,
+                "at_s": p.at_s,
+                "late_s": round(late_s, 3),
+            }
             if p.optional:
                 fault.planned["optional"] = True
             fault.inject()

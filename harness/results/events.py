@@ -55,7 +55,9 @@ TOPIC_CREATE = "topic.create"  # topic, partitions, replication_factor, config
 NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
 
 # --- faults (the nemesis) -----------------------------------------------------------------
-FAULT_INJECT = "fault.inject"  # fault_id, fault (kind), target (node name), + kind's own fields
+# fault_id, fault (kind), target (node name), + kind's own fields; a planned one also index,
+# spec_kind (the spec's kind: `fault` is the class's), at_s, late_s
+FAULT_INJECT = "fault.inject"
 FAULT_HEAL = "fault.heal"  # fault_id, the same fields as its inject
 FAULT_SKIPPED = "fault.skipped"  # index (in the spec's faults), fault, target, reason, optional
 # index, fault, error (an inject or heal that raised, or the fault's nemesis thread died), optional

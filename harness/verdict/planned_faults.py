@@ -4,8 +4,9 @@ Judged against the spec's plan, not against what the history happens to mention:
 with no `fault.*` line at all has shown no fault, so it cannot pass. A planned fault counts
 as done only with its evidence in the history:
 
-* a cluster, producer or operation fault: its `fault.inject` carrying the plan's `index`,
-  and a `fault.heal` of the same `fault_id` (healed at the end of its duration, by the
+* a cluster, producer or operation fault: its `fault.inject` carrying the plan's `index`
+  (and, written since 2026-11-24, its `spec_kind`, which must be the planned kind), and a
+  later `fault.heal` of the same `fault_id` (healed at the end of its duration, by the
   operation itself, or by the heal phase's `heal_all`);
 * a consumer fault (`consumer-crash`, `pipeline-crash`): a `consumer.crash` carrying the
   plan's `index` and the `pid` it killed (a member that was not running was not crashed),
@@ -104,10 +105,17 @@ def _evidence_gap(history: list[dict[str, Any]], p: PlannedKind, ordinal: int) -
     injects = [e for e in history if e["kind"] == ev.FAULT_INJECT and e.get("index") == p.index]
     if not injects:
         return f"has no {ev.FAULT_INJECT} in the history: it was never done"
-    ids = {e.get("fault_id") for e in injects}
-    healed = {e.get("fault_id") for e in history if e["kind"] == ev.FAULT_HEAL}
-    if not ids <= healed:
-        return f"was injected but has no {ev.FAULT_HEAL}: it was never healed"
+    other = [e.get("spec_kind") for e in injects if e.get("spec_kind") not in (None, p.kind)]
+    if other:
+        return f"was planned, but the history's fault #{p.index} is a {other[0]}"
+    for inject in injects:
+        heals = [
+            e
+            for e in history
+            if e["kind"] == ev.FAULT_HEAL and e.get("fault_id") == inject.get("fault_id")
+        ]
+        if not any(e["ts"] >= inject["ts"] for e in heals):
+            return f"was injected but has no {ev.FAULT_HEAL}: it was never healed"
     return None
 
 

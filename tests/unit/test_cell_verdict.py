@@ -295,6 +295,14 @@ CRASH_PLAN = "[{kind: consumer-crash, at_s: 5, target: 'consumer:group/0', durat
             "unknown",
             "fault #0 kill has no fault.inject",
         ),
+        # Another kind under the planned index; a heal before the inject.
+        (
+            kills(10),
+            [{**inject(0, 10, 0.1), "spec_kind": "pause"}, heal(0, 30)],
+            "unknown",
+            "fault #0 kill was planned, but the history's fault #0 is a pause",
+        ),
+        (kills(10), [inject(0, 10, 0.1), heal(0, 5)], "unknown", "it was never healed"),
         # A folder whose history is another spec's.
         (
             kills(10),

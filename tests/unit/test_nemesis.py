@@ -50,6 +50,7 @@ def test_faults_fire_at_their_time_and_heal_after_their_duration() -> None:
         (f["index"], f["at_s"], f["late_s"]) for k, f in kinds(cluster) if k == "fault.inject"
     ]
     assert planned == [(0, 2, 0.0), (1, 4, 0.0)]
+    assert [f["spec_kind"] for k, f in kinds(cluster) if k == "fault.inject"] == ["kill", "pause"]
 
 
 def test_nothing_fires_before_its_time() -> None:
