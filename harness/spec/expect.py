@@ -171,24 +171,36 @@ def parse_bound(raw: Any) -> Any:
     if isinstance(raw, bool):
         raise ValueError(f"expected a number or a string like '< 30' (got {raw!r})")
     if isinstance(raw, int | float):
-        if not math.isfinite(raw):
-            raise ValueError(f"expected a finite number (got {raw!r})")
-        return Bound("==", float(raw))
+        return Bound("==", _finite(raw, raw))
     if isinstance(raw, str):
         if raw.strip() == "exact":
             return Bound("exact")
         m = _BOUND.fullmatch(raw)
         if m:
-            return Bound(m.group(1) or "==", float(m.group(2)))  # type: ignore[arg-type]
+            return Bound(m.group(1) or "==", _finite(m.group(2), raw))  # type: ignore[arg-type]
         r = _RELATIVE.fullmatch(raw)
         if r:
             op, factor, ref, sign, offset = r.groups()
-            value = float(offset or 0) * (-1 if sign == "-" else 1)
-            return Bound(op, value, ref, float(factor) if factor else 1.0)  # type: ignore[arg-type]
+            value = _finite(offset or 0, raw) * (-1 if sign == "-" else 1)
+            scale = _finite(factor, raw) if factor else 1.0
+            return Bound(op, value, ref, scale)  # type: ignore[arg-type]
     raise ValueError(
         "expected a number, 'exact', '<op> <number>' or '<op> [factor *] <spec path> [+|- number]'"
         f" with op one of < <= > >= == != (got {raw!r})"
     )
+
+
+def _finite(number: str | float, raw: Any) -> float:
+    """A bound's number as a float; inf, nan or one past float's range (`1e999`, a 400-digit
+    integer) cannot be a threshold, so it is refused naming what was written."""
+    try:
+        value = float(number)
+    except OverflowError:
+        value = math.inf
+    if not math.isfinite(value):
+        shown = repr(raw) if len(repr(raw)) <= 60 else f"{repr(raw)[:57]}..."
+        raise ValueError(f"expected a finite number (got {shown})")
+    return value
 
 
 _FLAGS = {"true": True, "false": False}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +27,8 @@ from harness.spec.models import (
     TopicSpec,
 )
 
-MAX_SEED = 2**31 - 1
+MAX_SEED = 2**31 - 1  # what a run without a seed draws (any seed up to SEED_MAX is taken)
+MAX_SPEC_BYTES = 4 * 1024 * 1024  # the largest shipped spec is a few KiB; more is not a spec
 _MAX_LINES = 25
 
 
@@ -49,6 +51,15 @@ def _construct_mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> dict[
     seen: set[Any] = set()
     for key_node, _ in node.value:
         key = loader.construct_object(key_node)
+        try:
+            hash(key)
+        except TypeError:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"a key must be a plain value, not {type(key).__name__}",
+                key_node.start_mark,
+            ) from None
         if key in seen:
             raise yaml.constructor.ConstructorError(
                 None, None, f"duplicate key {key!r}", key_node.start_mark
@@ -64,20 +75,49 @@ _UniqueKeyLoader.add_constructor(
 
 
 def read_yaml(path: Path) -> Any:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise SpecError([f"{path}: no such experiment file"]) from None
-    except OSError as exc:
-        raise SpecError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    """The YAML data of a spec or suite file; SpecError naming the file for anything that is
+    not a readable, bounded UTF-8 YAML document (never a traceback)."""
+    text = _read_text(path)
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
+    except RecursionError:
+        raise SpecError([f"{path}: YAML nested too deeply"]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         raise SpecError([f"{where}: YAML syntax error: {exc.problem or exc}"]) from None
     except yaml.YAMLError as exc:
         raise SpecError([f"{path}: YAML syntax error: {exc}"]) from None
+
+
+def _read_text(path: Path) -> str:
+    """At most MAX_SPEC_BYTES of UTF-8 from a regular file (a FIFO or /dev/zero would block
+    or never end; a huge file would exhaust memory before YAML could say anything)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        raise SpecError([f"{path}: no such experiment file"]) from None
+    except OSError as exc:
+        raise SpecError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise SpecError([f"{path}: is a folder, not an experiment file"])
+    if not stat.S_ISREG(info.st_mode):
+        raise SpecError([f"{path}: not a regular file (a device, FIFO or socket)"])
+    if info.st_size > MAX_SPEC_BYTES:
+        raise SpecError([f"{path}: {info.st_size} bytes; a spec file is at most {MAX_SPEC_BYTES}"])
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_SPEC_BYTES + 1)
+    except OSError as exc:
+        raise SpecError([f"{path}: cannot read: {exc.strerror or exc}"]) from None
+    if len(raw) > MAX_SPEC_BYTES:  # grew since stat
+        raise SpecError([f"{path}: larger than {MAX_SPEC_BYTES} bytes; not a spec file"])
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SpecError(
+            [f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})"]
+        ) from None
 
 
 def load_spec(path: Path | str) -> Spec:
@@ -133,7 +173,13 @@ def _got(e: Any) -> str:
     value = e.get("input")
     if isinstance(value, dict | list):
         return f" (got a {'mapping' if isinstance(value, dict) else 'list'})"
-    return f" (got {value!r})"
+    return f" (got {short_repr(value)})"
+
+
+def short_repr(value: Any, limit: int = 60) -> str:
+    """repr cut to `limit` characters: a hostile 10,000-digit number stays one short line."""
+    text = repr(value)
+    return text if len(text) <= limit else f"{text[: limit - 3]}..."
 
 
 def _message(e: Any) -> str:
@@ -152,6 +198,7 @@ def _message(e: Any) -> str:
         "int_from_float": "expected an integer",
         "float_type": "expected a number",
         "float_parsing": "expected a number",
+        "finite_number": "expected a finite number",
         "bool_type": "expected true or false",
         "bool_parsing": "expected true or false",
         "string_type": "expected a string",
@@ -170,7 +217,14 @@ def _message(e: Any) -> str:
     }
     if kind in bounds:
         limit = next(iter(ctx.values()))
-        shown = format_number(limit) if isinstance(limit, int | float) else limit
+        # ints exactly (2**63 - 1 is not 9223372036854775808), floats as format_number does
+        shown = (
+            str(limit)
+            if isinstance(limit, int)
+            else format_number(limit)
+            if isinstance(limit, float)
+            else limit
+        )
         return f"expected {bounds[kind]} {shown}{_got(e)}"
     if kind == "string_pattern_mismatch":
         pattern = str(ctx.get("pattern", ""))

@@ -6,9 +6,11 @@ Cross-field rules run per matrix cell (a base spec may be completed by its matri
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -22,11 +24,37 @@ from pydantic import (
 
 from harness.faults.options import FaultOptions
 from harness.faults.registry import FAULT_KINDS
-from harness.nodes.topology import DEFAULT_VERSION, MAX_BROKERS
+from harness.nodes.topology import CONTROLLER_ID_BASE, DEFAULT_VERSION, MAX_BROKERS
 from harness.spec.expect import Expect
 
+# --- bounds: every number a spec takes has an upper one (README "Bounds"); floats are finite.
+# A value past them is a typo or hostile input; refusing it in `validate` beats a cell that
+# runs for years, a producer that allocates terabytes or an overflow deep in a check.
+MAX_SECONDS = 86_400  # a cell runs at most a day: at_s, duration_s, timeouts
+MAX_MS = MAX_SECONDS * 1000  # the same day in ms: processing times, triggers, txn timeouts
+MAX_PARTITIONS = 1000  # a laptop cluster of <= 5 brokers; shipped experiments use <= 6
+MAX_MEMBERS = 64  # members of one consumer set or pipeline: each is a process on this machine
+MAX_RECORDS = 1_000_000_000  # records a producer sends (the soak sends 5e6) and per trigger
+MAX_RATE = 1_000_000  # records per second: far above what one producer process reaches
+MAX_RECORD_SIZE = 1_048_576  # bytes: the producer's default max.request.size (1 MiB)
+MAX_TXN_RECORDS = 1_000_000  # records per transaction: all held until commit or abort
+MAX_NODE_ID = CONTROLLER_ID_BASE + MAX_BROKERS  # broker ids 1..5, controllers above the base
+MAX_SEED = 2**63 - 1  # a seed is a 64-bit number (history.parquet stores it as int64)
+MAX_SETTING = 2**63 - 1  # a Kafka setting is at most a Java long
+
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")]
-Scalar = str | int | float | bool
+
+
+def _setting(value: Any) -> Any:
+    """A Kafka setting's number: finite, within a Java long (one message, not one per type)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"expected a finite number (got {value!r})")
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SETTING:
+        raise ValueError(f"expected an integer within a Java long (+-{MAX_SETTING})")
+    return value
+
+
+Scalar = Annotated[str | int | float | bool, AfterValidator(_setting)]
 Settings = dict[str, Scalar]
 
 # Fault kinds come from harness.faults.registry; these spec words are other names for one.
@@ -59,8 +87,8 @@ class ClusterSpec(StrictModel):
 
 class TopicSpec(StrictModel):
     name: Name = "chaos"
-    partitions: int = Field(default=6, ge=1)
-    replication_factor: int = Field(default=3, ge=1)
+    partitions: int = Field(default=6, ge=1, le=MAX_PARTITIONS)
+    replication_factor: int = Field(default=3, ge=1, le=MAX_BROKERS)
     config: Settings = {}
 
 
@@ -68,19 +96,19 @@ class TransactionsSpec(StrictModel):
     """A transactional producer: records in transactions of `records_per_txn`, every
     `abort_every`-th one aborted on purpose (0: none). It runs as its own process."""
 
-    records_per_txn: int = Field(default=10, ge=1)
-    abort_every: int = Field(default=0, ge=0)
+    records_per_txn: int = Field(default=10, ge=1, le=MAX_TXN_RECORDS)
+    abort_every: int = Field(default=0, ge=0, le=MAX_RECORDS)
     transactional_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")] = "chaos-txn"
-    timeout_ms: int = Field(default=60000, ge=1000)  # transaction.timeout.ms
+    timeout_ms: int = Field(default=60000, ge=1000, le=MAX_MS)  # transaction.timeout.ms
 
 
 class ProducerSpec(StrictModel):
     acks: Annotated[Literal["0", "1", "all"], BeforeValidator(_normalise_acks)] = "all"
     enable_idempotence: bool | None = None
-    records: int | None = Field(default=None, ge=1)
-    duration_s: float | None = Field(default=None, gt=0)
-    rate: float = Field(default=500, gt=0)
-    record_size: int = Field(default=100, ge=24)
+    records: int | None = Field(default=None, ge=1, le=MAX_RECORDS)
+    duration_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    rate: float = Field(default=500, gt=0, le=MAX_RATE, allow_inf_nan=False)
+    record_size: int = Field(default=100, ge=24, le=MAX_RECORD_SIZE)
     config: Settings = {}
     transactions: TransactionsSpec | None = None
 
@@ -103,14 +131,14 @@ class ProducerSpec(StrictModel):
 class GroupConsumerSpec(StrictModel):
     kind: Literal["group"] = "group"
     group: Annotated[str, StringConstraints(min_length=1)] = "chaos-group"
-    members: int = Field(default=1, ge=1)
+    members: int = Field(default=1, ge=1, le=MAX_MEMBERS)
     commit: Literal["auto", "after-process", "before-process"] = "after-process"
     # Simulated work per polled batch (ms): the member sleeps that long between poll and write.
-    processing_ms: int = Field(default=0, ge=0)
+    processing_ms: int = Field(default=0, ge=0, le=MAX_MS)
     # Extra work per batch, drawn uniformly from 0..processing_jitter_ms (seeded by the cell's
     # seed and the member): real batches vary, and only a varying batch overruns
     # max.poll.interval.ms now and then instead of always or never.
-    processing_jitter_ms: int = Field(default=0, ge=0)
+    processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
     config: Settings = {}
 
 
@@ -120,8 +148,8 @@ class SparkConsumerSpec(StrictModel):
 
     kind: Literal["spark"] = "spark"
     config: Settings = {}
-    trigger_ms: int = Field(default=1000, ge=1)
-    max_offsets_per_trigger: int | None = Field(default=None, ge=1)
+    trigger_ms: int = Field(default=1000, ge=1, le=MAX_MS)
+    max_offsets_per_trigger: int | None = Field(default=None, ge=1, le=MAX_RECORDS)
     fail_on_data_loss: bool = True
     starting_offsets: Literal["earliest", "latest"] = "earliest"
 
@@ -142,16 +170,16 @@ class PipelineSpec(StrictModel):
     input: Name | None = None  # the spec's topic (the only one the workload writes)
     output: Name = "chaos-out"
     guarantee: Literal["exactly-once", "at-least-once"] = "exactly-once"
-    members: int = Field(default=2, ge=1)
+    members: int = Field(default=2, ge=1, le=MAX_MEMBERS)
     group: Annotated[str, StringConstraints(min_length=1)] = "chaos-pipeline"
     # Member i's transactional.id is "<transactional_id>-<i>": a restarted member fences the
     # process it replaces (exactly-once only).
     transactional_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")] = (
         "chaos-pipeline"
     )
-    timeout_ms: int = Field(default=60000, ge=1000)  # transaction.timeout.ms
-    processing_ms: int = Field(default=0, ge=0)  # simulated work per batch, as a group's
-    processing_jitter_ms: int = Field(default=0, ge=0)
+    timeout_ms: int = Field(default=60000, ge=1000, le=MAX_MS)  # transaction.timeout.ms
+    processing_ms: int = Field(default=0, ge=0, le=MAX_MS)  # simulated work per batch
+    processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
     config: Settings = {}  # the members' consumer settings (librdkafka)
     producer_config: Settings = {}  # their output producer's
 
@@ -195,23 +223,25 @@ class FaultSpec(StrictModel):
     """One planned fault. Besides the four common keys, each kind takes the options the
     registry (harness.faults.registry.KINDS) lists for it; harness.spec.problems says which."""
 
-    at_s: float = Field(ge=0)
+    at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)
     kind: Annotated[str, BeforeValidator(_fault_kind)]  # a harness.faults.registry kind
     target: str = "random"
-    duration_s: float | None = Field(default=None, gt=0)
+    duration_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     optional: bool = False  # a skipped or failed fault does not make the cell unknown
     # --- options of some kinds (harness.faults.options.FaultOptions) ---
-    to: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1)
-    replication_factor: int | None = Field(default=None, ge=1)
-    count: int | None = Field(default=None, ge=1)
-    sides: list[list[int | str]] | None = None
+    to: list[Annotated[int, Field(ge=1, le=MAX_NODE_ID)]] | None = Field(default=None, min_length=1)
+    replication_factor: int | None = Field(default=None, ge=1, le=MAX_BROKERS)
+    count: int | None = Field(default=None, ge=1, le=MAX_PARTITIONS)  # a topic's new partitions
+    sides: list[list[Annotated[int, Field(le=MAX_NODE_ID)] | str]] | None = None
     side: Literal["minority", "majority"] | None = None
     zookeeper_side: Literal["minority", "majority"] | None = None
-    loss: float | None = Field(default=None, gt=0, le=1)
+    loss: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
     scope: Literal["all", "replication", "clients"] | None = None
     hard: bool | None = None
-    brokers: list[Annotated[int, Field(ge=1)]] | None = Field(default=None, min_length=1)
-    timeout_s: float | None = Field(default=None, gt=0)
+    brokers: list[Annotated[int, Field(ge=1, le=MAX_NODE_ID)]] | None = Field(
+        default=None, min_length=1
+    )
+    timeout_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     wipe: bool | None = None
 
     def options(self) -> FaultOptions:
@@ -224,8 +254,8 @@ class FaultSpec(StrictModel):
 
 
 class RecoverySpec(StrictModel):
-    timeout_s: float = Field(default=120, gt=0)
-    drain_timeout_s: float = Field(default=120, gt=0)
+    timeout_s: float = Field(default=120, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    drain_timeout_s: float = Field(default=120, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
 
 
 class Override(StrictModel):
@@ -282,7 +312,7 @@ class IncidentSpec(StrictModel):
 class Spec(StrictModel):
     name: Name
     description: str = ""
-    seed: int | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)
     cluster: ClusterSpec = ClusterSpec()
     topic: TopicSpec = TopicSpec()
     producer: ProducerSpec = ProducerSpec()

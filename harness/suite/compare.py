@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rich.markup import escape
 from rich.table import Table
 
 from harness.errors import ConfigError
@@ -56,12 +57,7 @@ def load_run(folder: Path) -> RunCells:
             else "it has no summary.json"
         )
         raise ConfigError(f"{folder} is not a run folder: {why}")
-    try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{summary_path}: cannot be read as JSON: {exc}") from None
-    if not isinstance(summary, dict):
-        raise ConfigError(f"{summary_path}: expected a JSON object")
+    summary = read_summary(summary_path)
     run_id = str(summary.get("run_id") or folder.name)
     if isinstance(summary.get("experiments"), list):
         cells = {
@@ -75,6 +71,149 @@ def load_run(folder: Path) -> RunCells:
         cells = {(name, str(c.get("cell", "?"))): c for c in summary["cells"]}
         return RunCells(folder, "experiment", name, run_id, cells)
     raise ConfigError(f"{summary_path}: not a run's or a suite's summary (no cells)")
+
+
+MAX_SUMMARY_BYTES = 64 * 1024 * 1024  # a 500-cell suite's summary is a few MiB
+_NUMBER_KEYS = ("duration_s", *TIMES)  # a cell's figures (null: undecided)
+_TEXT_KEYS = ("cell", "verdict")
+_MAPPINGS = ("counts", "params")
+
+
+def read_summary(path: Path) -> dict[str, Any]:
+    """A summary.json whose parts the readers use have the shapes they expect; ConfigError
+    naming the file and the key path otherwise (compare and index never crash on a summary)."""
+    try:
+        size = path.stat().st_size
+        if size > MAX_SUMMARY_BYTES:
+            raise ConfigError(f"{path}: {size} bytes; a summary is at most {MAX_SUMMARY_BYTES}")
+        summary = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError) as exc:
+        raise ConfigError(f"{path}: cannot be read as JSON: {exc}") from None
+    if not isinstance(summary, dict):
+        raise ConfigError(f"{path}: expected a JSON object (got {_kind(summary)})")
+    problems = summary_problems(summary)
+    if problems:
+        shown = problems[:5] + ([f"... and {len(problems) - 5} more"] if len(problems) > 5 else [])
+        raise ConfigError("\n  ".join([f"{path}: not a summary as the harness writes it:", *shown]))
+    return summary
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "a number" if isinstance(value, int | float) else type(value).__name__
+
+
+def _is_number(value: Any) -> bool:
+    """A JSON number a figure can be (float-sized: a 400-digit integer is not a figure)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def _want(problems: list[str], where: str, value: Any, what: str, ok: bool) -> bool:
+    if not ok:
+        problems.append(f"{where}: expected {what} (got {_kind(value)})")
+    return ok
+
+
+def _cell_problems(cell: Any, where: str, problems: list[str]) -> None:
+    if not _want(problems, where, cell, "an object", isinstance(cell, dict)):
+        return
+    for key in _TEXT_KEYS:
+        value = cell.get(key)
+        _want(
+            problems, f"{where}.{key}", value, "a string", value is None or isinstance(value, str)
+        )
+    for key in _MAPPINGS:
+        value = cell.get(key)
+        _want(
+            problems, f"{where}.{key}", value, "an object", value is None or isinstance(value, dict)
+        )
+    for key in _NUMBER_KEYS:
+        value = cell.get(key)
+        _want(
+            problems,
+            f"{where}.{key}",
+            value,
+            "a number or null",
+            value is None or _is_number(value),
+        )
+    counts = cell.get("counts")
+    for name, value in counts.items() if isinstance(counts, dict) else ():
+        if name in COUNT_NAMES:
+            ok = value is None or _is_number(value)
+            _want(problems, f"{where}.counts.{name}", value, "a number or null", ok)
+    stalls = cell.get("stalls_by_set")
+    if _want(
+        problems,
+        f"{where}.stalls_by_set",
+        stalls,
+        "an object of consumer set -> seconds",
+        stalls is None or isinstance(stalls, dict),
+    ):
+        for name, value in (stalls or {}).items():
+            ok = value is None or _is_number(value)
+            _want(problems, f"{where}.stalls_by_set.{name}", value, "a number or null", ok)
+
+
+def _cells_problems(cells: Any, where: str, problems: list[str]) -> None:
+    if cells is None:
+        return
+    if _want(problems, where, cells, "a list of cell objects", isinstance(cells, list)):
+        for i, cell in enumerate(cells):
+            _cell_problems(cell, f"{where}[{i}]", problems)
+
+
+def summary_problems(summary: dict[str, Any]) -> list[str]:
+    """What is wrong with the shape of a run's or a suite's summary (key path: expected,
+    got), for the parts compare and index read; [] when they can read it."""
+    problems: list[str] = []
+    for key in ("run_id", "suite", "spec"):
+        value = summary.get(key)
+        _want(problems, key, value, "a string", value is None or isinstance(value, str))
+    _cells_problems(summary.get("cells"), "cells", problems)
+    experiments = summary.get("experiments")
+    if experiments is None:
+        return problems
+    if not _want(problems, "experiments", experiments, "a list", isinstance(experiments, list)):
+        return problems
+    for i, e in enumerate(experiments):
+        where = f"experiments[{i}]"
+        if not _want(problems, where, e, "an object", isinstance(e, dict)):
+            continue
+        for key in ("experiment", "run_id", "run_dir", "error"):
+            value = e.get(key)
+            ok = value is None or isinstance(value, str)
+            _want(problems, f"{where}.{key}", value, "a string", ok)
+        seed = e.get("seed")
+        ok = seed is None or (_is_number(seed) and float(seed).is_integer())
+        _want(problems, f"{where}.seed", seed, "an integer", ok)
+        planned = e.get("planned_by_cell")
+        if _want(
+            problems,
+            f"{where}.planned_by_cell",
+            planned,
+            "an object of cell -> seconds",
+            planned is None or isinstance(planned, dict),
+        ):
+            for cell, value in (planned or {}).items():
+                ok = value is None or _is_number(value)
+                _want(problems, f"{where}.planned_by_cell.{cell}", value, "a number or null", ok)
+        _cells_problems(e.get("cells"), f"{where}.cells", problems)
+    return problems
 
 
 def figures(cell: dict[str, Any]) -> dict[str, Any]:
@@ -189,7 +328,8 @@ def _verdict(v: str | None) -> str:
 
 def render_comparison(c: Comparison) -> Table:
     """Cells side by side: A's and B's verdicts, what changed (`figure a → b`)."""
-    table = Table(title=f"A {c.a.run_id}  vs  B {c.b.run_id}", title_justify="left")
+    # Names and figures come from the files: escaped, as `[/x]` in them is not rich markup.
+    table = Table(title=escape(f"A {c.a.run_id}  vs  B {c.b.run_id}"), title_justify="left")
     for column in ("experiment", "cell", "A", "B", "flip", "figure changes"):
         table.add_column(column)
     for r in c.rows:
@@ -206,7 +346,12 @@ def render_comparison(c: Comparison) -> Table:
         )
         changes = "; ".join(f"{k} {fmt(va)} → {fmt(vb)}" for k, (va, vb) in r.changes.items())
         table.add_row(
-            r.experiment, r.cell, _verdict(r.verdict_a), _verdict(r.verdict_b), flip, changes
+            escape(r.experiment),
+            escape(r.cell),
+            _verdict(r.verdict_a),
+            _verdict(r.verdict_b),
+            flip,
+            escape(changes),
         )
     return table
 
@@ -219,7 +364,7 @@ def summary_lines(c: Comparison) -> list[str]:
         f"{len(c.changed)} cell(s) with figure changes"
     ]
     lines += [
-        f"flipped from pass: {r.experiment} {r.cell} ({r.verdict_a} → {r.verdict_b})"
+        escape(f"flipped from pass: {r.experiment} {r.cell} ({r.verdict_a} → {r.verdict_b})")
         for r in c.flipped_from_pass
     ]
     return lines

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+import pyarrow as pa
+
 from harness.errors import ConfigError
 from harness.report.index_page import (
     FIGURE_COLUMNS,
@@ -38,6 +40,7 @@ from harness.results.layout import (
     SuitePaths,
     results_index,
 )
+from harness.results.tables import FIGURE_HISTORY as HISTORY_SCHEMA
 from harness.results.verdicts import as_verdict, worst
 from harness.suite.changes import (
     NIGHTS,
@@ -47,8 +50,18 @@ from harness.suite.changes import (
     history_records,
     row_figures,
 )
-from harness.suite.compare import Key
+from harness.suite.compare import Key, read_summary
 from harness.suite.history import history_rows, read_history
+
+
+@dataclass(frozen=True)
+class Damage:
+    """An input file the index could not use (its page is written without it): `infra` when
+    the file could not be read (exit 3), else it is malformed (exit 2)."""
+
+    message: str
+    infra: bool = False
+
 
 TREND_RUNS = 30  # nights drawn in a trend plot (the latest included)
 EARLIER_SHOWN = 60
@@ -82,22 +95,27 @@ def _sort_key(f: SuiteFolder) -> tuple[datetime, str]:
     return (f.started or datetime.min.replace(tzinfo=timezone.utc), f.folder.name)
 
 
-def suite_folders(results: Path, notes: list[str] | None = None) -> list[SuiteFolder]:
-    """Every suite folder directly under `results`, oldest first (unreadable ones noted)."""
+def suite_folders(
+    results: Path, notes: list[str] | None = None, damaged: list[Damage] | None = None
+) -> list[SuiteFolder]:
+    """Every suite folder directly under `results`, oldest first; one whose summary.json is
+    unreadable or malformed is left out, noted, and listed in `damaged`."""
     found = []
     for folder in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
         paths = SuitePaths(folder)
         if not (paths.summary.is_file() and paths.suite.is_file()):
             continue
         try:
-            summary = json.loads(paths.summary.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
+            summary = read_summary(paths.summary)
+        except ConfigError as exc:
             if notes is not None:
-                notes.append(f"{folder.name}/summary.json cannot be read: {exc}")
+                notes.append(f"{folder.name}/summary.json left out: {exc}")
+            if damaged is not None:
+                damaged.append(Damage(str(exc)))
             continue
-        if isinstance(summary, dict) and summary.get("shard") is not None:
+        if summary.get("shard") is not None:
             continue  # a part of a night (`--shard`): its merge is the run (harness.suite.shards)
-        if isinstance(summary, dict) and isinstance(summary.get("experiments"), list):
+        if isinstance(summary.get("experiments"), list):
             found.append(SuiteFolder(folder, summary, history_rows(summary)))
     return sorted(found, key=_sort_key)
 
@@ -135,12 +153,21 @@ def _flags(change: CellChange | None) -> dict[str, FigureView]:
     }
 
 
+def _params(text: Any) -> dict[str, Any]:
+    """A history row's params (JSON text); {} for one that is not a JSON object."""
+    try:
+        params = json.loads(text) if isinstance(text, str) else {}
+    except (ValueError, RecursionError):
+        return {}
+    return params if isinstance(params, dict) else {}
+
+
 def _cell_view(
     row: Mapping[str, Any], change: CellChange | None, report_href: str | None
 ) -> CellView:
     figures = row_figures(row)
     flags = _flags(change)
-    params = json.loads(row["params"]) if isinstance(row.get("params"), str) else {}
+    params = _params(row.get("params"))
     return CellView(
         experiment=str(row.get("experiment")),
         cell=str(row.get("cell")),
@@ -200,12 +227,33 @@ def _earlier(
     return out
 
 
-def _history(results: Path, notes: list[str]) -> list[dict[str, Any]]:
+def _history(results: Path, notes: list[str], damaged: list[Damage]) -> list[dict[str, Any]]:
+    path = results / FIGURE_HISTORY
     try:
-        return history_records(read_history(results / FIGURE_HISTORY))
+        if path.exists() and not path.is_file():
+            raise ValueError("not a regular file")
+        table = read_history(path)
+        _check_history_schema(table.schema)
+        return history_records(table)
     except Exception as exc:  # an unreadable history must not lose the page
-        notes.append(f"{FIGURE_HISTORY} cannot be read ({type(exc).__name__}: {exc}); no trends")
+        why = f"{type(exc).__name__}: {exc}"
+        notes.append(f"{FIGURE_HISTORY} cannot be read ({why}); no trends")
+        infra = isinstance(exc, OSError) and not isinstance(exc, pa.ArrowException)
+        damaged.append(Damage(f"{path}: cannot be read ({why})", infra))
         return []
+
+
+def _check_history_schema(schema: pa.Schema) -> None:
+    """The contract's columns the file has carry the contract's types (a file written by an
+    older harness may lack columns, never hold one of another type)."""
+    wrong = [
+        f"{name} is {schema.field(name).type}, expected {want.type}"
+        for want in HISTORY_SCHEMA
+        for name in [want.name]
+        if name in schema.names and not schema.field(name).type.equals(want.type)
+    ]
+    if wrong:
+        raise ValueError(f"not a history table: {'; '.join(wrong)}")
 
 
 def _latest_from_history(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -221,11 +269,15 @@ def _all_rows(
     return history + [r for f in folders if f.run_id not in known for r in f.rows]
 
 
-def build_index(results: Path, nights: int = NIGHTS) -> IndexPage:
-    """The page for the results folder; ConfigError when it holds no suite run at all."""
+def build_index(
+    results: Path, nights: int = NIGHTS, damaged: list[Damage] | None = None
+) -> IndexPage:
+    """The page for the results folder; ConfigError when it holds no suite run at all (or
+    only damaged ones). Input files left out are noted on the page and added to `damaged`."""
     notes: list[str] = []
-    folders = suite_folders(results, notes)
-    rows = _all_rows(_history(results, notes), folders)
+    damage: list[Damage] = [] if damaged is None else damaged
+    folders = suite_folders(results, notes, damage)
+    rows = _all_rows(_history(results, notes, damage), folders)
     latest_folder = folders[-1] if folders else None
     if latest_folder is not None:
         latest = latest_folder.rows
@@ -235,6 +287,11 @@ def build_index(results: Path, nights: int = NIGHTS) -> IndexPage:
     else:
         latest = _latest_from_history(rows)
         if not latest:
+            if damage:  # say what is broken, not that there is nothing
+                why = "\n".join([f"{results}: nothing to index", *(d.message for d in damage)])
+                if all(d.infra for d in damage):
+                    raise OSError(why)
+                raise ConfigError(why)
             raise ConfigError(
                 f"{results}: no suite folder and no {FIGURE_HISTORY}: nothing to index"
             )
@@ -334,9 +391,10 @@ def _experiments(
     return views
 
 
-def write_index(results: Path, nights: int = NIGHTS) -> Path:
-    """Write `results/index.html` (replaced whole); ConfigError when there is nothing to index."""
-    page = build_index(results, nights)
+def write_index(results: Path, nights: int = NIGHTS, damaged: list[Damage] | None = None) -> Path:
+    """Write `results/index.html` (replaced whole); ConfigError when there is nothing to index.
+    Damaged input files are left out of the page and added to `damaged`."""
+    page = build_index(results, nights, damaged)
     out = results_index(results)
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     tmp.write_text(render_index(page), encoding="utf-8")

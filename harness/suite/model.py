@@ -25,7 +25,7 @@ from pydantic import Field, StringConstraints, ValidationError
 
 from harness.spec import SpecError
 from harness.spec.load import read_yaml, validation_problems
-from harness.spec.models import StrictModel
+from harness.spec.models import MAX_SEED, StrictModel
 from harness.spec.paths import Segment, resolve_path
 
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")]
@@ -37,7 +37,7 @@ _RESERVED_AXES = ("expect", "exclude")  # matrix keys that are not axes
 class SuiteFile(StrictModel):
     suite: Name
     description: str = ""
-    seed: int | None = Field(default=None, ge=0)
+    seed: int | None = Field(default=None, ge=0, le=MAX_SEED)  # as an experiment's seed
     root: str = "."
     experiments: list[Glob] = Field(min_length=1)
     skip: list[Glob] = Field(default_factory=list)
