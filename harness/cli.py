@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from harness.errors import ConfigError, HarnessError
@@ -36,11 +37,13 @@ console = Console(stderr=True, width=None if sys.stderr.isatty() else 200)
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
 EXIT_INTERRUPTED = 130  # Ctrl-C, as shells report it
 KEEP_CLUSTER_MAX_S = 3600
+SEED_MAX = 2**63 - 1  # harness.spec.models.MAX_SEED (not imported: the CLI loads lazily)
 SpecArg = Annotated[Path, typer.Argument(help="Experiment file or suite file (YAML).")]
 
 
 def _fail(code: int, message: str) -> typer.Exit:
-    console.print(f"[red]error:[/red] {message}", highlight=False)
+    # escaped: a message quotes what the user wrote, and `[/x]` in it is not rich markup
+    console.print(f"[red]error:[/red] {escape(message)}", highlight=False)
     return typer.Exit(code)
 
 
@@ -76,17 +79,17 @@ def _print_plan(plan: Any) -> None:
             table.add_row(
                 f"{f.at_s:g}",
                 f.kind,
-                f.target or "-",
+                escape(f.target or "-"),
                 dur,
-                given + (" optional" if f.optional else ""),
+                escape(given + (" optional" if f.optional else "")),
             )
-        if cell.params:
-            console.print("  " + ", ".join(f"{k}={v}" for k, v in cell.params.items()))
+        if cell.params:  # values as the spec wrote them: `[/x]` is not markup
+            console.print(escape("  " + ", ".join(f"{k}={v}" for k, v in cell.params.items())))
         console.print(table if plan.schedules[cell.id] else "  (no faults)")
     from harness.spec import excluded_combinations
 
     for params in excluded_combinations(plan.spec):
-        shown = ", ".join(f"{k}={v}" for k, v in params.items())
+        shown = escape(", ".join(f"{k}={v}" for k, v in params.items()))
         console.print(f"  [dim]excluded by matrix.exclude: {shown}[/dim]")
 
 
@@ -122,7 +125,7 @@ def _print_suite_plan(plan: SuitePlan) -> None:
     )
     for axis in suite.axes:
         shown = ", ".join(str(v) for v in axis.values)
-        console.print(f"  axis {axis.key}: {shown}", highlight=False)
+        console.print(escape(f"  axis {axis.key}: {shown}"), highlight=False)
     if plan.shard is not None:
         console.print(
             f"shard {plan.shard}: {len(plan.mine)} of {len(plan.experiments)} experiment file(s), "
@@ -145,19 +148,23 @@ def _print_suite_plan(plan: SuitePlan) -> None:
                 table.add_row(cell.id, format_duration(e.estimates[cell.id]))
             console.print(table, highlight=False)
         for key, values in e.added.items():
-            console.print(f"  + {key}: {', '.join(str(v) for v in values)}", highlight=False)
+            added = escape(f"  + {key}: {', '.join(str(v) for v in values)}")
+            console.print(added, highlight=False)
         for key, why in e.kept.items():
-            console.print(f"  [dim]{key} not added: {why}[/dim]", highlight=False)
+            console.print(f"  [dim]{escape(f'{key} not added: {why}')}[/dim]", highlight=False)
         for item in e.impossible:
             console.print(
-                f"  [yellow]left out (cannot exist)[/yellow]: {params_text(item.params)} "
-                f"— {item.reason}",
+                "  [yellow]left out (cannot exist)[/yellow]: "
+                + escape(f"{params_text(item.params)} — {item.reason}"),
                 highlight=False,
             )
         for params in e.excluded:
-            console.print(f"  [dim]excluded by matrix.exclude: {params_text(params)}[/dim]")
+            shown = escape(params_text(params))
+            console.print(f"  [dim]excluded by matrix.exclude: {shown}[/dim]")
         if e.left_out:
-            console.print(f"  [yellow]left out[/yellow]: {e.left_out}", highlight=False)
+            console.print(
+                f"  [yellow]left out[/yellow]: {escape(str(e.left_out))}", highlight=False
+            )
     console.print(
         f"total: {plan.cell_count} cell(s) in {len(plan.runnable)} experiment(s), "
         f"planned {format_duration(plan.planned_s)} "
@@ -254,7 +261,10 @@ class _Progress:
 @app.command()
 def run(
     spec: SpecArg,
-    seed: Annotated[int | None, typer.Option(help="Seed for cells and the fault schedule.")] = None,
+    seed: Annotated[
+        int | None,
+        typer.Option(min=0, max=SEED_MAX, help="Seed for cells and the fault schedule."),
+    ] = None,
     out: Annotated[Path, typer.Option(help="Where results/<run-id>/ goes.")] = Path("results"),
     cells: Annotated[
         str | None, typer.Option(help="Only cells whose id matches (comma list, globs).")
@@ -407,8 +417,10 @@ def merge_shards_command(
 
     try:
         result = merge_shards(folders, out)
-    except ConfigError as exc:
+    except ConfigError as exc:  # not shards of one run, or a count or path out of bounds
         raise _fail(EXIT_USAGE, str(exc)) from None
+    except OSError as exc:  # --out (or a shard) could not be written or read
+        raise _fail(EXIT_INFRA, f"merging into {out}: {exc}") from None
     for line in result.summary.get("shards") or []:
         state = (
             "empty (no experiment fell to it)"
@@ -453,16 +465,23 @@ def index(
         typer.Option(min=1, help="A figure is flagged outside its range over this many nights."),
     ] = 7,
 ) -> None:
-    """Write RESULTS_DIR/index.html: the latest suite run, what changed, trends, report links."""
-    from harness.suite.index import write_index
+    """Write RESULTS_DIR/index.html: the latest suite run, what changed, trends, report links.
+    A damaged summary.json or history.parquet is left out of the page and exits 2."""
+    from harness.suite.index import Damage, write_index
 
+    damaged: list[Damage] = []
     try:
-        path = write_index(results_dir, nights)
+        path = write_index(results_dir, nights, damaged)
     except ConfigError as exc:
         raise _fail(EXIT_USAGE, str(exc)) from None
     except OSError as exc:
         raise _fail(EXIT_INFRA, str(exc)) from None
     console.print(f"index: {path}", highlight=False)
+    # The page is written without them; the exit code still says an input file is damaged.
+    for d in damaged:
+        console.print(f"[red]error:[/red] left out: {d.message}", highlight=False)
+    if damaged:
+        raise typer.Exit(EXIT_USAGE if any(not d.infra for d in damaged) else EXIT_INFRA)
 
 
 @app.command()
@@ -482,6 +501,13 @@ def verify(
     except (HarnessError, OSError) as exc:  # the folder could not be read or written
         raise _fail(EXIT_INFRA, str(exc)) from None
     console.print(render_table(summary["cells"]))
+    missing = summary.get("missing_cells") or []
+    if missing:
+        console.print(
+            f"[yellow]missing cells[/yellow] (planned, no folder in {results_dir}; unknown): "
+            + ", ".join(str(c) for c in missing),
+            highlight=False,
+        )
     console.print(f"verdict: [bold]{summary['verdict']}[/bold]")
     raise typer.Exit(EXIT_FOR_VERDICT.get(summary["verdict"], EXIT_INFRA))
 

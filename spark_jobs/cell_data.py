@@ -13,7 +13,7 @@ from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
 from harness.results.consumers import SEPARATOR
-from harness.results.layout import CellPaths
+from harness.results.layout import CellPaths, ResultFolderError, require_regular
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT
 
 # Contract columns (harness.results.tables, the one definition) as Spark SQL types; extra
@@ -73,7 +73,9 @@ class CellData:
 def read_parquet(
     spark: SparkSession, path: Path, schema: dict[str, str], row_index: bool = False
 ) -> DataFrame | None:
-    """Read one contract file; a missing or zero-byte file is None, a wrong one an error."""
+    """Read one contract file; a missing or zero-byte file is None, a wrong one an error (a FIFO
+    or device too: Spark would wait on it forever)."""
+    _regular(path, directory_ok=True)
     if not path.exists() or (path.is_file() and path.stat().st_size == 0):
         return None
     df = spark.read.parquet(str(path))
@@ -95,7 +97,16 @@ def _column(df: DataFrame, name: str, kind: str) -> Column:
     return column if APPENDED_COLUMNS.get(name) is None else F.coalesce(column, default)
 
 
+def _regular(path: Path, directory_ok: bool = False) -> None:
+    """require_regular, as the ConfigError the checks raise for a wrong file."""
+    try:
+        require_regular(path, directory_ok)
+    except ResultFolderError as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def read_history(path: Path) -> list[dict[str, Any]] | None:
+    _regular(path)  # a FIFO in its place would block the read forever
     if not path.exists():
         return None
     events: list[dict[str, Any]] = []

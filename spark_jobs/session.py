@@ -3,9 +3,13 @@ default, or any master a user names (`--spark-master`, KAFKA_CHAOS_SPARK_MASTER)
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
+import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from pyspark.sql import SparkSession
 
@@ -39,6 +43,40 @@ def _log4j2_file() -> Path:
     return path
 
 
+_scratch: Path | None = None
+
+
+def scratch_dir() -> Path:
+    """The driver's scratch folder, the harness's own (removed at process exit): Spark must
+    write nothing into the working directory, which may be read-only or a result folder."""
+    global _scratch
+    if _scratch is None:
+        _scratch = Path(tempfile.mkdtemp(prefix="kafka-chaos-spark-"))
+        atexit.register(shutil.rmtree, _scratch, True)
+    return _scratch
+
+
+def _artifacts_into_scratch(spark: SparkSession, scratch: Path) -> None:
+    """Spark 4.0's ArtifactManager roots its folder at `artifacts/` *relative to the JVM's
+    working directory* (`Utils.createTempDir("artifacts")`, a lazy val computed at the first
+    job), and no setting moves it: in a read-only directory every job failed, elsewhere an
+    empty `artifacts/` was left behind. Before the first job, set that lazy value to a folder
+    in `scratch` by reflection. Another Spark version without that field: left as it is."""
+    with contextlib.suppress(Exception):
+        jvm: Any = spark.sparkContext._jvm
+        owner = jvm.java.lang.Class.forName("org.apache.spark.sql.artifact.ArtifactManager$")
+        computed = owner.getDeclaredField("bitmap$0")
+        computed.setAccessible(True)
+        if computed.getBoolean(None):  # a job of an earlier session already chose its root
+            return
+        root = owner.getDeclaredField("artifactRootDirectory")
+        root.setAccessible(True)
+        folder = scratch / "artifacts"
+        folder.mkdir(exist_ok=True)
+        root.set(None, jvm.java.io.File(str(folder)).toPath())
+        computed.setBoolean(None, True)
+
+
 MASTER_ENV = "KAFKA_CHAOS_SPARK_MASTER"
 CODEGEN_CACHE_ENTRIES = 2000
 DEFAULT_MASTER = "local[2]"
@@ -64,7 +102,11 @@ def spark_session(
     """
     # The parallel collector: the checks are batch work on a small heap, and G1's concurrent
     # threads took ~5 s of CPU per 10 M-row cell from two cores (README, Benchmark).
-    java_opts = f"-Dlog4j2.configurationFile=file:{_log4j2_file()} -XX:+UseParallelGC"
+    scratch = scratch_dir()
+    java_opts = (
+        f"-Dlog4j2.configurationFile=file:{_log4j2_file()} -XX:+UseParallelGC "
+        f"-Dderby.system.home={scratch / 'derby'}"  # derby.log, metastore_db: not in the cwd
+    )
     builder = (
         SparkSession.builder.master(master_url(master))
         .appName(app)
@@ -80,6 +122,7 @@ def spark_session(
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.session.timeZone", "UTC")
+        .config("spark.sql.warehouse.dir", str(scratch / "spark-warehouse"))
         .config("spark.driver.memory", "1g")
         .config("spark.driver.extraJavaOptions", java_opts)
         .config("spark.executor.extraJavaOptions", java_opts)
@@ -90,6 +133,7 @@ def spark_session(
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("WARN")
+    _artifacts_into_scratch(spark, scratch)
     return spark
 
 

@@ -244,6 +244,7 @@ def _template() -> jinja2.Template:
 
 def write_cell_report(cell_dir: Path) -> Path:
     """Write `cell_dir/report.html` from whatever the cell folder holds; missing inputs are named."""
-    out = CellPaths(cell_dir).report
-    out.write_text(_template().render(**_context(cell_dir)), encoding="utf-8")
+    paths = CellPaths(cell_dir)
+    out = paths.report
+    paths.write_text(out, _template().render(**_context(cell_dir)))
     return out

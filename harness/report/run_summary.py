@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -10,7 +11,7 @@ from typing import Any
 from rich.table import Table
 
 from harness.report.cell_report import fmt
-from harness.results.layout import RunPaths
+from harness.results.layout import RunPaths, safe_write_text
 from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_FIGURES, TIME_METRICS
 from harness.results.verdicts import Verdict, as_verdict, worst
 
@@ -111,9 +112,19 @@ def render_markdown(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> st
         f"started {run_info.get('started', '?')}, {fmt(run_info.get('duration_s'))} s. "
         "`?` = undecided, `-` = not applicable.",
         "",
+        *missing_markdown(run_info),
         *cells_markdown(cells),
     ]
     return "\n".join(lines) + "\n"
+
+
+def missing_markdown(run_info: dict[str, Any]) -> list[str]:
+    """A line naming the planned cells whose folders are not in the run folder (`verify`)."""
+    missing = run_info.get("missing_cells") or []
+    if not missing:
+        return []
+    names = ", ".join(f"`{md_cell(str(c))}`" for c in missing)
+    return [f"**Missing cells** (planned, no folder; verdict unknown): {names}", ""]
 
 
 def cells_markdown(cells: list[dict[str, Any]]) -> list[str]:
@@ -225,18 +236,24 @@ def write_run_summary(
     """summary.json, summary.md and junit.xml in the run folder; returns summary.json's content.
 
     run_info: run_id, spec (the spec's name), seed, started, duration_s; extra keys are kept
-    in summary.json after the fixed ones.
+    in summary.json after the fixed ones (`planned_cells`, `cells_filter`, `missing_cells`).
+    Planned cells missing from the folder make the run `unknown`. Written with
+    safe_write_text: a symlink in the folder is replaced, never written through.
     """
     paths = RunPaths(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     fixed = ("run_id", "spec", "seed")
     summary: dict[str, Any] = {key: run_info.get(key) for key in fixed}
-    summary["verdict"] = overall_verdict(cells)
+    summary["verdict"] = worst(
+        [overall_verdict(cells), "unknown" if run_info.get("missing_cells") else "pass"]
+    )
     summary["started"] = run_info.get("started")
     summary["duration_s"] = run_info.get("duration_s")
     summary.update({k: v for k, v in run_info.items() if k not in summary})
     summary["cells"] = cells
-    paths.summary.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
-    paths.summary_md.write_text(render_markdown(run_info, cells), encoding="utf-8")
-    junit_xml(run_info, cells).write(paths.junit, encoding="utf-8", xml_declaration=True)
+    safe_write_text(run_dir, paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
+    safe_write_text(run_dir, paths.summary_md, render_markdown(run_info, cells))
+    junit = io.BytesIO()
+    junit_xml(run_info, cells).write(junit, encoding="utf-8", xml_declaration=True)
+    safe_write_text(run_dir, paths.junit, junit.getvalue().decode("utf-8"))
     return summary

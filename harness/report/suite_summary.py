@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -16,7 +17,7 @@ from harness.report.run_summary import (
     md_cell,
     overall_verdict,
 )
-from harness.results.layout import SuitePaths
+from harness.results.layout import SuitePaths, safe_write_text
 
 
 def format_duration(seconds: Any) -> str:
@@ -143,7 +144,9 @@ def write_suite_summary(suite_dir: Path, info: dict[str, Any]) -> dict[str, Any]
     }
     summary.update({k: v for k, v in info.items() if k not in summary})
     summary["experiments"] = experiments
-    paths.summary.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
-    paths.summary_md.write_text(render_suite_markdown(summary), encoding="utf-8")
-    suite_junit(summary).write(paths.junit, encoding="utf-8", xml_declaration=True)
+    safe_write_text(suite_dir, paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
+    safe_write_text(suite_dir, paths.summary_md, render_suite_markdown(summary))
+    junit = io.BytesIO()
+    suite_junit(summary).write(junit, encoding="utf-8", xml_declaration=True)
+    safe_write_text(suite_dir, paths.junit, junit.getvalue().decode("utf-8"))
     return summary

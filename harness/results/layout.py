@@ -16,6 +16,9 @@
 
 from __future__ import annotations
 
+import os
+import stat
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -132,6 +135,10 @@ class CellPaths:
     def query(self, set_name: str) -> QueryPaths:
         return QueryPaths(query_dir(self.root, set_name))
 
+    def write_text(self, path: Path, text: str) -> None:
+        """Write a file of the cell folder through `safe_write_text` (no symlink followed)."""
+        safe_write_text(self.root, path, text)
+
 
 @dataclass(frozen=True)
 class _SummarisedFolder:
@@ -198,3 +205,52 @@ def figure_history(results_dir: Path) -> Path:
 def results_index(results_dir: Path) -> Path:
     """`<results>/index.html`: the latest suite run under `results_dir`, rewritten after each."""
     return results_dir / RESULTS_INDEX
+
+
+# ---- guards: a result folder is input a user may hand us, not trusted -----------------------
+
+
+class ResultFolderError(ValueError):
+    """A result-folder path that must not be read or written: it leads out of its folder, or
+    is not a regular file. This package is a leaf (no harness.errors): the commands turn it
+    into a ConfigError (exit 2) naming the path."""
+
+
+def inside(folder: Path, path: Path) -> Path:
+    """`path` resolved (symlinks followed), or ResultFolderError when it leads out of `folder`: a path
+    read from a summary (`../..`, absolute, a symlink) must not reach other files."""
+    base = folder.resolve()
+    target = (folder / path).resolve()
+    if target != base and not target.is_relative_to(base):
+        raise ResultFolderError(f"{folder / path}: leads out of {folder} (to {target}); refused")
+    return target
+
+
+def require_regular(path: Path, directory_ok: bool = False) -> None:
+    """ResultFolderError unless `path` (if it exists) is a regular file (or, when allowed, a folder):
+    a FIFO or a device in place of a result file would block a reader forever."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISREG(mode) or (directory_ok and stat.S_ISDIR(mode)):
+        return
+    raise ResultFolderError(
+        f"{path}: not a regular file; a result folder holds only files and folders"
+    )
+
+
+def safe_write_text(folder: Path, path: Path, text: str) -> None:
+    """Write `path` in `folder` atomically (temporary file, then rename). The rename replaces a
+    symlink at `path` itself, so a link planted in a result folder never redirects a write to
+    a file elsewhere; ResultFolderError when `path`'s folder leads out of `folder`."""
+    inside(folder, path.parent)
+    if path.is_dir() and not path.is_symlink():
+        raise ResultFolderError(f"{path}: is a folder; expected a file to write")
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        with open(tmp, "x", encoding="utf-8") as f:  # "x": never through an existing link
+            f.write(text)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)

@@ -20,6 +20,7 @@ progress display, unit tests pass a fake that writes hand-built run folders.
 from __future__ import annotations
 
 import functools
+import shutil
 import time
 import uuid
 from collections.abc import Callable
@@ -30,9 +31,10 @@ from typing import Any
 
 import yaml
 
+from harness.errors import ConfigError
 from harness.experiment import Plan
 from harness.report.suite_summary import format_duration, write_suite_summary
-from harness.results.layout import SuitePaths, figure_history, results_index
+from harness.results.layout import ResultFolderError, SuitePaths, figure_history, results_index
 from harness.suite.history import append_history, history_rows
 from harness.suite.index import write_index
 from harness.suite.plan import ExperimentPlan, SuitePlan
@@ -256,19 +258,32 @@ def merge_shards(folders: list[Path], out: Path, history: bool = True) -> SuiteR
     """One suite folder under `out` from the shard folders of one sharded run, as if it had run
     on one machine: every experiment's run folder copied in, one summary and JUnit, the history
     appended, the index written. A shard that did not report leaves its cells `unknown`.
-    ConfigError when the folders are not the shards of one run."""
-    shards = read_shards(folders)
+    ConfigError when the folders are not the shards of one run, or a count or path in them is
+    out of bounds; every shard is checked before anything is written under `out`, and a merge
+    that fails part way (OSError) removes its half-written folder."""
+    try:
+        shards = read_shards(folders)
+    except ResultFolderError as exc:
+        raise ConfigError(str(exc)) from None
     name = str(shards[0].planned.get("suite") or "suite")
     paths = SuitePaths(out / _free_run_id(out, name))
     paths.experiments.mkdir(parents=True)
-    info = merged_info(shards, paths.root.name, paths)
-    planned = {k: v for k, v in shards[0].planned.items() if k not in ("shard", "shard_planned_s")}
-    header = f"# suite {name}: merged by kafka-chaos from {len(shards)} shard folder(s)\n"
-    paths.suite.write_text(
-        header + yaml.safe_dump(planned, sort_keys=False, allow_unicode=True, width=100),
-        encoding="utf-8",
-    )
-    summary = write_suite_summary(paths.root, info)
+    try:
+        info = merged_info(shards, paths.root.name, paths)
+        planned = {
+            k: v for k, v in shards[0].planned.items() if k not in ("shard", "shard_planned_s")
+        }
+        header = f"# suite {name}: merged by kafka-chaos from {len(shards)} shard folder(s)\n"
+        paths.suite.write_text(
+            header + yaml.safe_dump(planned, sort_keys=False, allow_unicode=True, width=100),
+            encoding="utf-8",
+        )
+        summary = write_suite_summary(paths.root, info)
+    except BaseException as exc:
+        shutil.rmtree(paths.root, ignore_errors=True)
+        if isinstance(exc, ResultFolderError):
+            raise ConfigError(str(exc)) from None
+        raise
     return _finish(out, paths.root, summary, history)
 
 

@@ -553,3 +553,59 @@ def test_stopping_a_lane_cancels_its_jobs_and_ends_its_thread(spark: Any) -> Non
     assert errors and "cancel" in errors[0].lower(), errors
     assert len(done) < 1000
     assert not spark.sparkContext.statusTracker().getActiveJobsIds()
+
+
+# --- verify leaves the working directory alone (issue 25) ----------------------------------
+
+
+def _verify_in(cwd: Path, run: Path) -> int:
+    """`python -m harness verify RUN` in a fresh process started in `cwd`: the JVM's working
+    directory is the one it starts in."""
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    done = subprocess.run(
+        [sys.executable, "-m", "harness", "verify", str(run)],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    return done.returncode
+
+
+@pytest.mark.parametrize("read_only", [False, True], ids=["writable", "read-only"])
+def test_verify_writes_nothing_into_the_working_directory(tmp_path: Path, read_only: bool) -> None:
+    if read_only and os.geteuid() == 0:
+        pytest.skip("root writes into a 0o555 folder anyway")
+    run = tmp_path / "run"
+    (run / "cells").mkdir(parents=True)
+    (run / "spec.yaml").write_text("name: t\nseed: 1\nproducer: {records: 3}\nexpect: {lost: 0}\n")
+    history = [
+        *complete_history(),
+        ev(T + 10_002, "phase", phase="collect"),
+        ev(T + 10_003, "recovery.end", recovered=True),
+    ]
+    write_cell(
+        run / "cells" / "01_main",
+        ledger=[led(i, o=i - 1, ack=T + 10 * i) for i in (1, 2, 3)],
+        log=[(i, 0, i - 1) for i in (1, 2, 3)],
+        consumed=[(i, 0, i - 1, "group/m0", T + 100 + i, 1) for i in (1, 2, 3)],
+        commits=[],
+        history=history,
+    )
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    if read_only:
+        cwd.chmod(0o555)
+    try:
+        code = _verify_in(cwd, run)
+    finally:
+        cwd.chmod(0o755)
+    assert list(cwd.iterdir()) == []  # Spark's artifacts/ went to the harness's own scratch
+    assert code == 0  # the same verdict as from anywhere else: pass
+    assert json.loads((run / "summary.json").read_text())["verdict"] == "pass"
