@@ -156,6 +156,19 @@ def _cell_problems(cell: Any, where: str, problems: list[str]) -> None:
         if name in COUNT_NAMES:
             ok = value is None or _is_number(value)
             _want(problems, f"{where}.counts.{name}", value, "a number or null", ok)
+    checks = cell.get("checks")
+    if _want(
+        problems,
+        f"{where}.checks",
+        checks,
+        "a list of check objects",
+        checks is None or isinstance(checks, list),
+    ):
+        for i, check in enumerate(checks or []):
+            ok = isinstance(check, dict) and all(
+                isinstance(check.get(k), str | None) for k in ("name", "verdict", "detail")
+            )
+            _want(problems, f"{where}.checks[{i}]", check, "an object of texts", ok)
     stalls = cell.get("stalls_by_set")
     if _want(
         problems,

@@ -17,6 +17,8 @@ a shard that never reported was meant to run: those cells are `unknown`, never m
 from __future__ import annotations
 
 import json
+import math
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -26,8 +28,11 @@ from typing import Any
 import yaml
 
 from harness.errors import ConfigError
-from harness.results.layout import SuitePaths
+from harness.results.layout import SuitePaths, inside, require_regular
+from harness.suite.compare import summary_problems
 
+# More shards than this is a mistake or a hostile file: the merge allocates per shard.
+MAX_SHARDS = 1000
 _SPELLING = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
 
@@ -44,6 +49,8 @@ class Shard:
         index, count = int(m.group(1)), int(m.group(2))
         if count < 1 or not 1 <= index <= count:
             raise ConfigError(f"--shard {text!r}: K must be 1..N and N at least 1")
+        if count > MAX_SHARDS:
+            raise ConfigError(f"--shard {text!r}: at most {MAX_SHARDS} shards")
         return cls(index, count)
 
     @property
@@ -86,25 +93,129 @@ class ShardFolder:
     count: int
 
 
+def _number(value: Any, where: str, low: int, high: int) -> int:
+    """An integer from a shard's file, low..high, or ConfigError naming where it was read."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise ConfigError(f"{where}: expected a whole number {low}..{high}, found {value!r}")
+    return value
+
+
+# The fields the merge reads from a shard's plan and summary, and the JSON types each may
+# have (null always allowed): a shard file of another shape is a clear error, not a crash.
+_FIELD_TYPES: dict[str, tuple[type, ...]] = {
+    "suite": (str,),
+    "file": (str,),
+    "experiment": (str,),
+    "run_id": (str,),
+    "started": (str,),
+    "error": (str,),
+    "left_out": (str, list),  # a plan experiment's reason; the summary's list
+    "seed": (int,),
+    "shard": (int, dict),
+    "duration_s": (int, float),
+    "planned_s": (int, float),
+    "axes": (dict,),
+    "added": (dict,),
+    "kept": (dict,),
+    "impossible": (list,),
+    "cells": (list,),
+    "planned_by_cell": (dict,),
+    "experiments": (list,),
+}
+
+
+def _shape_problems(data: dict[str, Any], where: str) -> list[str]:
+    """Fields of `data` (and of each of its `experiments`) whose type the merge cannot use."""
+    problems = []
+    items = [(where, data)] + [
+        (f"{where}experiments[{i}].", e)
+        for i, e in enumerate(data.get("experiments") or [])
+        if isinstance(e, dict)
+    ]
+    for prefix, item in items:
+        for key, types in _FIELD_TYPES.items():
+            value = item.get(key)
+            bad_number = isinstance(value, float) and not math.isfinite(value)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, types) or bad_number
+            ):
+                wanted = " or ".join(t.__name__ for t in types)
+                problems.append(f"{prefix}{key}: expected {wanted} or null, found {value!r:.60}")
+    return problems
+
+
+def _require_shape(path: Path, data: dict[str, Any], summary: bool) -> None:
+    problems = _shape_problems(data, "") + (summary_problems(data) if summary else [])
+    if problems:
+        shown = "; ".join(problems[:5]) + (
+            f"; ... {len(problems) - 5} more" if len(problems) > 5 else ""
+        )
+        raise ConfigError(f"{path}: not a shard file as the harness writes it: {shown}")
+
+
 def _read_shard(folder: Path) -> ShardFolder:
+    """A shard folder's plan and summary; every count and path in them checked before the
+    merge uses one: counts bounded, paths inside the folder (resolved, symlinks too)."""
     paths = SuitePaths(folder)
     if not paths.suite.is_file():
         raise ConfigError(f"{folder}: not a suite folder (no {paths.suite.name})")
+    inside(folder, Path(paths.suite.name))
+    require_regular(paths.suite)
     try:
         planned = yaml.safe_load(paths.suite.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError(f"{paths.suite}: cannot be read: {exc}") from None
     shard = planned.get("shard") if isinstance(planned, dict) else None
-    if not isinstance(shard, dict):
+    if not isinstance(planned, dict) or not isinstance(shard, dict):
         raise ConfigError(f"{folder}: not a shard of a suite (its suite.yaml has no `shard:`)")
+    count = _number(shard.get("count"), f"{paths.suite}: shard.count", 1, MAX_SHARDS)
+    index = _number(shard.get("index"), f"{paths.suite}: shard.index", 1, count)
+    experiments = planned.get("experiments") or []
+    if not isinstance(experiments, list) or not all(isinstance(e, dict) for e in experiments):
+        raise ConfigError(f"{paths.suite}: `experiments` must be a list of mappings")
+    _require_shape(paths.suite, planned, summary=False)
+    for i, e in enumerate(experiments):
+        _number(e.get("shard") or 1, f"{paths.suite}: experiments[{i}].shard", 1, count)
+        if not isinstance(e.get("cells") or [], list):
+            raise ConfigError(f"{paths.suite}: experiments[{i}].cells must be a list")
     summary: dict[str, Any] | None = None
     if paths.summary.is_file():
+        inside(folder, Path(paths.summary.name))
+        require_regular(paths.summary)
         try:
             loaded = json.loads(paths.summary.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             loaded = None
         summary = loaded if isinstance(loaded, dict) else None
-    return ShardFolder(folder, planned, summary, int(shard["index"]), int(shard["count"]))
+    if summary is not None:
+        _require_shape(paths.summary, summary, summary=True)
+        _check_records(folder, paths.summary, summary)
+    return ShardFolder(folder, planned, summary, index, count)
+
+
+def _check_records(folder: Path, path: Path, summary: dict[str, Any]) -> None:
+    """Each experiment record of a shard's summary is a mapping, and its `run_dir` a folder
+    inside the shard folder holding no symlink that leads out of it: the merge copies it."""
+    records = summary.get("experiments") or []
+    if not isinstance(records, list) or not all(isinstance(e, dict) for e in records):
+        raise ConfigError(f"{path}: `experiments` must be a list of mappings")
+    for i, e in enumerate(records):
+        run_dir = e.get("run_dir")
+        if not run_dir:
+            continue
+        where = f"{path}: experiments[{i}].run_dir {run_dir!r}"
+        if not isinstance(run_dir, str) or Path(run_dir).is_absolute():
+            raise ConfigError(f"{where}: expected a path relative to {folder}")
+        target = inside(folder, Path(run_dir))
+        if target == folder.resolve():
+            raise ConfigError(f"{where}: is the shard folder itself, not a run folder in it")
+        if not isinstance(e.get("cells") or [], list):
+            raise ConfigError(f"{path}: experiments[{i}].cells must be a list")
+        for root, dirs, files in os.walk(target):
+            for name in (*dirs, *files):
+                link = Path(root) / name
+                if link.is_symlink():
+                    inside(folder, link.relative_to(folder.resolve()))
 
 
 def read_shards(folders: list[Path]) -> list[ShardFolder]:

@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -148,6 +149,7 @@ def _check(result: Result, allowed: set[int], names: str) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), (
         repr(result.exception),
         output,
+        "".join(traceback.format_exception(*result.exc_info)) if result.exc_info else "",
     )
     assert "Traceback" not in output, output
     if result.exit_code == EXIT_USAGE:
@@ -336,3 +338,50 @@ def test_a_summary_of_the_wrong_shape_exits_2_naming_file_and_key(
     result = runner.invoke(app, ["index", str(results)])
     _check(result, {EXIT_USAGE}, "summary.json")
     assert what in result.output, result.output
+
+
+# --- merge-shards: shard summaries and plans of any shape --------------------------------------
+def _shard_template(root: Path) -> list[Path]:
+    """Two real shard folders of one suite run (fake cells, no Docker)."""
+    from harness.suite.plan import make_suite_plan
+    from harness.suite.runner import run_suite
+    from harness.suite.shards import Shard
+    from tests.unit.suite_folders import FakeRunner
+    from tests.unit.test_suite_shards import suite
+
+    return [
+        run_suite(
+            make_suite_plan(suite(root), shard=Shard(k, 2)), root / "shards", FakeRunner(), print
+        ).folder
+        for k in (1, 2)
+    ]
+
+
+_SHARD_FILES = st.sampled_from(["summary.json", "suite.yaml"])
+
+
+@FUZZ
+@given(which=st.integers(0, 1), file=_SHARD_FILES, data=st.data())
+def test_merge_of_any_shard_is_a_suite_or_a_clear_error(which: int, file: str, data: Any) -> None:
+    """A shard's summary or plan with any value at any key: merged, or exit 2/3 naming what
+    was wrong, never a traceback, nothing written outside `inputs`, and on exit 2 nothing
+    under --out (every shard is checked before anything is written)."""
+    import shutil
+
+    with _sandbox() as (inputs, _):
+        template = inputs / "template"
+        folders = _shard_template(template)
+        target = folders[which] / file
+        base = (
+            json.loads(target.read_text())
+            if file == "summary.json"
+            else yaml.safe_load(target.read_text())
+        )
+        mutated = data.draw(st.one_of(_mutated(base), _VALUES))
+        target.write_text(_json_text(mutated) if file == "summary.json" else _dump_yaml(mutated))
+        out = inputs / "merged"
+        result = runner.invoke(app, ["merge-shards", *map(str, folders), "--out", str(out)])
+        _check(result, {EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA}, "")
+        if result.exit_code == EXIT_USAGE:
+            assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
+        shutil.rmtree(template)
