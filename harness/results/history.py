@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from dataclasses import dataclass, field
@@ -28,8 +29,12 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
     """A history.jsonl's events sorted by time, and how many lines were not events.
 
     Lenient on purpose: a torn or foreign line must not stop a summary or a report
-    (the checks in spark_jobs read the same file strictly).
+    (the checks in spark_jobs read the same file strictly). A FIFO or device in its place is a
+    ResultFolderError, not a read that never ends.
     """
+    from harness.results.layout import require_regular  # layout imports this module
+
+    require_regular(path)
     events: list[dict[str, Any]] = []
     bad = 0
     for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
@@ -40,7 +45,8 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
         except ValueError:
             bad += 1
             continue
-        if isinstance(event, dict) and isinstance(event.get("ts"), int | float):
+        ts = event.get("ts") if isinstance(event, dict) else None
+        if isinstance(ts, int | float) and not isinstance(ts, bool) and math.isfinite(ts):
             event.setdefault("kind", "?")
             events.append(event)
         else:

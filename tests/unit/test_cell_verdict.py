@@ -339,3 +339,12 @@ def test_a_planned_fault_counts_only_with_its_evidence(
     got, why = checks(summary)["faults"]
     assert (got, said in why) == (verdict, True), why
     assert summary["verdict"] == verdict
+
+
+def test_history_lines_with_a_time_that_is_not_a_finite_number_are_not_events(
+    tmp_path: Path,
+) -> None:
+    """`{"ts": Infinity}` made summarize's duration raise OverflowError (a traceback, exit 1)."""
+    odd = [{"ts": float("inf"), "kind": "phase"}, {"ts": True, "kind": "phase"}]
+    summary = verdict_of(tmp_path, "{lost: 0}", [*history(True, "ok"), *odd])
+    assert summary["verdict"] == "pass" and summary["duration_s"] == 6.0

@@ -18,6 +18,7 @@ from harness.results.tables import LEDGER, write_table
 from harness.results.windows import fault_windows
 from harness.spec.expect import ALLOWED_METRICS, metric_problem, parse_bound
 from harness.verdict.checks import evaluate
+from tests.unit.test_verify import as_written
 
 needs_java = pytest.mark.skipif(
     shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
@@ -42,7 +43,8 @@ def write_cell(root: Path, ledger: list[Row] | None, history: list[dict[str, Any
         names = LEDGER.names[: len(columns)]  # the columns after them are null
         write_table(root / "ledger.parquet", LEDGER, dict(zip(names, columns, strict=True)))
     if history is not None:
-        (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in history))
+        written = as_written(history, ledger, None)  # the producer.end a run writes
+        (root / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in written))
     return root
 
 

@@ -108,7 +108,15 @@ def pipeline_cell(
     consumed: list[Row] = CONSUMED,
     **history: Any,
 ) -> Path:
-    write_cell(root, ledger, consumed, log, [], pipeline_history(**history))
+    events_ = [
+        {**e, "records": len(output)}
+        if output is not None
+        and e["kind"] == events.OUTPUT_READ
+        and e.get("isolation") == events.READ_UNCOMMITTED
+        else e
+        for e in pipeline_history(**history)
+    ]  # as a run writes it: the read that wrote output.parquet counts its rows
+    write_cell(root, ledger, consumed, log, [], events_)
     if output is not None:
         write_output(root, output)
     return root

@@ -272,6 +272,7 @@ def test_verify_cell_reports_spark_sets_beside_groups(spark: Any, tmp_path: Path
         *[{"ts": T, **r} for r in RESUMES],
         {"ts": T + 20_000, "kind": "drain.end", "complete": True, "lag": {}},
         {"ts": T + 20_001, "kind": "log.read", "complete": True, "records": len(log)},
+        {"ts": T + 20_002, "kind": "producer.end", "attempted": len(log), "acked": len(log)},
     ]
     (cell / "history.jsonl").write_text("\n".join(json.dumps(e) for e in history) + "\n")
     out = verify_cell(spark, cell)

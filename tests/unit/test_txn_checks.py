@@ -27,6 +27,7 @@ from tests.unit.test_verify import (
     Row,
     T,
     _consumer_rows,
+    as_written,
     complete_history,
     ev,
     led,
@@ -403,7 +404,7 @@ def test_a_non_transactional_cell_has_no_transaction_anomaly(
 def old_cell(
     root: Path, ledger: list[Row], consumed: list[Row], log: list[Row], commits: list[Row]
 ) -> Path:
-    write_cell(root, None, consumed, None, commits, complete_history())
+    write_cell(root, None, consumed, None, commits, as_written(complete_history(), ledger, log))
     _old_style(root / "ledger.parquet", LEDGER, ledger)
     _old_style(root / "log.parquet", LOG, log)
     return root
