@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
 from harness.results.consumers import SEPARATOR
+from harness.results.history import is_event_time
 from harness.results.layout import CellPaths, ResultFolderError, require_regular
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT
 
@@ -119,6 +120,10 @@ def read_history(path: Path) -> list[dict[str, Any]] | None:
             raise ConfigError(f"{path}:{number}: not a JSON object: {exc}") from exc
         if not isinstance(event, dict) or "kind" not in event or "ts" not in event:
             raise ConfigError(f"{path}:{number}: an event needs 'ts' and 'kind'")
+        if not is_event_time(event["ts"]):
+            raise ConfigError(
+                f"{path}:{number}: 'ts' must be ms since the epoch, not {event['ts']!r:.40}"
+            )
         events.append(event)
     return events
 

@@ -25,6 +25,21 @@ class Event:
         return {"ts": self.ts, "kind": self.kind, **self.fields}
 
 
+# The latest time an event may carry: the end of year 9999 in ms (what a date can show).
+MAX_TS_MS = 253_402_300_799_999
+
+
+def is_event_time(ts: object) -> bool:
+    """An event's `ts`: ms since the epoch, a finite number a date can show (a history is
+    input: `Infinity` or 1e300 there must not crash a summary or a report)."""
+    return (
+        isinstance(ts, int | float)
+        and not isinstance(ts, bool)
+        and math.isfinite(ts)
+        and 0 <= ts <= MAX_TS_MS
+    )
+
+
 def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
     """A history.jsonl's events sorted by time, and how many lines were not events.
 
@@ -45,8 +60,7 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
         except ValueError:
             bad += 1
             continue
-        ts = event.get("ts") if isinstance(event, dict) else None
-        if isinstance(ts, int | float) and not isinstance(ts, bool) and math.isfinite(ts):
+        if isinstance(event, dict) and is_event_time(event.get("ts")):
             event.setdefault("kind", "?")
             events.append(event)
         else:

@@ -39,7 +39,9 @@ def fault_windows(events: list[dict[str, Any]]) -> list[FaultWindow]:
     for i, event in enumerate(sorted(events, key=lambda e: e["ts"])):
         kind = event["kind"]
         if kind in (ev.FAULT_INJECT, ev.FAULT_HEAL):
-            key: Any = ("fault", event.get("fault_id", f"#{i}"))
+            fault_id = event.get("fault_id", f"#{i}")
+            # a history is input: an id of another type still keys its window
+            key: Any = ("fault", fault_id if isinstance(fault_id, int | str) else repr(fault_id))
         elif kind in (ev.CONSUMER_CRASH, ev.CONSUMER_LAUNCH) and event.get("consumer"):
             key = ("consumer", str(event["consumer"]))
         else:

@@ -49,15 +49,18 @@ def faults_check(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | No
     missed: list[str] = []
     tolerated: list[str] = []
     optional = {p.index for p in plan or () if p.optional}
+    reported: set[int] = set()
     for e in history:
         if e["kind"] not in (ev.FAULT_SKIPPED, ev.FAULT_ERROR):
             continue
+        index = _index(e)
         why = e.get("reason") or e.get("error") or "?"
         what = f"fault #{e.get('index', '?')}" + (f" {e['fault']}" if e.get("fault") else "")
         line = f"{what} {'skipped' if e['kind'] == ev.FAULT_SKIPPED else 'failed'}: {why}"
-        is_optional = e.get("optional") is True or e.get("index") in optional
+        is_optional = e.get("optional") is True or index in optional
         (tolerated if is_optional else missed).append(line)
-    reported = {e.get("index") for e in history if e["kind"] in (ev.FAULT_SKIPPED, ev.FAULT_ERROR)}
+        if index is not None:
+            reported.add(index)
     consumer_faults = sorted(
         (p for p in plan or () if p.kind in CONSUMER_KINDS), key=lambda p: (p.at_s, p.index)
     )
@@ -77,6 +80,12 @@ def faults_check(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | No
     return Check("faults", "pass", "every planned fault was done" + note + on_time(history))
 
 
+def _index(event: dict[str, Any]) -> int | None:
+    """The plan index an event names (a history is input: anything else is no index)."""
+    value = event.get("index")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def _unplanned(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | None) -> list[str]:
     """Fault events naming a plan index the spec does not have: the history is not this
     spec's (a folder put together from different runs)."""
@@ -85,11 +94,7 @@ def _unplanned(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | None
     indexes = {p.index for p in plan}
     kinds = (ev.FAULT_INJECT, ev.FAULT_SKIPPED, ev.FAULT_ERROR, ev.CONSUMER_CRASH)
     strays = sorted(
-        {
-            e["index"]
-            for e in history
-            if e["kind"] in kinds and isinstance(e.get("index"), int) and e["index"] not in indexes
-        }
+        {i for e in history if e["kind"] in kinds and (i := _index(e)) is not None} - indexes
     )
     return [
         f"the history names fault #{i}, which the spec does not plan ({len(indexes)} planned)"

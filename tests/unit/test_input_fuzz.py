@@ -385,3 +385,77 @@ def test_merge_of_any_shard_is_a_suite_or_a_clear_error(which: int, file: str, d
         if result.exit_code == EXIT_USAGE:
             assert not out.exists() or not any(out.iterdir()), list(out.iterdir())
         shutil.rmtree(template)
+
+
+# --- a cell's history: any fields on any event, through the verdict and the report -----------
+_EVENT_KINDS = st.sampled_from(
+    [
+        "phase",
+        "fault.inject",
+        "fault.heal",
+        "fault.skipped",
+        "fault.error",
+        "consumer.crash",
+        "consumer.launch",
+        "recovery.end",
+        "producer.end",
+        "tables.written",
+        "log.read",
+        "drain.end",
+        "cell.error",
+    ]
+)
+_FIELDS = st.sampled_from(
+    [
+        *("index", "fault_id", "fault", "spec_kind", "at_s", "late_s", "target", "consumer"),
+        *("pid", "optional", "recovered", "detail", "phase", "error", "reason", "attempted"),
+        "records",
+    ]
+)
+_EVENTS = st.lists(
+    st.builds(
+        lambda kind, ts, fields: {**fields, "ts": ts, "kind": kind},
+        _EVENT_KINDS,
+        st.one_of(st.integers(0, 10**6), st.floats(allow_nan=True, allow_infinity=True)),
+        st.dictionaries(_FIELDS, _VALUES, max_size=5),
+    ),
+    max_size=25,
+)
+HISTORY_SPEC = """name: fuzzhistory
+producer: {records: 10}
+consumer: {kind: group, members: 2}
+faults:
+  - {kind: kill, at_s: 1, duration_s: 2}
+  - {kind: consumer-crash, at_s: 2, target: 'consumer:group/1', duration_s: 1}
+  - {kind: restart, at_s: 3, optional: true}
+expect: {lost: 0}
+"""
+
+
+@FUZZ
+@given(events=_EVENTS)
+def test_any_history_gives_a_verdict_and_a_report_never_a_crash(events: list[Any]) -> None:
+    """`summarize` (the checks' verdict, the cell report) reads history.jsonl, which a user
+    may hand us damaged: whatever its events hold, a verdict of the three, never an
+    exception; an event naming no planned fault's evidence never makes `faults` pass."""
+    from harness.results.metrics import COUNT_NAMES
+    from harness.spec import expand_cells, load_spec
+    from harness.verdict.cell_verdict import summarize
+
+    with _sandbox() as (inputs, _):
+        (inputs / "spec.yaml").write_text(HISTORY_SPEC)
+        [cell] = expand_cells(load_spec(inputs / "spec.yaml"))
+        cell_dir = inputs / "cell"
+        cell_dir.mkdir()
+        lines = "".join(json.dumps(e, default=str) + "\n" for e in events)
+        (cell_dir / "history.jsonl").write_text(lines)
+        metrics = {
+            "counts": dict.fromkeys(COUNT_NAMES, 0),
+            "undecided": {},
+            "evidence": {"compared": [], "disagreements": []},
+        }
+        summary = summarize(cell, cell_dir, metrics)
+        assert summary["verdict"] in ("pass", "fail", "unknown")
+        faults = {c["name"]: c["verdict"] for c in summary["checks"]}["faults"]
+        injected = any(e.get("kind") == "fault.inject" and e.get("index") == 0 for e in events)
+        assert faults == "unknown" or injected
