@@ -169,17 +169,16 @@ def _cell_problems(cell: Any, where: str, problems: list[str]) -> None:
                 isinstance(check.get(k), str | None) for k in ("name", "verdict", "detail")
             )
             _want(problems, f"{where}.checks[{i}]", check, "an object of texts", ok)
-    stalls = cell.get("stalls_by_set")
-    if _want(
-        problems,
-        f"{where}.stalls_by_set",
-        stalls,
-        "an object of consumer set -> seconds",
-        stalls is None or isinstance(stalls, dict),
-    ):
-        for name, value in (stalls or {}).items():
-            ok = value is None or _is_number(value)
-            _want(problems, f"{where}.stalls_by_set.{name}", value, "a number or null", ok)
+    _seconds_by(problems, f"{where}.stalls_by_set", cell.get("stalls_by_set"), "consumer set")
+
+
+def _seconds_by(problems: list[str], where: str, value: Any, key: str) -> None:
+    """An object of `key` -> seconds (or null), or null."""
+    wanted = f"an object of {key} -> seconds"
+    if _want(problems, where, value, wanted, value is None or isinstance(value, dict)):
+        for name, seconds in (value or {}).items():
+            ok = seconds is None or _is_number(seconds)
+            _want(problems, f"{where}.{name}", seconds, "a number or null", ok)
 
 
 def _cells_problems(cells: Any, where: str, problems: list[str]) -> None:
@@ -214,17 +213,7 @@ def summary_problems(summary: dict[str, Any]) -> list[str]:
         seed = e.get("seed")
         ok = seed is None or (_is_number(seed) and float(seed).is_integer())
         _want(problems, f"{where}.seed", seed, "an integer", ok)
-        planned = e.get("planned_by_cell")
-        if _want(
-            problems,
-            f"{where}.planned_by_cell",
-            planned,
-            "an object of cell -> seconds",
-            planned is None or isinstance(planned, dict),
-        ):
-            for cell, value in (planned or {}).items():
-                ok = value is None or _is_number(value)
-                _want(problems, f"{where}.planned_by_cell.{cell}", value, "a number or null", ok)
+        _seconds_by(problems, f"{where}.planned_by_cell", e.get("planned_by_cell"), "cell")
         _cells_problems(e.get("cells"), f"{where}.cells", problems)
     return problems
 
