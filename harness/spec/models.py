@@ -6,11 +6,9 @@ Cross-field rules run per matrix cell (a base spec may be completed by its matri
 
 from __future__ import annotations
 
-import math
 from typing import Annotated, Any, Literal
 
 from pydantic import (
-    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -22,49 +20,29 @@ from pydantic import (
     model_validator,
 )
 
+from harness.common.spec_base import (
+    MAX_MEMBERS,
+    MAX_MS,
+    MAX_PARTITIONS,
+    MAX_RATE,
+    MAX_RECORD_SIZE,
+    MAX_RECORDS,
+    MAX_SECONDS,
+    MAX_SEED,
+    MAX_TXN_RECORDS,
+    Name,
+    Settings,
+    StrictModel,
+)
 from harness.faults.options import FaultOptions
 from harness.faults.registry import FAULT_KINDS
 from harness.nodes.topology import CONTROLLER_ID_BASE, DEFAULT_VERSION, MAX_BROKERS
 from harness.spec.expect import Expect
 
-# --- bounds: every number a spec takes has an upper one (README "Bounds"); floats are finite.
-# A value past them is a typo or hostile input; refusing it in `validate` beats a cell that
-# runs for years, a producer that allocates terabytes or an overflow deep in a check.
-MAX_SECONDS = 86_400  # a cell runs at most a day: at_s, duration_s, timeouts
-MAX_MS = MAX_SECONDS * 1000  # the same day in ms: processing times, triggers, txn timeouts
-MAX_PARTITIONS = 1000  # a laptop cluster of <= 5 brokers; shipped experiments use <= 6
-MAX_MEMBERS = 64  # members of one consumer set or pipeline: each is a process on this machine
-MAX_RECORDS = 1_000_000_000  # records a producer sends (the soak sends 5e6) and per trigger
-MAX_RATE = 1_000_000  # records per second: far above what one producer process reaches
-MAX_RECORD_SIZE = 1_048_576  # bytes: the producer's default max.request.size (1 MiB)
-MAX_TXN_RECORDS = 1_000_000  # records per transaction: all held until commit or abort
 MAX_NODE_ID = CONTROLLER_ID_BASE + MAX_BROKERS  # broker ids 1..5, controllers above the base
-MAX_SEED = 2**63 - 1  # a seed is a 64-bit number (history.parquet stores it as int64)
-MAX_SETTING = 2**63 - 1  # a Kafka setting is at most a Java long
-
-Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")]
-
-
-def _setting(value: Any) -> Any:
-    """A Kafka setting's number: finite, within a Java long (one message, not one per type)."""
-    if isinstance(value, float) and not math.isfinite(value):
-        raise ValueError(f"expected a finite number (got {value!r})")
-    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_SETTING:
-        raise ValueError(f"expected an integer within a Java long (+-{MAX_SETTING})")
-    return value
-
-
-Scalar = Annotated[str | int | float | bool, AfterValidator(_setting)]
-Settings = dict[str, Scalar]
 
 # Fault kinds come from harness.faults.registry; these spec words are other names for one.
 FAULT_KIND_ALIASES = {"partition": "isolate"}
-
-
-class StrictModel(BaseModel):
-    """Unknown keys are errors; no silent coercion (YAML already gives typed values)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 def _normalise_acks(raw: Any) -> Any:

@@ -23,9 +23,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints, ValidationError
 
+from harness.common.spec_base import MAX_SEED, StrictModel
 from harness.spec import SpecError
 from harness.spec.load import read_yaml, validation_problems
-from harness.spec.models import MAX_SEED, StrictModel
 from harness.spec.paths import Segment, resolve_path
 
 Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")]
