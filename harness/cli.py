@@ -41,6 +41,26 @@ SEED_MAX = 2**63 - 1  # harness.spec.models.MAX_SEED (not imported: the CLI load
 SpecArg = Annotated[Path, typer.Argument(help="Experiment file or suite file (YAML).")]
 
 
+def _version(value: bool) -> None:
+    if value:
+        from harness._version import __version__
+
+        typer.echo(f"kafka-chaos {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Chaos experiments on real Kafka clusters."""
+
+
 def _fail(code: int, message: str) -> typer.Exit:
     # escaped: a message quotes what the user wrote, and `[/x]` in it is not rich markup
     console.print(f"[red]error:[/red] {escape(message)}", highlight=False)
@@ -362,7 +382,7 @@ def _run_suite(
 
 def _end_suite(result: SuiteResult, shard: bool = False) -> None:
     """Print a suite run's (or merge's) result and exit with `run`'s code for its verdict."""
-    from harness.experiment import EXIT_FOR_VERDICT
+    from harness.verdict.run_verify import EXIT_FOR_VERDICT
 
     _print_suite_result(result.summary)
     verdict = result.summary["verdict"]
@@ -491,8 +511,8 @@ def verify(
 ) -> None:
     """Re-run the checks of a result folder from its files alone (no cluster)."""
     _use_spark_master(spark_master)
-    from harness.experiment import EXIT_FOR_VERDICT, verify_run
     from harness.report import render_table
+    from harness.verdict.run_verify import EXIT_FOR_VERDICT, verify_run
 
     try:
         summary = verify_run(results_dir)

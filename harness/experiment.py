@@ -1,31 +1,20 @@
-"""A whole experiment: spec → cells → each cell run and checked → run summary (and `verify`)."""
+"""A whole experiment: spec → cells → each cell run and checked → run summary.
+
+`verify` (harness.verdict.run_verify) is re-exported for callers of the run side."""
 
 from __future__ import annotations
 
-import contextlib
-import json
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from harness.cluster.kafka_cluster import KafkaCluster
-from harness.errors import ConfigError
 from harness.nemesis.schedule import PlannedFault, plan_faults
 from harness.report import write_run_summary
-from harness.results.layout import (
-    EXPERIMENTS,
-    SUITE_FILE,
-    SUMMARY,
-    ResultFolderError,
-    RunPaths,
-    require_regular,
-)
 from harness.runner.cell_runner import CellRunner
 from harness.runner.status import Reporter
 from harness.spec import (
@@ -37,9 +26,7 @@ from harness.spec import (
     load_spec,
     spec_to_yaml,
 )
-from harness.verdict.cell_verdict import cell_params, gap_ms, summarize
-
-EXIT_FOR_VERDICT = {"pass": 0, "fail": 1, "unknown": 3}
+from harness.verdict.run_verify import EXIT_FOR_VERDICT, spark_checks, verify_run
 
 
 @dataclass
@@ -69,42 +56,6 @@ def make_plan(spec_path: Path, seed: int | None = None, cells_filter: str | None
 
 def new_run_id(spec: Spec) -> str:
     return f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}-{spec.name}"
-
-
-class SparkChecks:
-    """One Spark session for every cell's checks, started when first needed: the JVM start is
-    paid once per run. Its master: $KAFKA_CHAOS_SPARK_MASTER (`--spark-master`), else
-    local[2]."""
-
-    def __init__(self) -> None:
-        self._spark: Any = None
-
-    def verify(self, cell: Cell, cell_dir: Path) -> dict[str, Any]:
-        try:
-            from spark_jobs.session import spark_session
-            from spark_jobs.verify import verify_cell
-
-            if self._spark is None:
-                self._spark = spark_session()
-            metrics = verify_cell(self._spark, cell_dir, gap_ms(cell))
-        except Exception as exc:
-            return summarize(cell, cell_dir, None, f"{type(exc).__name__}: {exc}")
-        return summarize(cell, cell_dir, metrics)
-
-    def close(self) -> None:
-        if self._spark is not None:
-            with contextlib.suppress(Exception):
-                self._spark.stop()
-            self._spark = None
-
-
-@contextlib.contextmanager
-def spark_checks() -> Iterator[SparkChecks]:
-    checks = SparkChecks()
-    try:
-        yield checks
-    finally:
-        checks.close()
 
 
 def run_plan(
@@ -162,118 +113,4 @@ def run_plan(
     return run_dir, write_run_summary(run_dir, info, summaries), kept
 
 
-def _read_old_summary(paths: RunPaths) -> dict[str, Any]:
-    """The run's summary.json before `verify` rewrites it, read before any check runs: a
-    malformed one is a ConfigError naming it (never a crash after the cells were rewritten)."""
-    path = paths.summary
-    if not path.exists() and not path.is_symlink():
-        return {}
-    require_regular(path)
-    try:
-        old = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: not a JSON object: {exc}") from None
-    if not isinstance(old, dict):
-        raise ConfigError(f"{path}: expected a JSON object, found {type(old).__name__}")
-    if not isinstance(old.get("cells", []), list):
-        raise ConfigError(f"{path}: `cells` must be a list")
-    planned = old.get("planned_cells")
-    if planned is not None and not (
-        isinstance(planned, list) and all(isinstance(c, str) for c in planned)
-    ):
-        raise ConfigError(f"{path}: `planned_cells` must be a list of cell ids")
-    return old
-
-
-def _suite_planned(run_dir: Path) -> list[str] | None:
-    """The cells a suite planned for this run folder (`<suite>/experiments/<run>/`), from the
-    suite's suite.yaml: run folders written before they recorded `planned_cells` themselves."""
-    suite_dir = run_dir.parent.parent
-    if run_dir.parent.name != EXPERIMENTS or not (suite_dir / SUITE_FILE).is_file():
-        return None
-    try:
-        require_regular(suite_dir / SUMMARY)
-        planned = yaml.safe_load((suite_dir / SUITE_FILE).read_text(encoding="utf-8"))
-        summary = json.loads((suite_dir / SUMMARY).read_text(encoding="utf-8"))
-    except (OSError, ValueError, yaml.YAMLError):  # ResultFolderError is a ValueError
-        return None
-    if not isinstance(planned, dict) or not isinstance(summary, dict):
-        return None
-    files = [
-        e.get("file")
-        for e in summary.get("experiments") or []
-        if isinstance(e, dict) and Path(str(e.get("run_dir"))).name == run_dir.name
-    ]
-    for e in planned.get("experiments") or []:
-        if isinstance(e, dict) and files and e.get("file") == files[0]:
-            return [str(c) for c in e.get("cells") or []]
-    return None
-
-
-def missing_cell(cell: Cell, old: dict[str, Any] | None) -> dict[str, Any]:
-    """A planned cell whose folder is not in the run folder: `unknown`, never left out."""
-    was = f" (the run summary said {old.get('verdict')})" if old else ""
-    detail = f"its folder cells/{cell.id} is missing from the run folder{was}"
-    return {
-        "cell": cell.id,
-        "params": cell_params(cell),
-        "verdict": "unknown",
-        "counts": {},
-        "checks": [{"name": "present", "verdict": "unknown", "detail": detail}],
-        "duration_s": None,
-    }
-
-
-def verify_run(run_dir: Path) -> dict[str, Any]:
-    """Re-run every check of a result folder from its files alone (Jepsen's `analyze`).
-
-    The folder is judged against what the run planned (its summary's `planned_cells`; else,
-    in a suite folder, the suite's plan; else every cell of its spec.yaml): a planned cell
-    without its folder is `unknown` and listed in `missing_cells`, so evidence that went
-    missing can never leave a shorter summary that passes.
-    ConfigError when the folder is not a result folder, its spec.yaml does not hold its cells
-    or its summary.json is malformed (checked before any check runs or file is rewritten), and
-    when a file of it is not a regular file or a write would leave it (a symlink).
-    """
-    try:
-        return _verify_run(run_dir)
-    except ResultFolderError as exc:
-        raise ConfigError(str(exc)) from None
-
-
-def _verify_run(run_dir: Path) -> dict[str, Any]:
-    paths = RunPaths(run_dir)
-    if not paths.spec.exists():
-        raise ConfigError(f"{run_dir} is not a result folder: it has no spec.yaml")
-    require_regular(paths.spec)
-    old = _read_old_summary(paths)
-    spec = load_spec(paths.spec)
-    expanded = expand_cells(spec, str(paths.spec))
-    cells = {c.id: c for c in expanded}
-    present = paths.cell_ids()
-    unknown = [c for c in present if c not in cells]
-    if unknown:
-        raise ConfigError(f"cells {unknown} of {run_dir} are not cells of its spec.yaml")
-    planned = old.get("planned_cells")
-    if planned is None:
-        planned = _suite_planned(run_dir) or list(cells)
-    strange = [c for c in planned if c not in cells]
-    if strange:
-        raise ConfigError(
-            f"{paths.summary}: planned cells {strange} are not cells of its spec.yaml"
-        )
-    missing = [c for c in planned if c not in present]
-    old_cells = {str(c.get("cell")): c for c in old.get("cells") or [] if isinstance(c, dict)}
-    summaries = []
-    with spark_checks() as checks:
-        for cell in expanded:  # the spec's order; cell ids begin with their number
-            if cell.id in present:
-                summaries.append(checks.verify(cell, paths.cell(cell.id).root))
-            elif cell.id in missing:
-                summaries.append(missing_cell(cell, old_cells.get(cell.id)))
-    info = {k: old.get(k) for k in ("run_id", "started", "duration_s")}
-    info.update(spec=spec.name, seed=spec.seed, run_id=old.get("run_id", run_dir.name))
-    info.update(
-        planned_cells=list(planned), cells_filter=old.get("cells_filter"), missing_cells=missing
-    )
-    return write_run_summary(run_dir, info, summaries)
+__all__ = ["EXIT_FOR_VERDICT", "Plan", "make_plan", "new_run_id", "run_plan", "verify_run"]

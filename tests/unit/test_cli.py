@@ -97,12 +97,12 @@ def test_verify_cells_that_are_not_of_the_spec_exits_2(tmp_path: Path) -> None:
 def test_verify_infrastructure_error_exits_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.experiment
+    import harness.verdict.run_verify
 
     def broken(run_dir: Path) -> dict[str, Any]:
         raise ClusterStartError("the disk went away")
 
-    monkeypatch.setattr(harness.experiment, "verify_run", broken)
+    monkeypatch.setattr(harness.verdict.run_verify, "verify_run", broken)
     result = runner.invoke(app, ["verify", str(tmp_path)])
     assert result.exit_code == EXIT_INFRA, result.output
     assert "the disk went away" in result.output
@@ -111,12 +111,12 @@ def test_verify_infrastructure_error_exits_3(
 def test_verify_an_unwritable_folder_exits_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import harness.experiment
+    import harness.verdict.run_verify
 
     def unwritable(run_dir: Path) -> dict[str, Any]:
         raise PermissionError(13, "Permission denied", str(run_dir / "summary.json"))
 
-    monkeypatch.setattr(harness.experiment, "verify_run", unwritable)
+    monkeypatch.setattr(harness.verdict.run_verify, "verify_run", unwritable)
     result = runner.invoke(app, ["verify", str(tmp_path)])
     assert result.exit_code == EXIT_INFRA, result.output
     assert "Permission denied" in result.output
@@ -128,11 +128,48 @@ def test_verify_an_unwritable_folder_exits_3(
 def test_verify_exit_code_follows_the_verdict(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, verdict: str, code: int
 ) -> None:
-    import harness.experiment
+    import harness.verdict.run_verify
 
     def verified(run_dir: Path) -> dict[str, Any]:
         return {"verdict": verdict, "cells": [{"cell": "01_main", "verdict": verdict}]}
 
-    monkeypatch.setattr(harness.experiment, "verify_run", verified)
+    monkeypatch.setattr(harness.verdict.run_verify, "verify_run", verified)
     result = runner.invoke(app, ["verify", str(tmp_path)])
     assert result.exit_code == code, result.output
+
+
+def test_version_is_the_package_version() -> None:
+    import importlib.metadata
+
+    from harness._version import __version__
+
+    result = runner.invoke(app, ["--version"])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == f"kafka-chaos {__version__}"
+    assert importlib.metadata.version("kafka-chaos") == __version__
+
+
+def test_verify_loads_no_docker_and_no_kafka_client(tmp_path: Path) -> None:
+    """`harness verify` is judging only: measured the way a user would (-X importtime), on a
+    folder that is not a result folder (exit 2 after the command's imports are done)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "harness", "verify", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == EXIT_USAGE, done.stderr[-2000:]
+    imported = {
+        line.split("|")[-1].strip()
+        for line in done.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "harness.verdict.run_verify" in imported  # the measurement saw the command
+    loaded = sorted(m for m in imported if m.split(".")[0] in _RUN_SIDE)
+    assert loaded == [], loaded
+
+
+_RUN_SIDE = ("docker", "testcontainers", "confluent_kafka")

@@ -16,6 +16,7 @@ import yaml
 from typer.testing import CliRunner
 
 import harness.experiment
+import harness.verdict.run_verify
 from harness.cli import EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
 from harness.errors import ConfigError
 from harness.experiment import make_plan, run_plan, verify_run
@@ -53,7 +54,7 @@ def checked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         CellPaths(cell_dir).write_text(CellPaths(cell_dir).summary, json.dumps(summary))
         return summary
 
-    monkeypatch.setattr(harness.experiment.SparkChecks, "verify", verify)
+    monkeypatch.setattr(harness.verdict.run_verify.SparkChecks, "verify", verify)
     return seen
 
 
