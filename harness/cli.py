@@ -318,6 +318,7 @@ def run(
         return
     from harness.experiment import EXIT_FOR_VERDICT, run_plan
     from harness.report import render_table
+    from harness.report.run_summary import TERMINAL_WIDTH
 
     def cell_done(summary: dict[str, Any]) -> None:
         console.print(f"  {summary['cell']} verdict [bold]{summary['verdict']}[/bold]")
@@ -329,7 +330,7 @@ def run(
     except KeyboardInterrupt:  # the cell has already stopped its consumers and its cluster
         console.print("[yellow]interrupted[/yellow]: consumers stopped, cluster removed")
         raise typer.Exit(EXIT_INTERRUPTED) from None
-    console.print(render_table(summary["cells"]))
+    console.print(render_table(summary["cells"]), width=min(console.width, TERMINAL_WIDTH))
     console.print(f"results: {run_dir}  verdict: [bold]{summary['verdict']}[/bold]")
     if kept is not None:
         console.print(f"cluster kept at {kept.bootstrap_servers}; Ctrl-C removes it")
@@ -512,6 +513,7 @@ def verify(
     """Re-run the checks of a result folder from its files alone (no cluster)."""
     _use_spark_master(spark_master)
     from harness.report import render_table
+    from harness.report.run_summary import TERMINAL_WIDTH
     from harness.verdict.run_verify import EXIT_FOR_VERDICT, verify_run
 
     try:
@@ -520,7 +522,7 @@ def verify(
         raise _fail(EXIT_USAGE, str(exc)) from None
     except (HarnessError, OSError) as exc:  # the folder could not be read or written
         raise _fail(EXIT_INFRA, str(exc)) from None
-    console.print(render_table(summary["cells"]))
+    console.print(render_table(summary["cells"]), width=min(console.width, TERMINAL_WIDTH))
     missing = summary.get("missing_cells") or []
     if missing:
         console.print(

@@ -12,7 +12,13 @@ from rich.table import Table
 
 from harness.report.cell_report import fmt
 from harness.results.layout import RunPaths, safe_write_text
-from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, SPARK_FIGURES, TIME_METRICS
+from harness.results.metrics import (
+    COUNT_NAMES,
+    LATENCY_METRICS,
+    PER_SET_KEYS,
+    SPARK_FIGURES,
+    TIME_METRICS,
+)
 from harness.results.verdicts import Verdict, as_verdict, worst
 
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "unknown": "yellow"}
@@ -84,13 +90,75 @@ def table_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+TERMINAL_WIDTH = 100  # the end-of-run table fits an ordinary terminal; summary.md has all
+TERMINAL_COLUMNS = ("cell", "verdict", "acked", "figures", "stall_s", "unavailable_s")
+_VOLUME = ("attempted", "acked")  # how much was written, not an anomaly: its own column
+_ABSENT = object()
+
+
+def figure(cell: dict[str, Any], name: str) -> Any:
+    """A figure of a cell summary by the name a check gives it (`lost`, `ack_p99_ms`,
+    `stall_s.group`, `read_twice.spark`); _ABSENT when the name is no figure (`run`, `faults`)."""
+    counts = cell.get("counts") or {}
+    if name in counts:
+        return counts[name]
+    base, _, member = name.partition(".")
+    if member and base in PER_SET_KEYS:
+        by_set = cell.get(PER_SET_KEYS[base]) or {}
+        value = by_set.get(member, _ABSENT)
+        return value.get(base, _ABSENT) if isinstance(value, dict) else value
+    if name in (*TIME_METRICS, *LATENCY_METRICS) or (name in cell and not member):
+        value = cell.get(name, _ABSENT)
+        return value if value is None or isinstance(value, int | float) else _ABSENT
+    return _ABSENT
+
+
+def terminal_figures(cell: dict[str, Any]) -> str:
+    """The figures worth a glance: every count that is not zero, then every figure the cell's
+    expectations judged (even zero: it is the claim), each once, `?` when undecided."""
+    counts = cell.get("counts") or {}
+    names = [n for n in COUNT_NAMES if n not in _VOLUME and counts.get(n, 0) != 0]
+    for check in cell.get("checks") or []:
+        name = str(check.get("name"))
+        if name not in names and name not in _VOLUME and figure(cell, name) is not _ABSENT:
+            names.append(name)
+    names = [n for n in names if n not in ("max_stall_s", "unavailable_s")]
+    shown = [f"{n} {fmt(figure(cell, n))}" for n in names if figure(cell, n) != 0]
+    zeros = [n for n in names if figure(cell, n) == 0]
+    return " · ".join([*shown, *(["0: " + ", ".join(zeros)] if zeros else [])])
+
+
+def terminal_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
+    rows = []
+    for cell in cells:
+        counts = cell.get("counts") or {}
+        acked = f"{fmt(counts.get('acked'))}/{fmt(counts.get('attempted'))}" if counts else "?"
+        rows.append(
+            [
+                str(cell.get("cell", "?")),
+                cell_verdict(cell),
+                acked,
+                terminal_figures(cell),
+                fmt(cell.get("max_stall_s")),
+                fmt(cell.get("unavailable_s")),
+            ]
+        )
+    return rows
+
+
 def render_table(cells: list[dict[str, Any]]) -> Table:
-    """The summary.md table for the terminal, verdicts coloured."""
-    table = Table(title="cells")
-    columns = table_columns(cells)
-    for column in columns:
-        table.add_column(column, justify="left" if column in ("cell", "verdict") else "right")
-    for row in table_rows(cells):
+    """The end-of-run table for the terminal, verdicts coloured: print it at most
+    TERMINAL_WIDTH wide (`console.print(table, width=...)`); the full table is summary.md's."""
+    table = Table(title="cells (every figure: summary.md)", expand=True)
+    for column in TERMINAL_COLUMNS:
+        table.add_column(
+            "unavail_s" if column == "unavailable_s" else column,
+            justify="left" if column in ("cell", "verdict", "figures") else "right",
+            overflow="fold",
+            ratio={"cell": 2, "figures": 3}.get(column),
+            no_wrap=column not in ("cell", "figures"),  # the rest keep one line
+        )
+    for row in terminal_rows(cells):
         verdict = row[1]
         table.add_row(row[0], f"[{VERDICT_STYLES[verdict]}]{verdict}[/]", *row[2:])
     return table

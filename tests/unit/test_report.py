@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import io
 import json
 import xml.etree.ElementTree as ET
 from datetime import datetime, timezone
@@ -449,7 +450,26 @@ def test_junit_counts_and_messages(tmp_path: Path) -> None:
     assert "lost=3" in out and "stall_s.group=12.5" in out
 
 
-def test_render_table_matches_markdown_shape() -> None:
-    table = render_table(_run_cells())
-    assert len(table.columns) == 28  # 22 + 2 stall sets + 4 Spark figures
-    assert table.row_count == 3
+def test_terminal_table_fits_100_columns_and_keeps_what_matters() -> None:
+    """The end-of-run table: cell, verdict, acked, the figures that are not zero or that an
+    expectation judged (undecided as `?`), stall, unavailable; every figure is in summary.md."""
+    from rich.console import Console
+
+    from harness.report.run_summary import TERMINAL_WIDTH, terminal_rows
+
+    cells = _run_cells()
+    cells[2]["checks"].append({"name": "read_twice.spark", "verdict": "pass", "detail": ""})
+    table = render_table(cells)
+    assert [c.header for c in table.columns] == [
+        "cell", "verdict", "acked", "figures", "stall_s", "unavail_s"
+    ]  # fmt: skip
+    rows = {row[0]: row for row in terminal_rows(cells)}
+    assert rows["acks=1"][1] == "fail" and "lost 3" in rows["acks=1"][3]
+    assert "lost ?" in rows["acks=all"][3]  # undecided is never blank
+    assert "read_twice.spark 40" in rows["acks=all"][3]  # an expectation's figure
+    assert "lost" not in rows["acks=0"][3]  # zero and not expected: left to summary.md
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(table, width=TERMINAL_WIDTH)
+    lines = console.export_text().splitlines()
+    assert lines and max(len(line) for line in lines) <= TERMINAL_WIDTH
+    assert sum("fail" in line for line in lines) == 1
