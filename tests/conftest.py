@@ -1,19 +1,23 @@
-"""Tests under integration/ and experiments/ need Docker and the broker images: marked `integration`."""
+"""Markers say what a test needs (pyproject.toml lists them): `docker` (an engine and the
+broker images: real clusters), `spark` (a Spark JVM), `browser` (headless Chromium), `slow`
+(minutes: whole experiment cells). The second lane of `make test` is `integration`: every
+test marked `docker` or `slow` is marked `integration` too, so `-m "not integration"` is the
+quick lane whatever folder a test sits in."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-HERE = Path(__file__).parent
-# Bounds per test (they start real clusters; an experiment runs a whole cell, then Spark).
-TIMEOUTS = {HERE / "integration": 600, HERE / "experiments": 900}
+# Bounds per test: a `docker` test starts real clusters; a `slow` one runs a whole cell, then
+# Spark. A test's own timeout marker wins.
+TIMEOUTS = {"slow": 900, "docker": 600}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        for folder, timeout in TIMEOUTS.items():
-            if folder in Path(item.fspath).parents:
-                item.add_marker(pytest.mark.integration)
-                item.add_marker(pytest.mark.timeout(timeout))
+        needs = [name for name in TIMEOUTS if item.get_closest_marker(name)]
+        if not needs:
+            continue
+        item.add_marker(pytest.mark.integration)
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(TIMEOUTS[needs[0]]))

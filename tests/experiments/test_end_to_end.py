@@ -6,9 +6,12 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 import yaml
 
 from tests.experiments.cli import HERE, harness
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 COLUMNS = {
     "ledger.parquet": [

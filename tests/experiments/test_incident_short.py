@@ -8,7 +8,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.experiments.cli import HERE, harness
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 EXIT_INFRA_OR_UNKNOWN = 3
 

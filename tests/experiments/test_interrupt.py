@@ -9,10 +9,13 @@ import threading
 from pathlib import Path
 
 import docker
+import pytest
 
 from harness.nodes.reaper import OWNER_LABEL
 from tests.experiments.cli import HERE, ROOT, harness_command
 from tests.integration.kafka_io import wait_until
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def _owned_by(pid: int) -> list[str]:

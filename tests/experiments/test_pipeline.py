@@ -10,8 +10,11 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.experiments.cli import HERE, not_passed, run_single_cell
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def test_an_exactly_once_pipeline_writes_every_committed_record_once(tmp_path: Path) -> None:

@@ -22,6 +22,8 @@ from harness.nodes.ports import free_ports
 from harness.spec import expand_cells, load_spec
 from tests.experiments.cli import HERE, harness
 
+pytestmark = [pytest.mark.slow, pytest.mark.spark]
+
 SPARK_HOME = Path(pyspark.__file__).parent
 ROWS = 20_000
 

@@ -7,9 +7,12 @@ import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from harness.results.checkpoint import Checkpoint, sink_files
 from tests.experiments.cli import HERE, harness, not_passed
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def test_spark_query_killed_and_restarted_resumes_exactly(tmp_path: Path) -> None:

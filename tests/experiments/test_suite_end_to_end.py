@@ -9,8 +9,11 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pyarrow.parquet as pq
+import pytest
 
 from tests.experiments.cli import HERE, harness
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 EXIT_FOR_VERDICT = {"pass": 0, "fail": 1, "unknown": 3}
 SUITE = HERE / "tiny-suite.yaml"

@@ -9,8 +9,11 @@ import json
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from tests.experiments.cli import HERE, not_passed, run_single_cell
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
 def test_transactions_commit_abort_and_survive_a_producer_crash(tmp_path: Path) -> None:

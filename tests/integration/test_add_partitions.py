@@ -20,7 +20,7 @@ from harness.workload.log_reader import end_offsets, read_log
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.docker
 
 NEW = {2, 3}
 

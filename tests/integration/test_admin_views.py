@@ -9,7 +9,7 @@ import pytest
 from harness.admin import ClusterAdmin
 from tests.integration.conftest import ClusterFactory
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.docker
 
 
 def test_metadata_at_answers_from_the_broker_at_that_port(start_cluster: ClusterFactory) -> None:

@@ -9,6 +9,8 @@ import pytest
 from harness import ClusterStartError, ImageMissingError, KafkaCluster
 from harness.nodes.reaper import RUN_LABEL
 
+pytestmark = pytest.mark.docker
+
 
 def _ours() -> list[str]:
     client = docker.from_env()

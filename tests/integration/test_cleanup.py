@@ -19,6 +19,8 @@ from harness.common.waiting import wait_until
 from harness.nodes.reaper import RUN_LABEL
 from tests.integration.conftest import ClusterFactory
 
+pytestmark = pytest.mark.docker
+
 HOLDER = Path(__file__).with_name("hold_cluster.py")
 REPO = Path(__file__).resolve().parents[2]
 

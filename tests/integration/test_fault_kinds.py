@@ -11,6 +11,8 @@ from harness import PartitionFault, Target
 from tests.integration.conftest import MODES, ClusterFactory
 from tests.integration.kafka_io import produce, read_all, wait_until
 
+pytestmark = pytest.mark.docker
+
 
 def test_stop_start_and_restart(start_cluster: ClusterFactory) -> None:
     cluster = start_cluster(mode="kraft", brokers=3)

@@ -12,6 +12,8 @@ from harness.nodes.topology import DATA_DIR
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import produce, read_all, wait_until
 
+pytestmark = pytest.mark.docker
+
 RECORDS = 2000
 MARKER = f"{DATA_DIR}/t-0/wiped-if-gone"
 

@@ -10,6 +10,8 @@ import pytest
 from tests.integration.conftest import MODES, ClusterFactory
 from tests.integration.kafka_io import ProduceResult, produce, read_all, wait_until
 
+pytestmark = pytest.mark.docker
+
 
 @pytest.mark.parametrize("mode", MODES)
 def test_kill_leader_while_producing(start_cluster: ClusterFactory, mode: str) -> None:

@@ -12,7 +12,7 @@ from harness.nodes.images import built_versions
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import producing, read_all, wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.docker
 
 PARTITIONS = 6
 NEWEST = max(built_versions(), key=lambda v: tuple(int(x) for x in v.split(".")))

@@ -16,7 +16,7 @@ from harness.nodes.topology import DATA_DIR, INTERNAL_PORT
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import produce, read_all, wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.docker
 
 MIN_ISR = {"min.insync.replicas": 2}
 

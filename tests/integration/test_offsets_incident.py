@@ -15,6 +15,8 @@ from confluent_kafka.admin import AdminClient
 from tests.integration.conftest import MODES, ClusterFactory
 from tests.integration.kafka_io import try_commit, wait_until
 
+pytestmark = pytest.mark.docker
+
 
 def _described_coordinator(bootstrap: str, group: str) -> int:
     admin = AdminClient({"bootstrap.servers": bootstrap})

@@ -8,6 +8,8 @@ from harness import PartitionFault
 from tests.integration.conftest import MODES, ClusterFactory
 from tests.integration.kafka_io import produce, read_all, wait_until
 
+pytestmark = pytest.mark.docker
+
 
 def _leader_seen_by_others(cluster, topic: str, isolated: int) -> int | None:  # type: ignore[no-untyped-def]
     """Leader as reported by the brokers still in the majority (the cut-off one is stale)."""

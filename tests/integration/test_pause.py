@@ -7,6 +7,8 @@ import pytest
 from tests.integration.conftest import MODES, ClusterFactory
 from tests.integration.kafka_io import produce, wait_until
 
+pytestmark = pytest.mark.docker
+
 # Kafka's default replica.lag.time.max.ms is 30 s; 10 s keeps the test short
 # without changing what is tested (a frozen follower is removed from the ISR).
 FAST_ISR = {"replica.lag.time.max.ms": 10000}

@@ -11,12 +11,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from confluent_kafka import Producer
 
 from harness.results.member_files import ConsumedLine, MemberPaths, PendingBatch, parse_consumed
 from harness.workload.records import encode_key, encode_value
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import wait_until
+
+pytestmark = pytest.mark.docker
 
 ONE_BROKER = {
     "offsets.topic.replication.factor": 1,

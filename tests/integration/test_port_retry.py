@@ -17,6 +17,8 @@ from harness.nodes.ports import free_ports
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import produce, read_all
 
+pytestmark = pytest.mark.docker
+
 
 @pytest.fixture
 def taken_port() -> Iterator[int]:

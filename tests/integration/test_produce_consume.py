@@ -8,6 +8,8 @@ from harness import KafkaCluster
 from tests.integration.conftest import MODES, ClusterFactory
 from tests.integration.kafka_io import produce, read_all
 
+pytestmark = pytest.mark.docker
+
 
 def _roundtrip(cluster: KafkaCluster) -> None:
     cluster.create_topic("t", partitions=3, replication_factor=3)

@@ -18,7 +18,7 @@ from harness.results.history import History
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import producing, read_all, try_commit, wait_until
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.docker
 
 
 def operation_events(history: History) -> list[dict[str, Any]]:

@@ -10,7 +10,7 @@ from harness.faults.registry import make_fault
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import producing, read_all
 
-pytestmark = pytest.mark.integration
+pytestmark = pytest.mark.docker
 
 
 def test_rolling_restart_under_acks_all_load_loses_nothing(start_cluster: ClusterFactory) -> None:

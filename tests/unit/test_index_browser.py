@@ -20,6 +20,8 @@ from typer.testing import CliRunner
 from harness.cli import EXIT_PASS, app
 from tests.unit.index_folders import nightly_results
 
+pytestmark = pytest.mark.browser
+
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 
 
