@@ -1,13 +1,19 @@
-# Two commands on a fresh machine: `make setup`, then `make test`.
+# Two commands on a fresh machine: `make setup`, then `make test`. A bare `make` lists the
+# targets (help): it installs nothing. Every target with a `## ` comment is listed by help.
 SHELL := /bin/bash
+.DEFAULT_GOAL := help
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: setup venv actionlint chromium docker images spark-jars test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge index
+.PHONY: help docs incidents setup venv actionlint chromium docker images spark-jars test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge index
+
+help: ## this list (the default target: a bare `make` installs nothing)
+	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
+	@grep -hE '^[A-Za-z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([A-Za-z_-]+):.*## (.*)$$/\1\t\2/' | awk -F'\t' '{ printf "  %-16s %s\n", $$1, $$2 }'
 
 setup: venv actionlint chromium docker images spark-jars ## everything: virtualenv, package, actionlint, Chromium, Docker engine, broker images, Spark's Kafka jars (Maven)
 
-venv: $(VENV_STAMP)
+venv: $(VENV_STAMP) ## .venv with the package and its dev tools (pyproject.toml's dev extras)
 $(VENV_STAMP): pyproject.toml
 	scripts/ensure-python.sh
 	python3 -m venv .venv
@@ -21,23 +27,25 @@ actionlint: venv ## actionlint (pinned) into .venv/bin: Go module proxy, else Py
 chromium: ## a headless Chromium for the index page's browser test (Debian's chromium when root)
 	scripts/ensure-chromium.sh
 
-docker:
+docker: ## a Docker engine that answers (Debian's docker.io when root on Debian)
 	scripts/ensure-docker.sh
 
-images: docker
+images: docker ## the broker images, kafka-chaos/base and kafka-chaos/kafka:<version> (docker/versions.txt)
 	scripts/ensure-build-tools.sh
 	docker/build-images.sh
 
-spark-jars: venv
+spark-jars: venv ## Spark's Kafka source jars into spark_jobs/jars/ (Maven)
 	scripts/ensure-build-tools.sh
 	scripts/ensure-spark-jars.sh
 
-test: venv actionlint ## unit tests, lint, types, then integration tests against real clusters
-	$(PY) -m ruff check harness spark_jobs tests benchmarks
-	$(PY) -m ruff format --check harness spark_jobs tests benchmarks
+test: venv actionlint ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
+	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts
+	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts
 	$(PY) -m mypy
 	.venv/bin/lint-imports --no-cache --no-logo
 	.venv/bin/actionlint .github/workflows/*.yml
+	$(PY) scripts/docs_incidents.py --check
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir site
 	$(PY) -m pytest -m "not integration" -q
 	$(PY) -m pytest -m integration -q
 
@@ -47,10 +55,10 @@ lint-imports: venv ## the architecture's import contracts (pyproject.toml [tool.
 lint-workflows: venv actionlint ## the GitHub workflows (.github/workflows/*.yml) with actionlint
 	.venv/bin/actionlint .github/workflows/*.yml
 
-test-unit: venv
+test-unit: venv ## the unit tests alone (no Docker; the Spark checks take about a minute)
 	$(PY) -m pytest -m "not integration" -q
 
-test-integration: venv
+test-integration: venv ## the integration and end-to-end tests alone (real clusters)
 	$(PY) -m pytest -m integration -q
 
 cleanup: venv ## remove every container and network this harness ever started
@@ -72,7 +80,13 @@ nightly-merge: venv ## join the nightly's shard folders (SHARDS, default shards/
 index: venv ## results/index.html again, from the suite folders and results/history.parquet
 	$(PY) -m harness index results $(ARGS)
 
-bench: venv
+docs: venv ## the docs site (mkdocs.yml, docs/) into site/, broken links fail; open site/index.html
+	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
+
+incidents: venv ## docs/incidents.md and README's incident rows again, from the experiments' incident: sections
+	$(PY) scripts/docs_incidents.py
+
+bench: venv ## the benchmarks (docs/benchmarks.md): tables into benchmarks/results/
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md
 	$(PY) benchmarks/producer_throughput.py --repeat 3 --out benchmarks/results/producer_throughput.md
 	$(PY) benchmarks/verify_throughput.py --repeat 3 --out benchmarks/results/verify_throughput.md

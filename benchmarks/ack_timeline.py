@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 # clients.log lines worth reading for an idempotent producer's pause (librdkafka debug
-# contexts eos/msg/topic/broker; see README "clients.log").
+# contexts eos/msg/topic/broker; see docs/results.md, "clients.log").
 LOG_PATTERNS = re.compile(
     r"DRAIN|BUMP|Bump|epoch|PID|GETPID|IDEMPSTATE|ERRSEQ|UNKPID|wait_drain|"
     r"drain|Disconnected|leader|Leader|TOPBRK|TOPPAR.*(PID|drain)|MSGTIMEOUT|timed out"

@@ -1,7 +1,7 @@
 """Spark's floor for the checks' questions on this machine: what one shuffle of a cell's
 10 M rows costs, against every check of the same cell, in one JVM.
 
-Every form of the checks found so far needs some full shuffles (README, Benchmark): the
+Every form of the checks found so far needs some full shuffles (docs/benchmarks.md): the
 order check sorts each consumer's series (consumed, 10 M rows at 10 M records), the offsets
 check groups every ledger, consumed and log row by (partition, offset) (30 M), the stall
 pairs each record's ack with its first consumption by seq (ledger and consumed: 20 M), and

@@ -298,7 +298,7 @@ def test_estimate_adds_a_spark_querys_start() -> None:
 
 
 def test_the_default_matrix_estimate_is_near_its_measured_time() -> None:
-    """Calibration: 8 cells took 15 min 18 s standalone (README, Benchmark)."""
+    """Calibration: 8 cells took 15 min 18 s standalone (CHANGELOG.md, 0.1.0 Benchmarks)."""
     from harness.spec import load_spec
 
     cells = expand_cells(load_spec(ROOT / "experiments/default-matrix.yaml"))

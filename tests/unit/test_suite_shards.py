@@ -251,7 +251,7 @@ def test_dry_run_of_a_shard_shows_only_its_experiments(tmp_path: Path) -> None:
 
 ROOT = Path(__file__).resolve().parents[2]
 NIGHTLY_SUITE = ROOT / "experiments" / "suites" / "nightly.yaml"
-SHARD_BUDGET_S = 50 * 60  # planned (not measured) per shard: the README's 75-minute target
+SHARD_BUDGET_S = 50 * 60  # planned (not measured) per shard: the nightly's 75-minute target
 
 
 def test_the_nightly_workflow_runs_every_shard_and_merges_them() -> None:
