@@ -14,7 +14,11 @@ import sys
 from html.parser import HTMLParser
 from pathlib import Path
 
+import pytest
+
 from tests.unit.test_index_browser import dump_dom
+
+pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).parents[2]
 # pages the first page's navigation must link to (the docs' main contracts)
