@@ -1,6 +1,8 @@
 """The producer process's pieces without Kafka: its ledger assembled from the files of every
 incarnation, the nemesis's producer faults on a virtual clock, librdkafka's transactional
-errors mapped to actions, SIGSTOP / SIGCONT of a real child process, and the spec's rules."""
+errors mapped to actions, SIGSTOP / SIGCONT of a real child process, the spec's rules, and
+the process itself: what crosses to it (its spec part and the Runtime, as they are), what it
+loads, and a short run with no broker to reach."""
 
 from __future__ import annotations
 
@@ -295,3 +297,25 @@ def test_the_producer_process_loads_no_fault_kind_nor_cluster_class() -> None:
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_the_producer_process_runs_from_its_spec_part_alone(tmp_path: Path) -> None:
+    """The supervisor starts the member with the spec part and the Runtime; with no broker
+    to reach, every record it sent times out (unknown) and the ledger and events say so."""
+    spec = ProducerSpec(rate=40, duration_s=1, config={"message.timeout.ms": 1000})
+    runtime = Runtime("127.0.0.1:1", "chaos", tmp_path / "producer", max_s=60.0, seed=0)
+    history = History()
+    supervisor = ProducerSupervisor(spec, runtime, history).start()
+    deadline = time.monotonic() + 30
+    while supervisor.running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    supervisor.join(5)
+    assert supervisor.crashed is None
+    rows = supervisor.write(tmp_path / "ledger.parquet")
+    cols = concat(LEDGER, ledger_tables(incarnations(runtime.directory))).to_pydict()
+    assert rows == len(cols["seq"]) == supervisor.attempted > 0
+    assert cols["seq"] == list(range(rows)) and set(cols["status"]) == {"unknown"}
+    assert not (runtime.directory / "p0.txns.csv").exists()
+    events = {e.kind: e.fields for e in history.events}
+    assert events["producer.start"]["first_seq"] == 0 and events["producer.start"]["acks"] == "all"
+    assert events["producer.end"]["attempted"] == rows == events["producer.end"]["failed"]

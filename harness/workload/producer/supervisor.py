@@ -2,12 +2,12 @@
 
 Same face as the thread (harness.workload.producer.thread: start, stop, join, running, counts,
 write), plus what the nemesis does to it (harness.faults.producer). Each process is
-harness.workload.producer.member, given the spec's producer part and the Runtime as they are. A restart is a new incarnation
-(`p1`, `p2`, ...) that goes on from the next seq and transaction number and keeps the
-schedule's end: the rate and the end are the workload's, not the process's. A crashed
-transactional producer is always restarted at heal, even past its end: its
-`init_transactions` fences the dead one and aborts its open transaction, which would
-otherwise hold every read_committed reader back until `transaction.timeout.ms`.
+harness.workload.producer.member, given the spec's producer part and the Runtime as they
+are. A restart is a new incarnation (`p1`, `p2`, ...) that goes on from the next seq and
+transaction number and keeps the schedule's end: the rate and the end are the workload's,
+not the process's. A crashed transactional producer is always restarted at heal, even past
+its end: its `init_transactions` fences the dead one and aborts its open transaction, which
+would otherwise hold every read_committed reader back until `transaction.timeout.ms`.
 """
 
 from __future__ import annotations
