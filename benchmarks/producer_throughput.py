@@ -21,8 +21,11 @@ import time
 from pathlib import Path
 
 from harness import DEFAULT_VERSION, KafkaCluster
+from harness.common.spec_base import MAX_RATE
 from harness.results.history import History
-from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
+from harness.spec.producer import ProducerSpec
+from harness.workload.producer.thread import ProducerThread
+from harness.workload.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD_SIZE = 100
@@ -61,20 +64,22 @@ def producer_performance(
 
 
 def ledger_producer(bootstrap: str, topic: str, acks: str, records: int) -> float:
-    settings = LedgerSettings(
-        bootstrap=bootstrap,
-        topic=topic,
-        acks=acks,
-        enable_idempotence=acks == "all",
-        rate=1e9,  # unpaced
-        records=records,
-        record_size=RECORD_SIZE,
+    spec = ProducerSpec.model_validate(
+        {
+            "acks": acks,
+            "enable_idempotence": acks == "all",
+            "rate": MAX_RATE,  # unpaced: far above what one producer reaches
+            "records": records,
+            "record_size": RECORD_SIZE,
+        }
     )
-    producer = LedgerProducer(settings, History())
-    t0 = time.perf_counter()
-    producer.start()
-    producer.join()
-    elapsed = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix="ledger-producer-") as folder:
+        runtime = Runtime(bootstrap, topic, Path(folder), max_s=3600.0, seed=0)
+        producer = ProducerThread(spec, runtime, History())
+        t0 = time.perf_counter()
+        producer.start()
+        producer.join()
+        elapsed = time.perf_counter() - t0
     if producer.acked != records:
         raise RuntimeError(f"ledger producer: {producer.acked}/{records} acked")
     return records / elapsed

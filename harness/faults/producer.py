@@ -18,7 +18,7 @@ PRODUCER_TARGET = "producer"
 
 
 class ProducerControl(Protocol):
-    """What a producer fault asks of the producer (harness.workload.producer_supervisor)."""
+    """What a producer fault asks of the producer (harness.workload.producer.supervisor)."""
 
     def crash(self) -> None: ...
     def restart(self) -> None: ...

@@ -8,13 +8,14 @@ per restart) writes to `<cell>/producer/`:
   to the client, so a record the client may have sent is never missing from the ledger;
 - `p<k>.acks.csv`   `seq,partition,offset,status,ack_ts,error`: one delivery report each;
 - `p<k>.txns.csv`   `txn,outcome,ts,error`: how each transaction ended, as the producer
-  learnt it (`committed`, `aborted`, `unknown`);
+  learnt it (`committed`, `aborted`, `unknown`); a producer without transactions has none;
 - `p<k>.events.jsonl`, `p<k>.stderr.log`.
 
 A record sent without a delivery report is `unknown`; a transaction without an end line is
 `unknown` (the producer died, or no answer came). Lines torn by a SIGKILL are dropped.
-The in-process producer (harness.workload.ledger_producer) writes the sends and acks files
-of one incarnation `p0` alike, so that no run keeps its ledger in memory.
+The producer as a thread of the runner (harness.workload.producer.thread) writes the sends
+and acks files of one incarnation `p0` alike (both are harness.workload.producer.core), so
+that no run keeps its ledger in memory.
 """
 
 from __future__ import annotations

@@ -38,10 +38,10 @@ from harness.results.tables import (
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell
 from harness.workload.consumer_sets import ConsumerSets
-from harness.workload.ledger_process import ProcessSettings, TxnSettings
-from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
 from harness.workload.log_reader import LogContents, end_offsets, read_log
-from harness.workload.producer_supervisor import ProducerSupervisor
+from harness.workload.producer.supervisor import ProducerSupervisor
+from harness.workload.producer.thread import ProducerThread
+from harness.workload.runtime import Runtime
 
 STEADY_STATE_TIMEOUT_S = 90.0
 ASSIGN_TIMEOUT_S = 60.0
@@ -53,7 +53,7 @@ class Parts:
 
     cluster: Callable[..., KafkaCluster] = KafkaCluster
     consumers: Callable[..., ConsumerSets] = ConsumerSets
-    producer: Callable[..., LedgerProducer] = LedgerProducer
+    producer: Callable[..., ProducerThread] = ProducerThread
     producer_process: Callable[..., ProducerSupervisor] = ProducerSupervisor
     nemesis: Callable[..., Nemesis] = Nemesis
 
@@ -202,38 +202,20 @@ class CellRunner:
             is_producer_fault(f.kind) for f in self.plan
         )
 
-    def _producer(self, cluster: KafkaCluster) -> LedgerProducer | ProducerSupervisor:
-        if not self.producer_is_process:
-            return self.parts.producer(
-                self._producer_settings(cluster), self.history, self.paths.producer
-            )
-        p = self.spec.producer
-        t = p.transactions
-        settings = ProcessSettings(
-            **vars(self._producer_settings(cluster)),
-            transactions=None
-            if t is None
-            else TxnSettings(t.records_per_txn, t.abort_every, t.transactional_id, t.timeout_ms),
-        )
-        return self.parts.producer_process(
-            settings, p.duration_s, self.paths.producer, self.history
-        )
-
-    def _producer_settings(self, cluster: KafkaCluster) -> LedgerSettings:
-        p = self.spec.producer
-        return LedgerSettings(
+    def _producer(self, cluster: KafkaCluster) -> ProducerThread | ProducerSupervisor:
+        """The spec's producer part as it is, and where it runs (the same for both ways)."""
+        runtime = Runtime(
             bootstrap=cluster.bootstrap_servers,
             topic=self.spec.topic.name,
-            acks=p.acks,
-            enable_idempotence=p.idempotence,
-            rate=p.rate,
-            records=p.records,
-            duration_s=p.duration_s,
-            record_size=p.record_size,
-            config=dict(p.config),
+            directory=self.paths.producer,
+            max_s=self._member_lifetime(),
+            seed=self.seed,
         )
+        if self.producer_is_process:
+            return self.parts.producer_process(self.spec.producer, runtime, self.history)
+        return self.parts.producer(self.spec.producer, runtime, self.history)
 
-    def _tick(self, producer: LedgerProducer | ProducerSupervisor, consumers: ConsumerSets) -> None:
+    def _tick(self, producer: ProducerThread | ProducerSupervisor, consumers: ConsumerSets) -> None:
         s = self.status
         s.attempted, s.acked, s.failed = producer.attempted, producer.acked, producer.failed
         consumers.poll()
@@ -295,7 +277,7 @@ class CellRunner:
         self,
         cluster: KafkaCluster,
         consumers: ConsumerSets,
-        producer: LedgerProducer | ProducerSupervisor,
+        producer: ProducerThread | ProducerSupervisor,
     ) -> None:
         """Until every consumer set has processed up to the log end (bounded)."""
         t = self.spec.topic
@@ -328,7 +310,7 @@ class CellRunner:
     def _collect(
         self,
         cluster: KafkaCluster,
-        producer: LedgerProducer | ProducerSupervisor,
+        producer: ProducerThread | ProducerSupervisor,
         consumers: ConsumerSets,
         with_log: bool = True,
     ) -> None:

@@ -14,9 +14,11 @@ import pytest
 from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from harness.results.tables import CONSUMED, concat
+from harness.spec.producer import ProducerSpec
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
-from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
 from harness.workload.log_reader import end_offsets, read_log
+from harness.workload.producer.thread import ProducerThread
+from harness.workload.runtime import Runtime
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import wait_until
 
@@ -33,8 +35,10 @@ def test_grow_a_topic_under_the_workload(start_cluster: ClusterFactory, tmp_path
     group = GroupConsumers(
         GroupSettings(bootstrap, "chaos", "g", members=2, max_s=600), tmp_path, cluster.history
     )
-    producer = LedgerProducer(
-        LedgerSettings(bootstrap, "chaos", rate=200, duration_s=600), cluster.history
+    producer = ProducerThread(
+        ProducerSpec(rate=200, duration_s=600),
+        Runtime(bootstrap, "chaos", tmp_path / "producer", max_s=900, seed=0),
+        cluster.history,
     )
 
     def acked_on(partitions: set[int]) -> int:
@@ -96,9 +100,11 @@ def test_a_latest_group_skips_new_partitions_yet_reaches_their_end(
     )
     group = GroupConsumers(settings, tmp_path, cluster.history)
 
-    def write(records: int) -> LedgerProducer:
-        producer = LedgerProducer(
-            LedgerSettings(bootstrap, "chaos", rate=400, records=records), cluster.history
+    def write(records: int) -> ProducerThread:
+        producer = ProducerThread(
+            ProducerSpec(rate=400, records=records),
+            Runtime(bootstrap, "chaos", tmp_path / f"producer-{records}", max_s=900, seed=0),
+            cluster.history,
         )
         producer.start().join(120)
         assert producer.acked == records

@@ -10,6 +10,7 @@ import io
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from harness.results.history import History
 from harness.results.member_files import COMMITS_CSV, CONSUMED_CSV, MemberPaths
 from harness.results.producer_files import ACKS_CSV, SENDS_CSV, TXNS_CSV, incarnations
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, write_table
-from harness.workload.ledger_producer import POSSIBLY_WRITTEN, LedgerSettings
+from harness.workload.producer.core import POSSIBLY_WRITTEN
 from harness.workload.records import encode_key, encode_value
 
 
@@ -145,6 +146,22 @@ def ledger_columns(directory: Path) -> dict[str, list[Any]]:
 
 
 # --- harness.workload.ledger_producer.LedgerProducer (its ledger kept in lists) --------------
+@dataclass
+class LedgerSettings:
+    """Its settings (the spec's producer part copied field by field, as it was then)."""
+
+    bootstrap: str
+    topic: str
+    acks: str = "all"
+    enable_idempotence: bool = True
+    rate: float = 500.0
+    records: int | None = None
+    duration_s: float | None = None
+    record_size: int = 100
+    config: dict[str, Any] = field(default_factory=dict)
+    flush_timeout_s: float = 60.0
+
+
 class LegacyLedgerProducer:
     def __init__(self, settings: LedgerSettings, history: History) -> None:
         self.s = settings

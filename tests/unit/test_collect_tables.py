@@ -31,9 +31,11 @@ from harness.results.tables import (
     write_table,
     write_tables,
 )
-from harness.workload import ledger_producer
+from harness.spec.producer import ProducerSpec
 from harness.workload.group_consumers import GroupConsumers, GroupSettings
-from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
+from harness.workload.producer import core, thread
+from harness.workload.producer.thread import ProducerThread
+from harness.workload.runtime import Runtime
 from harness.workload.spark_query import SparkQuery, SparkQuerySettings
 from tests.unit import legacy_readers as legacy
 
@@ -336,8 +338,11 @@ class Clock:
 
 
 class FakeMessage:
-    def __init__(self, partition: int, offset: int) -> None:
-        self._partition, self._offset = partition, offset
+    def __init__(self, partition: int, offset: int, key: bytes) -> None:
+        self._partition, self._offset, self._key = partition, offset, key
+
+    def key(self) -> bytes:
+        return self._key
 
     def partition(self) -> int:
         return self._partition
@@ -389,7 +394,7 @@ def fake_client(clock: Clock, crash_at: int | None = None) -> Callable[..., Any]
                 partition, offset, code = PLAN[seq]
                 clock.now = 5000 + seq
                 err = None if code is None else KafkaError(code, ERRORS[seq])
-                report(err, FakeMessage(partition, offset))
+                report(err, FakeMessage(partition, offset, b"k%d" % seq))
             self.queued = left
             return len(left)
 
@@ -401,15 +406,21 @@ def test_the_in_process_ledger_equals_the_one_kept_in_lists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash_at: int | None
 ) -> None:
     clock = Clock()
-    monkeypatch.setattr(ledger_producer, "now_ms", clock)
+    monkeypatch.setattr(core, "now_ms", clock)
     monkeypatch.setattr(legacy.history_module, "now_ms", clock)
-    monkeypatch.setattr(ledger_producer, "Producer", fake_client(clock, crash_at))
+    monkeypatch.setattr(core, "Producer", fake_client(clock, crash_at))
     monkeypatch.setattr(legacy, "Producer", fake_client(clock, crash_at))
-    settings = LedgerSettings("fake:9092", "chaos", rate=1e9, records=9)
-    new = LedgerProducer(settings, History(), tmp_path / "producer")
+    # Slow enough that each loop turn of the core hands the client one record, as the old
+    # producer did: the reports come in the same order between the same sends.
+    rate = 20.0
+    spec = ProducerSpec(rate=rate, records=9)
+    runtime = Runtime("fake:9092", "chaos", tmp_path / "producer", max_s=60, seed=0)
+    new = ProducerThread(spec, runtime, History())
     new.start().join(10)
     clock.now = 0
-    old = legacy.LegacyLedgerProducer(settings, History())
+    old = legacy.LegacyLedgerProducer(
+        legacy.LedgerSettings("fake:9092", "chaos", rate=rate, records=9), History()
+    )
     old.start().join(10)
     assert (new.attempted, new.acked, new.failed) == (old.attempted, old.acked, old.failed)
     assert (new.crashed is None) == (old.crashed is None) == (crash_at is None)
@@ -426,12 +437,21 @@ def test_the_in_process_ledger_equals_the_one_kept_in_lists(
     if crash_at is None:
         rows = table.to_pydict()
         assert rows["status"][3:6] == ["fail", "unknown", "unknown"]
-        assert rows["error"][5] == ledger_producer.UNREPORTED
+        assert rows["error"][5] == thread.UNREPORTED
         assert rows["ack_ts"][:3] == [5000, 5001, 5002]
+        # The files' bytes, as harness.results.producer_files describes them.
+        sends = (tmp_path / "producer" / "p0.sends.csv").read_bytes().splitlines(keepends=True)
+        assert [line.split(b",")[:2] for line in sends] == [[b"%d" % i, b""] for i in range(9)]
+        acks = (tmp_path / "producer" / "p0.acks.csv").read_bytes()
+        assert b"0,0,0,ok,5000,\n" in acks
+        assert b'3,2,,fail,5003,"Broker: invalid, says ""who"""\n' in acks
+        assert b"4,,,unknown,5004,Local: Message timed out\n" in acks
+        assert not (tmp_path / "producer" / "p0.txns.csv").exists()  # no transactions
 
 
 def test_a_producer_never_started_writes_an_empty_ledger(tmp_path: Path) -> None:
-    producer = LedgerProducer(LedgerSettings("b", "t", records=5), History())
+    runtime = Runtime("b", "t", tmp_path / "producer", max_s=60, seed=0)
+    producer = ProducerThread(ProducerSpec(records=5), runtime, History())
     assert producer.write(tmp_path / "ledger.parquet") == 0
     assert producer.status == []
     assert pq.read_table(tmp_path / "ledger.parquet").schema == LEDGER

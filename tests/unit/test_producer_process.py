@@ -1,6 +1,8 @@
 """The producer process's pieces without Kafka: its ledger assembled from the files of every
 incarnation, the nemesis's producer faults on a virtual clock, librdkafka's transactional
-errors mapped to actions, SIGSTOP / SIGCONT of a real child process, and the spec's rules."""
+errors mapped to actions, SIGSTOP / SIGCONT of a real child process, the spec's rules, and
+the process itself: what crosses to it (its spec part and the Runtime, as they are), what it
+loads, and a short run with no broker to reach."""
 
 from __future__ import annotations
 
@@ -17,13 +19,18 @@ from harness.common.processes import ManagedProcess
 from harness.faults import healing
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import plan_faults
+from harness.results.history import History
 from harness.results.ledger_join import ledger_tables
 from harness.results.producer_files import IncarnationPaths, incarnations, last_numbers
 from harness.results.tables import LEDGER, concat
 from harness.spec import parse_spec
 from harness.spec.matrix import expand_cells
 from harness.spec.models import Spec
-from harness.workload.ledger_process import ProducerProcess
+from harness.spec.producer import ProducerSpec
+from harness.workload.producer import member
+from harness.workload.producer.core import txn_action
+from harness.workload.producer.supervisor import ProducerSupervisor
+from harness.workload.runtime import Runtime
 from tests.unit.fakes import FakeCluster, FakeConsumers, FakeProducer, Planned
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,7 +154,7 @@ def test_the_transaction_coordinator_is_a_target() -> None:
 def test_transactional_errors_get_the_action_librdkafka_prescribes(
     error: KafkaError, attempt: int, abortable_aborts: bool, action: str
 ) -> None:
-    assert ProducerProcess._action(error, attempt, abortable_aborts) == action
+    assert txn_action(error, attempt, abortable_aborts) == action
 
 
 def _state(pid: int) -> str:
@@ -184,7 +191,7 @@ def test_the_pause_guard_lets_a_stopped_group_run_again_once_the_runner_is_gone(
         # A stand-in runner: starts the guard for the stopped group, then dies at once.
         runner = (
             "import os, subprocess, sys; subprocess.Popen([sys.executable, '-m', "
-            f"'harness.workload.pause_guard', '{child.pid}', '60', str(os.getpid())])"
+            f"'harness.workload.producer.pause_guard', '{child.pid}', '60', str(os.getpid())])"
         )
         subprocess.run([sys.executable, "-c", runner], check=True, cwd=ROOT)
         deadline = time.monotonic() + 10
@@ -259,17 +266,56 @@ def test_transactional_spec_mistakes_are_named(change: str, expected: str) -> No
     assert any(expected in line for line in found), found
 
 
-def test_process_settings_travel_to_the_child_as_json() -> None:
-    from harness.workload.ledger_process import ProcessSettings, TxnSettings
+def test_the_spec_part_and_the_runtime_travel_to_the_child_as_they_are(tmp_path: Path) -> None:
+    """The supervisor's argv, read back by the process: the spec's own producer part and the
+    Runtime, equal to what the runner gave (nothing copied field by field)."""
+    spec = load(
+        BASE.replace(
+            "transactions: {records_per_txn: 5}",
+            "config: {linger.ms: 7}, transactions: {records_per_txn: 50, abort_every: 3}",
+        )
+    ).producer
+    runtime = Runtime("127.0.0.1:1", "chaos", tmp_path / "producer", max_s=900.0, seed=7)
+    supervisor = ProducerSupervisor(spec, runtime, History())
+    args = member.parse_args(supervisor.argv("p1", first_seq=40, first_txn=4)[3:])
+    assert ProducerSpec.model_validate_json(args.spec) == spec
+    assert Runtime.from_json(args.runtime) == runtime
+    assert (args.name, args.first_seq, args.first_txn) == ("p1", 40, 4)
+    plain = ProducerSpec(acks="1", records=5)
+    assert ProducerSpec.model_validate_json(plain.model_dump_json()) == plain
 
-    settings = ProcessSettings(
-        bootstrap="127.0.0.1:1",
-        topic="chaos",
-        rate=200.0,
-        duration_s=30.0,
-        config={"linger.ms": 5},
-        transactions=TxnSettings(records_per_txn=50, abort_every=3),
+
+def test_the_producer_process_loads_no_fault_kind_nor_cluster_class() -> None:
+    """Contract "light-processes" at run time: the harness.spec package face is lazy, so the
+    process's spec part does not bring harness.spec.models (and harness.faults) with it."""
+    code = (
+        "import sys, harness.workload.producer.member\n"
+        "heavy = ('harness.faults', 'harness.cluster', 'harness.spec.models', 'testcontainers')\n"
+        "print([m for m in heavy if m in sys.modules])"
     )
-    assert ProcessSettings.from_json(settings.to_json()) == settings
-    plain = ProcessSettings(bootstrap="b", topic="t")
-    assert ProcessSettings.from_json(plain.to_json()) == plain
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_producer_process_runs_from_its_spec_part_alone(tmp_path: Path) -> None:
+    """The supervisor starts the member with the spec part and the Runtime; with no broker
+    to reach, every record it sent times out (unknown) and the ledger and events say so."""
+    spec = ProducerSpec(rate=40, duration_s=1, config={"message.timeout.ms": 1000})
+    runtime = Runtime("127.0.0.1:1", "chaos", tmp_path / "producer", max_s=60.0, seed=0)
+    history = History()
+    supervisor = ProducerSupervisor(spec, runtime, history).start()
+    deadline = time.monotonic() + 30
+    while supervisor.running and time.monotonic() < deadline:
+        time.sleep(0.1)
+    supervisor.join(5)
+    assert supervisor.crashed is None
+    rows = supervisor.write(tmp_path / "ledger.parquet")
+    cols = concat(LEDGER, ledger_tables(incarnations(runtime.directory))).to_pydict()
+    assert rows == len(cols["seq"]) == supervisor.attempted > 0
+    assert cols["seq"] == list(range(rows)) and set(cols["status"]) == {"unknown"}
+    assert not (runtime.directory / "p0.txns.csv").exists()
+    events = {e.kind: e.fields for e in history.events}
+    assert events["producer.start"]["first_seq"] == 0 and events["producer.start"]["acks"] == "all"
+    assert events["producer.end"]["attempted"] == rows == events["producer.end"]["failed"]

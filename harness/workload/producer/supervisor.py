@@ -1,12 +1,13 @@
 """The producer process, as the runner sees it: started, SIGKILLed, paused, restarted, collected.
 
-Same face as the in-process LedgerProducer (start, stop, join, running, counts, write), plus
-what the nemesis does to it (harness.faults.producer). A restart is a new incarnation
-(`p1`, `p2`, ...) that goes on from the next seq and transaction number and keeps the
-schedule's end: the rate and the end are the workload's, not the process's. A crashed
-transactional producer is always restarted at heal, even past its end: its
-`init_transactions` fences the dead one and aborts its open transaction, which would
-otherwise hold every read_committed reader back until `transaction.timeout.ms`.
+Same face as the thread (harness.workload.producer.thread: start, stop, join, running, counts,
+write), plus what the nemesis does to it (harness.faults.producer). Each process is
+harness.workload.producer.member, given the spec's producer part and the Runtime as they
+are. A restart is a new incarnation (`p1`, `p2`, ...) that goes on from the next seq and
+transaction number and keeps the schedule's end: the rate and the end are the workload's,
+not the process's. A crashed transactional producer is always restarted at heal, even past
+its end: its `init_transactions` fences the dead one and aborts its open transaction, which
+would otherwise hold every read_committed reader back until `transaction.timeout.ms`.
 """
 
 from __future__ import annotations
@@ -29,8 +30,12 @@ from harness.results.producer_files import (
     incarnations,
     last_numbers,
 )
-from harness.workload.ledger_process import ProcessSettings
+from harness.spec.producer import ProducerSpec
+from harness.workload.producer.core import NO_END_MS
+from harness.workload.runtime import Runtime
 
+MEMBER = "harness.workload.producer.member"  # the process (its docstring: the CLI)
+PAUSE_GUARD = "harness.workload.producer.pause_guard"
 STOP_GRACE_S = 90.0  # SIGTERM: the open transaction ends, the queue flushes
 PAUSE_GUARD_MAX_S = 6 * 3600.0  # a pause outlasting any cell is let go
 
@@ -54,9 +59,8 @@ class _Tail:
 
 @dataclass
 class ProducerSupervisor:
-    settings: ProcessSettings
-    duration_s: float | None
-    directory: Path
+    spec: ProducerSpec
+    runtime: Runtime  # its directory: the cell's producer/, every incarnation's files
     history: History
     crashed: BaseException | None = None
     _procs: list[ManagedProcess] = field(default_factory=list)
@@ -67,13 +71,15 @@ class ProducerSupervisor:
     _guard: ManagedProcess | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    # --- the LedgerProducer face ----------------------------------------------------------
+    @property
+    def directory(self) -> Path:
+        return self.runtime.directory
+
+    # --- the thread's face ------------------------------------------------------------------
     def start(self) -> ProducerSupervisor:
         self.directory.mkdir(parents=True, exist_ok=True)
-        far = 365 * 24 * 3600 * 1000
-        self._end_ms = now_ms() + (
-            int(self.duration_s * 1000) if self.duration_s is not None else far
-        )
+        duration_s = self.spec.duration_s
+        self._end_ms = now_ms() + (int(duration_s * 1000) if duration_s is not None else NO_END_MS)
         self._launch(first_seq=0, first_txn=0)
         return self
 
@@ -161,7 +167,7 @@ class ProducerSupervisor:
                 proc = self._procs[-1]
                 # Started before the SIGSTOP: if the runner dies while the producer is
                 # stopped, the guard lets it run again so it can end by itself.
-                guard = [sys.executable, "-m", "harness.workload.pause_guard", str(proc.pid)]
+                guard = [sys.executable, "-m", PAUSE_GUARD, str(proc.pid)]
                 limits = [str(PAUSE_GUARD_MAX_S), str(os.getpid())]
                 self._guard = ManagedProcess([*guard, *limits]).start()
                 proc.pause()
@@ -183,19 +189,18 @@ class ProducerSupervisor:
                 )
 
     # --- inside ---------------------------------------------------------------------------------
-    def _launch(self, first_seq: int, first_txn: int) -> None:
-        index = len(self._procs)
-        paths = IncarnationPaths(self.directory, incarnation_name(index))
-        argv = [
+    def argv(self, name: str, first_seq: int, first_txn: int) -> list[str]:
+        """The command of incarnation `name` (harness.workload.producer.member's CLI)."""
+        return [
             sys.executable,
             "-m",
-            "harness.workload.ledger_process",
-            "--settings",
-            self.settings.to_json(),
-            "--dir",
-            str(self.directory),
+            MEMBER,
+            "--spec",
+            self.spec.model_dump_json(),
+            "--runtime",
+            self.runtime.to_json(),
             "--name",
-            paths.name,
+            name,
             "--first-seq",
             str(first_seq),
             "--first-txn",
@@ -203,9 +208,11 @@ class ProducerSupervisor:
             "--end-ms",
             str(self._end_ms),
         ]
-        if self.settings.records is not None:
-            argv += ["--last-seq", str(self.settings.records - 1)]
-        proc = ManagedProcess(argv, paths.stderr).start()
+
+    def _launch(self, first_seq: int, first_txn: int) -> None:
+        index = len(self._procs)
+        paths = IncarnationPaths(self.directory, incarnation_name(index))
+        proc = ManagedProcess(self.argv(paths.name, first_seq, first_txn), paths.stderr).start()
         self._procs.append(proc)
         self._tails.append((_Tail(paths.sends), _Tail(paths.acks)))
         self.history.append(

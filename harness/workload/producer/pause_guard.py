@@ -1,6 +1,6 @@
 """Keeps a SIGSTOPped process group from outliving the runner that stopped it.
 
-`python -m harness.workload.pause_guard PGID MAX_S RUNNER_PID`
+`python -m harness.workload.producer.pause_guard PGID MAX_S RUNNER_PID`
 
 A stopped process cannot watch its parent, so while the nemesis holds the producer paused
 this guard watches the runner instead: when the runner is gone (its pid is no longer this
