@@ -34,8 +34,13 @@ from harness.common.spec_base import (
 from harness.faults.options import FaultOptions
 from harness.faults.registry import FAULT_KINDS
 from harness.nodes.topology import CONTROLLER_ID_BASE, DEFAULT_VERSION, MAX_BROKERS
-from harness.spec.consumers import CONSUMER_TAGS as CONSUMER_TAGS  # the consumer kinds' models
-from harness.spec.consumers import ConsumerSetSpec, ConsumerSpec, GroupConsumerSpec, PipelineSpec
+
+# The consumer kinds' models (harness.spec.consumers), re-exported.
+from harness.spec.consumers import CONSUMER_TAGS as CONSUMER_TAGS
+from harness.spec.consumers import ConsumerSetSpec as ConsumerSetSpec
+from harness.spec.consumers import ConsumerSpec as ConsumerSpec
+from harness.spec.consumers import GroupConsumerSpec as GroupConsumerSpec
+from harness.spec.consumers import PipelineSpec as PipelineSpec
 from harness.spec.consumers import SparkConsumerSpec as SparkConsumerSpec
 from harness.spec.expect import Expect
 

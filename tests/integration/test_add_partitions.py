@@ -14,9 +14,11 @@ import pytest
 from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from harness.results.tables import CONSUMED, concat
-from harness.workload.group_consumers import GroupConsumers, GroupSettings
+from harness.spec.consumers import GroupConsumerSpec
+from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.ledger_producer import LedgerProducer, LedgerSettings
 from harness.workload.log_reader import end_offsets, read_log
+from harness.workload.runtime import Runtime
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import wait_until
 
@@ -30,8 +32,9 @@ def test_grow_a_topic_under_the_workload(start_cluster: ClusterFactory, tmp_path
     cluster.create_topic("chaos", partitions=2, replication_factor=3)
     cluster.admin.ensure_offsets_topic()
     bootstrap = cluster.bootstrap_servers
-    group = GroupConsumers(
-        GroupSettings(bootstrap, "chaos", "g", members=2, max_s=600), tmp_path, cluster.history
+    runtime = Runtime(bootstrap, "chaos", tmp_path, max_s=600, seed=0)
+    group = GroupSupervisor(
+        "group", GroupConsumerSpec(group="g", members=2), runtime, cluster.history
     )
     producer = LedgerProducer(
         LedgerSettings(bootstrap, "chaos", rate=200, duration_s=600), cluster.history
@@ -91,10 +94,9 @@ def test_a_latest_group_skips_new_partitions_yet_reaches_their_end(
     cluster.create_topic("chaos", partitions=2, replication_factor=3)
     cluster.admin.ensure_offsets_topic()
     bootstrap = cluster.bootstrap_servers
-    settings = GroupSettings(
-        bootstrap, "chaos", "g", config={"auto.offset.reset": "latest"}, max_s=600
-    )
-    group = GroupConsumers(settings, tmp_path, cluster.history)
+    spec = GroupConsumerSpec(group="g", config={"auto.offset.reset": "latest"})
+    runtime = Runtime(bootstrap, "chaos", tmp_path, max_s=600, seed=0)
+    group = GroupSupervisor("group", spec, runtime, cluster.history)
 
     def write(records: int) -> LedgerProducer:
         producer = LedgerProducer(
