@@ -137,7 +137,9 @@ def step(cell: Path, how: str, what: str) -> None:
     from harness.results.ledger_join import write_ledger
     from harness.results.producer_files import incarnations
     from harness.results.tables import COMMITS, CONSUMED, LEDGER, write_table, write_tables
-    from harness.workload.group_consumers import GroupConsumers, GroupSettings
+    from harness.spec.consumers import GroupConsumerSpec
+    from harness.workload.group.supervisor import GroupSupervisor
+    from harness.workload.runtime import Runtime
     from tests.unit import legacy_readers as legacy
 
     out = cell / how
@@ -153,9 +155,9 @@ def step(cell: Path, how: str, what: str) -> None:
         write_table(out / "consumed.parquet", CONSUMED, consumed)
         write_table(out / "commits.parquet", COMMITS, commits)
     else:
-        group = GroupConsumers(
-            GroupSettings("-", "chaos", "g", members=len(MEMBERS)), cell / "consumers", History()
-        )
+        runtime = Runtime("-", "chaos", cell / "consumers", max_s=3600, seed=0)
+        spec = GroupConsumerSpec(group="g", members=len(MEMBERS))
+        group = GroupSupervisor("group", spec, runtime, History())
         write_tables(out / "consumed.parquet", CONSUMED, group.consumed_tables())
         write_tables(out / "commits.parquet", COMMITS, group.commits_tables())
     peak_kib = _status_kib("self", "VmHWM")

@@ -13,16 +13,14 @@ from pydantic import BaseModel, ValidationError
 
 from harness.errors import ConfigError
 from harness.faults.options import FaultOptions
+from harness.spec.consumers import CONSUMER_KIND_ERROR, CONSUMER_TAGS, SET_MODELS, kind_word
 from harness.spec.expect import format_number
 from harness.spec.models import (
-    CONSUMER_TAGS,
     ClusterSpec,
     FaultSpec,
-    GroupConsumerSpec,
     Override,
     ProducerSpec,
     RecoverySpec,
-    SparkConsumerSpec,
     Spec,
     TopicSpec,
 )
@@ -236,7 +234,7 @@ def _message(e: Any) -> str:
     if kind == "value_error":
         return str(e["msg"]).removeprefix("Value error, ")
     if kind == "consumer_kind":
-        return f"expected kind group or spark{_got_kind(e)}"
+        return f"{CONSUMER_KIND_ERROR}{_got_kind(e)}"
     return f"{e['msg']}{_got(e)}"
 
 
@@ -252,8 +250,7 @@ _BY_NAME: dict[str, type[BaseModel]] = {
     "topic": TopicSpec,
     "producer": ProducerSpec,
     "recovery": RecoverySpec,
-    "group": GroupConsumerSpec,
-    "spark": SparkConsumerSpec,
+    **{kind_word(model): model for model in SET_MODELS},  # a consumer set, by its kind
 }
 
 

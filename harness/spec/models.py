@@ -12,19 +12,14 @@ from pydantic import (
     BaseModel,
     BeforeValidator,
     ConfigDict,
-    Discriminator,
     Field,
     StringConstraints,
-    Tag,
     model_serializer,
     model_validator,
 )
 
 from harness.common.spec_base import (
-    MAX_MEMBERS,
-    MAX_MS,
     MAX_PARTITIONS,
-    MAX_RECORDS,
     MAX_SECONDS,
     MAX_SEED,
     Name,
@@ -34,6 +29,14 @@ from harness.common.spec_base import (
 from harness.faults.options import FaultOptions
 from harness.faults.registry import FAULT_KINDS
 from harness.nodes.topology import CONTROLLER_ID_BASE, DEFAULT_VERSION, MAX_BROKERS
+
+# The consumer kinds' models (harness.spec.consumers), re-exported.
+from harness.spec.consumers import CONSUMER_TAGS as CONSUMER_TAGS
+from harness.spec.consumers import ConsumerSetSpec as ConsumerSetSpec
+from harness.spec.consumers import ConsumerSpec as ConsumerSpec
+from harness.spec.consumers import GroupConsumerSpec as GroupConsumerSpec
+from harness.spec.consumers import PipelineSpec as PipelineSpec
+from harness.spec.consumers import SparkConsumerSpec as SparkConsumerSpec
 from harness.spec.expect import Expect
 from harness.spec.producer import ProducerSpec as ProducerSpec  # re-exported
 from harness.spec.producer import TransactionsSpec as TransactionsSpec  # re-exported
@@ -58,81 +61,6 @@ class TopicSpec(StrictModel):
     partitions: int = Field(default=6, ge=1, le=MAX_PARTITIONS)
     replication_factor: int = Field(default=3, ge=1, le=MAX_BROKERS)
     config: Settings = {}
-
-
-class GroupConsumerSpec(StrictModel):
-    kind: Literal["group"] = "group"
-    group: Annotated[str, StringConstraints(min_length=1)] = "chaos-group"
-    members: int = Field(default=1, ge=1, le=MAX_MEMBERS)
-    commit: Literal["auto", "after-process", "before-process"] = "after-process"
-    # Simulated work per polled batch (ms): the member sleeps that long between poll and write.
-    processing_ms: int = Field(default=0, ge=0, le=MAX_MS)
-    # Extra work per batch, drawn uniformly from 0..processing_jitter_ms (seeded by the cell's
-    # seed and the member): real batches vary, and only a varying batch overruns
-    # max.poll.interval.ms now and then instead of always or never.
-    processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
-    config: Settings = {}
-
-
-class SparkConsumerSpec(StrictModel):
-    """A Structured Streaming query; `config` holds extra Kafka source options
-    (`kafka.<client setting>`, `minPartitions`, …)."""
-
-    kind: Literal["spark"] = "spark"
-    config: Settings = {}
-    trigger_ms: int = Field(default=1000, ge=1, le=MAX_MS)
-    max_offsets_per_trigger: int | None = Field(default=None, ge=1, le=MAX_RECORDS)
-    fail_on_data_loss: bool = True
-    starting_offsets: Literal["earliest", "latest"] = "earliest"
-
-    @property
-    def members(self) -> int:
-        """One streaming query: member index 0 ("spark/q")."""
-        return 1
-
-
-class PipelineSpec(StrictModel):
-    """A consume-transform-produce pipeline: `members` processes read the input topic in a
-    group and write each record (its seq, its input partition and offset) to `output`, into
-    the input record's partition. `exactly-once` commits the input offsets inside the
-    output's transaction (send_offsets_to_transaction); `at-least-once` produces, flushes,
-    then commits. Its members are the consumer set "pipeline"."""
-
-    kind: Literal["transform"] = "transform"
-    input: Name | None = None  # the spec's topic (the only one the workload writes)
-    output: Name = "chaos-out"
-    guarantee: Literal["exactly-once", "at-least-once"] = "exactly-once"
-    members: int = Field(default=2, ge=1, le=MAX_MEMBERS)
-    group: Annotated[str, StringConstraints(min_length=1)] = "chaos-pipeline"
-    # Member i's transactional.id is "<transactional_id>-<i>": a restarted member fences the
-    # process it replaces (exactly-once only).
-    transactional_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")] = (
-        "chaos-pipeline"
-    )
-    timeout_ms: int = Field(default=60000, ge=1000, le=MAX_MS)  # transaction.timeout.ms
-    processing_ms: int = Field(default=0, ge=0, le=MAX_MS)  # simulated work per batch
-    processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
-    config: Settings = {}  # the members' consumer settings (librdkafka)
-    producer_config: Settings = {}  # their output producer's
-
-    def member_transactional_id(self, index: int) -> str:
-        return f"{self.transactional_id}-{index}"
-
-
-def _consumer_tag(value: Any) -> str:
-    kind = value.get("kind", "group") if isinstance(value, dict) else getattr(value, "kind", None)
-    return kind if kind in ("group", "spark") else "invalid"
-
-
-ConsumerSpec = Annotated[
-    Annotated[GroupConsumerSpec, Tag("group")] | Annotated[SparkConsumerSpec, Tag("spark")],
-    Discriminator(
-        _consumer_tag,
-        custom_error_type="consumer_kind",
-        custom_error_message="expected kind group or spark",
-    ),
-]
-CONSUMER_TAGS = ("group", "spark")
 
 
 def _spec_fault_kinds() -> list[str]:
@@ -257,7 +185,7 @@ class Spec(StrictModel):
     matrix: Matrix | None = None
     incident: IncidentSpec | None = None  # its row in the incident catalogue
 
-    def consumer_sets(self) -> list[tuple[str, GroupConsumerSpec | SparkConsumerSpec]]:
+    def consumer_sets(self) -> list[tuple[str, ConsumerSetSpec]]:
         """Named sets: the kind, or kind + position among its kind ("group", "group2")."""
         if self.consumers is not None:
             specs = list(self.consumers)
@@ -266,7 +194,7 @@ class Spec(StrictModel):
         else:
             specs = [GroupConsumerSpec()]
         seen: dict[str, int] = {}
-        out: list[tuple[str, GroupConsumerSpec | SparkConsumerSpec]] = []
+        out: list[tuple[str, ConsumerSetSpec]] = []
         for c in specs:
             seen[c.kind] = seen.get(c.kind, 0) + 1
             out.append((c.kind if seen[c.kind] == 1 else f"{c.kind}{seen[c.kind]}", c))

@@ -29,7 +29,7 @@ _PRODUCER_OWNED = {
     "transactional.id": "producer.transactions.transactional_id",
     "transaction.timeout.ms": "producer.transactions.timeout_ms",
 }
-# Kafka source options a Spark consumer's own keys set (harness.workload.stream_consumer).
+# Kafka source options a Spark consumer's own keys set (harness.workload.spark.member).
 _SPARK_OWNED = {
     "kafka.bootstrap.servers": "the cluster",
     "subscribe": "the spec's topic",

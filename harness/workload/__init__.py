@@ -1,5 +1,6 @@
 """The workload: a producer that keeps a ledger, consumers that record what they process.
 
-Group members (`group_member`) and the Spark Structured Streaming query (`stream_consumer`)
-run as their own processes and write their files through `harness.results`.
+Each consumer kind is a folder: `<kind>/member.py` runs as its own process (group members,
+pipeline members, the Spark Structured Streaming query) and writes its files through
+`harness.results`; `<kind>/supervisor.py` runs its set. `consumer_kinds` lists the kinds.
 """

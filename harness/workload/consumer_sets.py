@@ -4,42 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol
 
 import pyarrow as pa
 
 from harness.common.waiting import wait_until
 from harness.errors import HarnessError, WaitTimeout
 from harness.results.consumers import ConsumerRef, set_of
-from harness.results.events import PIPELINE_SET
 from harness.results.history import History
 from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
-from harness.spec import GroupConsumerSpec, Spec
-from harness.workload.group_consumers import GroupConsumers, GroupSettings
-from harness.workload.pipeline_members import PipelineMembers, PipelineSettings
-from harness.workload.spark_query import SparkQuery, SparkQuerySettings
+from harness.spec import Spec
+from harness.workload.consumer_kinds import ConsumerSet, declared_sets
+from harness.workload.runtime import Runtime
 
 DEFAULT_GROUP = "chaos-group"
-
-
-class ConsumerSet(Protocol):
-    """A consumer group's member processes, or one Spark streaming query."""
-
-    names: list[str]
-
-    def member(self, index: int) -> str: ...
-    def start(self, name: str | None = None) -> None: ...
-    def crash(self, name: str, index: int | None = None) -> None: ...
-    def stop(self) -> None: ...
-    def poll(self) -> None: ...
-    def unready(self) -> list[str]: ...
-    def lag(self, ends: dict[int, int]) -> dict[int, int]: ...
-    def consumed_tables(self) -> Iterator[pa.Table]: ...
-    def commits_tables(self) -> Iterator[pa.Table]: ...
-
-    @property
-    def rows(self) -> int: ...
 
 
 class ConsumerSets:
@@ -54,61 +32,13 @@ class ConsumerSets:
     ) -> None:
         self.history = history
         self.directory = CellPaths(cell_dir).consumers
-        self.sets: dict[str, ConsumerSet] = {}
         self.default_group = spec.default_group() or DEFAULT_GROUP
-        for name, consumer in spec.consumer_sets():
-            if not isinstance(consumer, GroupConsumerSpec):
-                query = SparkQuerySettings(
-                    bootstrap=bootstrap,
-                    topic=spec.topic.name,
-                    set_name=name,
-                    trigger_ms=consumer.trigger_ms,
-                    max_offsets_per_trigger=consumer.max_offsets_per_trigger,
-                    fail_on_data_loss=consumer.fail_on_data_loss,
-                    starting_offsets=consumer.starting_offsets,
-                    config=dict(consumer.config),
-                    max_s=max_s,
-                )
-                self.sets[name] = SparkQuery(query, cell_dir, self.directory, history)
-                continue
-            settings = GroupSettings(
-                bootstrap=bootstrap,
-                topic=spec.topic.name,
-                group=consumer.group,
-                set_name=name,
-                members=consumer.members,
-                commit=consumer.commit,
-                processing_ms=consumer.processing_ms,
-                processing_jitter_ms=consumer.processing_jitter_ms,
-                seed=seed,
-                config=dict(consumer.config),
-                max_s=max_s,
-            )
-            self.sets[name] = GroupConsumers(settings, self.directory, history)
-        if spec.pipeline is not None:
-            p = spec.pipeline
-            pipeline = PipelineSettings(
-                **vars(
-                    GroupSettings(
-                        bootstrap=bootstrap,
-                        topic=spec.topic.name,
-                        group=p.group,
-                        set_name=PIPELINE_SET,
-                        members=p.members,
-                        processing_ms=p.processing_ms,
-                        processing_jitter_ms=p.processing_jitter_ms,
-                        seed=seed,
-                        config=dict(p.config),
-                        max_s=max_s,
-                    )
-                ),
-                output=p.output,
-                guarantee=p.guarantee,
-                transactional_id=p.transactional_id,
-                txn_timeout_ms=p.timeout_ms,
-                producer_config=dict(p.producer_config),
-            )
-            self.sets[PIPELINE_SET] = PipelineMembers(pipeline, self.directory, history)
+        # What every member gets besides its set's spec model and its name.
+        self.runtime = Runtime(bootstrap, spec.topic.name, self.directory, max_s, seed)
+        self.sets: dict[str, ConsumerSet] = {
+            name: kind.supervise(name, model, self.runtime, history)
+            for name, kind, model in declared_sets(spec)
+        }
 
     def start(self) -> None:
         for s in self.sets.values():

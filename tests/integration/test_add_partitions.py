@@ -14,8 +14,9 @@ import pytest
 from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from harness.results.tables import CONSUMED, concat
+from harness.spec.consumers import GroupConsumerSpec
 from harness.spec.producer import ProducerSpec
-from harness.workload.group_consumers import GroupConsumers, GroupSettings
+from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.log_reader import end_offsets, read_log
 from harness.workload.producer.thread import ProducerThread
 from harness.workload.runtime import Runtime
@@ -32,8 +33,9 @@ def test_grow_a_topic_under_the_workload(start_cluster: ClusterFactory, tmp_path
     cluster.create_topic("chaos", partitions=2, replication_factor=3)
     cluster.admin.ensure_offsets_topic()
     bootstrap = cluster.bootstrap_servers
-    group = GroupConsumers(
-        GroupSettings(bootstrap, "chaos", "g", members=2, max_s=600), tmp_path, cluster.history
+    runtime = Runtime(bootstrap, "chaos", tmp_path, max_s=600, seed=0)
+    group = GroupSupervisor(
+        "group", GroupConsumerSpec(group="g", members=2), runtime, cluster.history
     )
     producer = ProducerThread(
         ProducerSpec(rate=200, duration_s=600),
@@ -95,10 +97,9 @@ def test_a_latest_group_skips_new_partitions_yet_reaches_their_end(
     cluster.create_topic("chaos", partitions=2, replication_factor=3)
     cluster.admin.ensure_offsets_topic()
     bootstrap = cluster.bootstrap_servers
-    settings = GroupSettings(
-        bootstrap, "chaos", "g", config={"auto.offset.reset": "latest"}, max_s=600
-    )
-    group = GroupConsumers(settings, tmp_path, cluster.history)
+    spec = GroupConsumerSpec(group="g", config={"auto.offset.reset": "latest"})
+    runtime = Runtime(bootstrap, "chaos", tmp_path, max_s=600, seed=0)
+    group = GroupSupervisor("group", spec, runtime, cluster.history)
 
     def write(records: int) -> ProducerThread:
         producer = ProducerThread(

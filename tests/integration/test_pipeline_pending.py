@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from confluent_kafka import Producer
 
 from harness.results.member_files import ConsumedLine, MemberPaths, PendingBatch, parse_consumed
+from harness.spec.consumers import PipelineSpec
+from harness.workload.member_process import member_command
+from harness.workload.pipeline.supervisor import PipelineSupervisor
 from harness.workload.records import encode_key, encode_value
+from harness.workload.runtime import Runtime
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import wait_until
 
@@ -31,35 +34,16 @@ RECORDS = 40
 
 
 def _member(bootstrap: str, directory: Path) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "harness.workload.pipeline_member",
-        "--bootstrap",
-        bootstrap,
-        "--topic",
-        "in",
-        "--group",
-        "chaos-pipeline",
-        "--consumer",
-        "pipeline/m0",
-        "--commit",
-        "after-process",
-        "--dir",
-        str(directory),
-        "--max-s",
-        "120",
-        "--config",
-        json.dumps({"session.timeout.ms": 6000}),
-        "--output",
-        "out",
-        "--guarantee",
-        "exactly-once",
-        "--transactional-id",
-        "chaos-pipeline-0",
-        "--txn-timeout-ms",
-        "10000",
-    ]
+    spec = PipelineSpec(
+        output="out",
+        guarantee="exactly-once",
+        group="chaos-pipeline",
+        transactional_id="chaos-pipeline",  # member 0: chaos-pipeline-0
+        timeout_ms=10000,
+        config={"session.timeout.ms": 6000},
+    )
+    runtime = Runtime(bootstrap, "in", directory, max_s=120, seed=0)
+    command = member_command(PipelineSupervisor.member_module, spec, runtime, "pipeline/m0")
     with (directory / "stderr.log").open("ab") as err:  # the child keeps its own copy
         return subprocess.Popen(command, stderr=err)
 

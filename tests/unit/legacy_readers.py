@@ -64,7 +64,7 @@ def read_commits(paths: MemberPaths) -> list[dict[str, int]]:
     return [row for row in rows if row is not None]
 
 
-# --- harness.workload.group_consumers.GroupConsumers.collected --------------------------------
+# --- harness.workload.group.supervisor.GroupSupervisor.collected --------------------------------
 def empty_columns(schema: Any) -> dict[str, list[Any]]:
     return {name: [] for name in schema.names}
 

@@ -31,12 +31,13 @@ from harness.results.tables import (
     write_table,
     write_tables,
 )
+from harness.spec.consumers import GroupConsumerSpec, SparkConsumerSpec
 from harness.spec.producer import ProducerSpec
-from harness.workload.group_consumers import GroupConsumers, GroupSettings
+from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.producer import core, thread
 from harness.workload.producer.thread import ProducerThread
 from harness.workload.runtime import Runtime
-from harness.workload.spark_query import SparkQuery, SparkQuerySettings
+from harness.workload.spark.supervisor import SparkSupervisor
 from tests.unit import legacy_readers as legacy
 
 MEMBERS = ["group/m0", "group/m1"]
@@ -286,7 +287,8 @@ def test_consumed_parquet_is_the_one_written_from_lists(tmp_path: Path) -> None:
     """As the runner writes it: streamed from the group's members, file order kept (the
     checks' `_row`), the row groups write_table made."""
     hand_built_member_folder(tmp_path)
-    group = GroupConsumers(GroupSettings("b:9092", "chaos", "g", members=2), tmp_path, History())
+    runtime = Runtime("b:9092", "chaos", tmp_path, max_s=3600, seed=0)
+    group = GroupSupervisor("group", GroupConsumerSpec(group="g", members=2), runtime, History())
     assert write_tables(tmp_path / "consumed.parquet", CONSUMED, group.consumed_tables()) == 7
     assert write_tables(tmp_path / "commits.parquet", COMMITS, group.commits_tables()) == 2
     old_consumed, old_commits = legacy.collected(tmp_path, group.names)
@@ -460,8 +462,8 @@ def test_a_producer_never_started_writes_an_empty_ledger(tmp_path: Path) -> None
 def test_a_spark_query_gives_its_committed_sink_rows_as_consumed_tables(tmp_path: Path) -> None:
     """Each committed sink file's rows, `ts` = when the file was written; an orphan file
     (no commit-log entry) is not read."""
-    settings = SparkQuerySettings("b:9092", "chaos", set_name="spark")
-    query = SparkQuery(settings, tmp_path, tmp_path / "consumers", History())
+    runtime = Runtime("b:9092", "chaos", tmp_path / "consumers", max_s=3600, seed=0)
+    query = SparkSupervisor("spark", SparkConsumerSpec(), runtime, History())
     sink = query.query.sink
     sink.mkdir(parents=True)
     for batch, rows in enumerate([[(0, 0, 7), (1, 0, 8)], [(0, 1, 9)], [(1, 1, 3)]]):

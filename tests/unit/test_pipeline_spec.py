@@ -13,10 +13,13 @@ import pytest
 
 from harness.nemesis.schedule import plan_faults
 from harness.results.history import History
+from harness.spec.consumers import PipelineSpec
 from harness.spec.matrix import expand_cells
-from harness.workload import pipeline_member
-from harness.workload.pipeline_members import PipelineMembers, PipelineSettings
+from harness.workload.member_process import parse_member_args
+from harness.workload.pipeline.member import PipelineMember
+from harness.workload.pipeline.supervisor import PipelineSupervisor
 from harness.workload.records import decode_origin, decode_seq, encode_output_value, encode_value
+from harness.workload.runtime import Runtime
 from tests.unit.test_producer_process import load, problems
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -134,43 +137,50 @@ def test_pipeline_spec_mistakes_are_named(change: str, expected: str) -> None:
         assert not any("stall_s.pipeline" in line for line in found), found
 
 
-def test_a_member_runs_the_pipeline_module_with_its_own_transactional_id(tmp_path: Path) -> None:
-    settings = PipelineSettings(
-        bootstrap="127.0.0.1:1",
-        topic="chaos",
+def test_a_member_runs_the_pipeline_module_with_its_own_transactional_id(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    spec = PipelineSpec(
         group="chaos-pipeline",
-        set_name="pipeline",
         members=2,
         output="out",
         guarantee="at-least-once",
         transactional_id="tid",
-        txn_timeout_ms=9000,
+        timeout_ms=9000,
         producer_config={"linger.ms": 7},
     )
-    members = PipelineMembers(settings, tmp_path, History())
+    runtime = Runtime("127.0.0.1:1", "chaos", tmp_path, max_s=60, seed=3)
+    members = PipelineSupervisor("pipeline", spec, runtime, History())
+    assert members.names == ["pipeline/m0", "pipeline/m1"]
     cmd = members.command("pipeline/m1")
-    assert cmd[1:3] == ["-m", "harness.workload.pipeline_member"]
-    args = pipeline_member.parse_args(cmd[3:])
-    assert (args.topic, args.group, args.consumer, args.commit) == (
-        "chaos",
-        "chaos-pipeline",
-        "pipeline/m1",
-        "after-process",
+    assert cmd[1:3] == ["-m", "harness.workload.pipeline.member"]
+    args = parse_member_args(PipelineSpec, cmd[3:], None)
+    assert (args.spec, args.runtime, args.name) == (spec, runtime, "pipeline/m1")
+    # What the process makes of them (no producer started: at-least-once needs no broker).
+    monkeypatch.setattr("harness.workload.pipeline.member._exit_with_parent", lambda _: None)
+    member = PipelineMember(args.spec, args.runtime, args.name)
+    assert (member.transactional_id, member.commit_mode) == ("tid-1", "after-process")
+    conf = member.producer_config()
+    assert (conf["linger.ms"], conf["client.id"], conf["bootstrap.servers"]) == (
+        7,
+        "pipeline/m1/out",
+        "127.0.0.1:1",
     )
-    assert (args.output, args.guarantee, args.transactional_id, args.txn_timeout_ms) == (
-        "out",
-        "at-least-once",
+    assert member.config()["group.id"] == "chaos-pipeline"
+    assert member.config()["enable.auto.commit"] is False
+    member.exactly_once = True
+    exactly_once = member.producer_config()
+    assert (exactly_once["transactional.id"], exactly_once["transaction.timeout.ms"]) == (
         "tid-1",
         9000,
     )
-    assert args.producer_config == '{"linger.ms": 7}'
 
 
 def test_a_member_blocked_in_a_call_still_ends_with_its_runner() -> None:
     """The parent-watch thread ends the process though the main thread never returns (as in a
     librdkafka call that ignores its timeout): a runner killed leaves no member behind."""
     child = (
-        "import os, time; from harness.workload.pipeline_member import _exit_with_parent; "
+        "import os, time; from harness.workload.pipeline.member import _exit_with_parent; "
         "_exit_with_parent(os.getppid()); time.sleep(120)"
     )
     parent = (

@@ -78,7 +78,7 @@ def test_the_checks_load_only_the_contract() -> None:
 
 
 def test_the_spark_consumer_process_does_not_load_docker() -> None:
-    loaded = _loaded_after("import harness.workload.stream_consumer")
+    loaded = _loaded_after("import harness.workload.spark.member")
     assert not [m for m in loaded if m.split(".")[0] in DOCKER]
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from harness.results.checkpoint import Checkpoint, committed_end, orphan_files, sink_files
 from harness.results.tables import CONSUMED, LEDGER, LOG, write_table
-from harness.workload.stream_consumer import is_data_loss, resume_point
+from harness.workload.spark.member import is_data_loss, resume_point
 
 T = 1_700_000_000_000
 ENDS = {0: {0: 3, 1: 2}, 1: {0: 6, 1: 4}, 2: {0: 9, 1: 6}, 3: {0: 12, 1: 8}}

@@ -1,27 +1,24 @@
 """The Spark Structured Streaming consumer, its own process so the nemesis can SIGKILL it.
 
-`python -m harness.workload.stream_consumer --bootstrap … --topic … --consumer spark/q --dir DIR
---query-dir DIR [--trigger-ms 1000] [--max-offsets-per-trigger N] [--fail-on-data-loss true]
-[--starting-offsets earliest] [--config JSON] [--max-s N]`
+`python -m harness.workload.spark.member --spec SPARK_CONSUMER_SPEC_JSON --runtime RUNTIME_JSON
+--consumer spark/q` (harness.workload.member_process)
 
 Spark's own Kafka source (offsets live in the checkpoint, nothing in `__consumer_offsets`)
-feeds a Parquet file sink: `<query-dir>/sink` with `<query-dir>/checkpoint`. Each row is
+feeds a Parquet file sink: `<cell>/spark/<set>/sink` with `<cell>/spark/<set>/checkpoint`
+(`query_paths`). Each row is
 `seq, partition, offset, ts` (the batch's timestamp, ms) and the process's `generation`; the
 batch id of a row is in the sink's commit log, which names every file of each batch (Spark
 has no batch-id expression for a file sink). Every start is a new generation; at start the
 process records where the checkpoint says it will resume (`spark.resume`), and every
 finished batch is a `spark.batch` event with its offsets (from a StreamingQueryListener).
 The checkpoint and sink logs keep every batch (no purge, no compaction) so checks can read
-the whole run. SIGTERM stops the query cleanly; so do --max-s and the runner's death. A query
+the whole run. SIGTERM stops the query cleanly; so do max_s and the runner's death. A query
 that fails (e.g. Spark's data-loss error) is recorded as `spark.query.failed`, exit code 3.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -30,15 +27,24 @@ from typing import Any
 from harness.results import events as ev
 from harness.results.checkpoint import Checkpoint, topic_offsets
 from harness.results.consumers import ConsumerRef
-from harness.results.layout import QueryPaths
+from harness.results.layout import QueryPaths, query_dir
 from harness.results.member_files import EventLog, MemberPaths, next_generation
+from harness.spec.consumers import SparkConsumerSpec
+from harness.workload.member_process import parse_member_args, run_until_signalled
 from harness.workload.records import SEQ_DIGITS
+from harness.workload.runtime import Runtime
 
 # Maven puts the connector beside the checks' Spark session (make setup: spark-jars).
-JARS_DIR = Path(__file__).resolve().parents[2] / "spark_jobs" / "jars"
+JARS_DIR = Path(__file__).resolve().parents[3] / "spark_jobs" / "jars"
 EXIT_QUERY_FAILED = 3
 # Words of Spark's Kafka data-loss errors (error class KAFKA_DATA_LOSS, or the older text).
 DATA_LOSS_MARKERS = ("KAFKA_DATA_LOSS", "failOnDataLoss", "Some data may have been lost")
+
+
+def query_paths(runtime: Runtime, set_name: str) -> QueryPaths:
+    """The query's sink and checkpoint, `<cell>/spark/<set>/`: the runtime's folder is the
+    cell's `consumers/` (harness.results.layout), so the cell is its parent."""
+    return QueryPaths(query_dir(runtime.directory.parent, set_name))
 
 
 def is_data_loss(error: str) -> bool:
@@ -109,42 +115,44 @@ def make_listener(events: EventLog, topic: str, generation: int) -> Any:
     return BatchLog()
 
 
-class StreamConsumer:
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self.set_name = ConsumerRef.parse(args.consumer).set_name
-        self.paths = MemberPaths(args.dir, args.consumer)
+class SparkMember:
+    def __init__(self, spec: SparkConsumerSpec, runtime: Runtime, name: str) -> None:
+        self.spec = spec
+        self.runtime = runtime
+        self.name = name
+        self.set_name = ConsumerRef.parse(name).set_name
+        self.paths = MemberPaths(runtime.directory, name)
         self.events = EventLog(self.paths)
         self.stopping = False
-        query = QueryPaths(args.query_dir)
-        self.checkpoint = query.checkpoint
-        self.sink = query.sink
+        self.query = query_paths(runtime, self.set_name)
+        self.checkpoint = self.query.checkpoint
+        self.sink = self.query.sink
 
     def options(self) -> dict[str, str]:
-        a = self.args
+        s = self.spec
         # Spark's own defaults otherwise. Not fetchOffset.numRetries: when the latest offset
         # went backwards Spark retries the listing that many times (1 s apart) before it
         # reports data loss, so a higher value lets a refilled log hide a truncation.
-        opts = {k: str(v) for k, v in json.loads(a.config).items()}
+        opts = {k: str(v) for k, v in s.config.items()}
         opts.update(
             {
-                "kafka.bootstrap.servers": a.bootstrap,
-                "subscribe": a.topic,
-                "startingOffsets": a.starting_offsets,
-                "failOnDataLoss": str(a.fail_on_data_loss).lower(),
+                "kafka.bootstrap.servers": self.runtime.bootstrap,
+                "subscribe": self.runtime.topic,
+                "startingOffsets": s.starting_offsets,
+                "failOnDataLoss": str(s.fail_on_data_loss).lower(),
             }
         )
-        if a.max_offsets_per_trigger:
-            opts["maxOffsetsPerTrigger"] = str(a.max_offsets_per_trigger)
+        if s.max_offsets_per_trigger:
+            opts["maxOffsetsPerTrigger"] = str(s.max_offsets_per_trigger)
         return opts
 
     def run(self) -> int:
-        generation = next_generation(self.args.dir, self.set_name)
+        generation = next_generation(self.runtime.directory, self.set_name)
         # The Java consumer's default; the source options may set kafka.isolation.level.
         isolation = self.options().get("kafka.isolation.level", ev.READ_UNCOMMITTED)
         self.events(ev.CONSUMER_START, pid=os.getpid(), generation=generation, isolation=isolation)
-        self.args.query_dir.mkdir(parents=True, exist_ok=True)
-        resume = resume_point(Checkpoint(self.checkpoint, self.args.topic))
+        self.query.root.mkdir(parents=True, exist_ok=True)
+        resume = resume_point(Checkpoint(self.checkpoint, self.runtime.topic))
         self.events(ev.SPARK_RESUME, generation=generation, **resume)
 
         from pyspark.errors import StreamingQueryException
@@ -153,7 +161,7 @@ class StreamConsumer:
         from spark_jobs.session import local_session
 
         spark = local_session(
-            f"kafka-chaos-{self.args.consumer}",
+            f"kafka-chaos-{self.name}",
             jars=connector_jars(),
             conf={
                 # A task failing on a broker fault is retried (4 attempts, as on a cluster)
@@ -166,7 +174,7 @@ class StreamConsumer:
                 "spark.sql.streaming.fileSink.log.deletion": "false",
             },
         )
-        spark.streams.addListener(make_listener(self.events, self.args.topic, generation))
+        spark.streams.addListener(make_listener(self.events, self.runtime.topic, generation))
         value = F.col("value").cast("string")
         rows = (
             spark.readStream.format("kafka")
@@ -185,10 +193,10 @@ class StreamConsumer:
             rows.writeStream.format("parquet")
             .option("path", str(self.sink))
             .option("checkpointLocation", str(self.checkpoint))
-            .trigger(processingTime=f"{self.args.trigger_ms} milliseconds")
+            .trigger(processingTime=f"{self.spec.trigger_ms} milliseconds")
             .start()
         )
-        deadline = time.monotonic() + self.args.max_s
+        deadline = time.monotonic() + self.runtime.max_s
         parent = os.getppid()
         terminated = False
         failure: str | None = None
@@ -218,31 +226,10 @@ class StreamConsumer:
         return 0
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--topic", required=True)
-    parser.add_argument("--consumer", required=True, help="<set>/q")
-    parser.add_argument("--dir", type=Path, required=True, help="the cell's consumers folder")
-    parser.add_argument("--query-dir", type=Path, required=True, help="sink and checkpoint here")
-    parser.add_argument("--trigger-ms", type=int, default=1000)
-    parser.add_argument("--max-offsets-per-trigger", type=int, default=0)
-    parser.add_argument("--fail-on-data-loss", type=lambda s: s.lower() == "true", default=True)
-    parser.add_argument("--starting-offsets", choices=["earliest", "latest"], default="earliest")
-    parser.add_argument("--config", default="{}", help="extra Kafka source options as JSON")
-    parser.add_argument("--max-s", type=float, default=3600.0)
-    return parser.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> None:
-    consumer = StreamConsumer(parse_args(sys.argv[1:] if argv is None else argv))
-
-    def stop(signum: int, frame: object) -> None:
-        consumer.stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    sys.exit(consumer.run())
+    args = parse_member_args(SparkConsumerSpec, sys.argv[1:] if argv is None else argv, __doc__)
+    consumer = SparkMember(args.spec, args.runtime, args.name)
+    sys.exit(run_until_signalled(consumer, consumer.run))
 
 
 if __name__ == "__main__":

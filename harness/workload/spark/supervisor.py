@@ -1,6 +1,6 @@
 """A Spark Structured Streaming query as a consumer set: one process, crashed with SIGKILL.
 
-The process (harness.workload.stream_consumer) runs in its own session; pyspark starts the JVM as
+The process (harness.workload.spark.member) runs in its own session; pyspark starts the JVM as
 its child, so a crash kills the whole process group — the JVM dies mid-batch exactly as a
 killed executor would, with no shutdown hook committing anything. Progress is read from the
 query's checkpoint (how far the sink is committed); what it consumed is collected from the
@@ -10,12 +10,7 @@ file sink's commit log.
 from __future__ import annotations
 
 import contextlib
-import json
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,77 +18,43 @@ import pyarrow.parquet as pq
 from harness.common.processes import ManagedProcess
 from harness.results.checkpoint import committed_end, sink_files
 from harness.results.history import History
-from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.tables import CONSUMED
+from harness.spec.consumers import SparkConsumerSpec
+from harness.workload.member_process import member_command
+from harness.workload.runtime import Runtime
+from harness.workload.spark.member import query_paths
 
 STOP_GRACE_S = 60.0
 
 
-@dataclass
-class SparkQuerySettings:
-    bootstrap: str
-    topic: str
-    set_name: str = "spark"
-    trigger_ms: int = 1000
-    max_offsets_per_trigger: int | None = None
-    fail_on_data_loss: bool = True
-    starting_offsets: str = "earliest"
-    config: dict[str, Any] = field(default_factory=dict)
-    max_s: float = 3600.0
+class SparkSupervisor:
+    member_module = "harness.workload.spark.member"
 
-
-class SparkQuery:
     def __init__(
-        self, settings: SparkQuerySettings, cell_dir: Path, directory: Path, history: History
+        self, set_name: str, spec: SparkConsumerSpec, runtime: Runtime, history: History
     ) -> None:
-        self.s = settings
-        self.directory = directory  # the cell's consumers/ folder (events, stderr, generation)
-        self.query = CellPaths(cell_dir).query(settings.set_name)
+        self.set_name = set_name
+        self.spec = spec
+        self.runtime = runtime
+        self.directory = runtime.directory  # the cell's consumers/ (events, stderr, generation)
+        self.query = query_paths(runtime, set_name)
         self.history = history
-        directory.mkdir(parents=True, exist_ok=True)
-        self.name = f"{settings.set_name}/q"
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.name = f"{set_name}/q"
         self.names = [self.name]
-        self.paths = MemberPaths(directory, self.name)
+        self.paths = MemberPaths(self.directory, self.name)
         self.proc: ManagedProcess | None = None
         self.exited_reported = False
         self._end: dict[int, int] = {}
 
     def member(self, index: int) -> str:
         if index != 0:
-            raise ValueError(f"{self.s.set_name} is one streaming query: index 0, not {index}")
+            raise ValueError(f"{self.set_name} is one streaming query: index 0, not {index}")
         return self.name
 
     def _command(self) -> list[str]:
-        s = self.s
-        cmd = [
-            sys.executable,
-            "-m",
-            "harness.workload.stream_consumer",
-            "--bootstrap",
-            s.bootstrap,
-            "--topic",
-            s.topic,
-            "--consumer",
-            self.name,
-            "--dir",
-            str(self.directory),
-            "--query-dir",
-            str(self.query.root),
-            "--trigger-ms",
-            str(s.trigger_ms),
-            "--fail-on-data-loss",
-            str(s.fail_on_data_loss).lower(),
-            "--starting-offsets",
-            s.starting_offsets,
-            "--config",
-            json.dumps(s.config),
-            "--max-s",
-            str(s.max_s),
-        ]
-        if s.max_offsets_per_trigger:
-            cmd += ["--max-offsets-per-trigger", str(s.max_offsets_per_trigger)]
-        return cmd
+        return member_command(self.member_module, self.spec, self.runtime, self.name)
 
     def start(self, name: str | None = None) -> None:
         """Start the query; without a name only if it never ran (one that stopped by itself,
@@ -136,7 +97,7 @@ class SparkQuery:
 
     def poll(self) -> None:
         with contextlib.suppress(OSError, ValueError):  # an entry being written: next poll
-            self._end = committed_end(self.query.checkpoint, self.s.topic)
+            self._end = committed_end(self.query.checkpoint, self.runtime.topic)
         if self.exited:
             assert self.proc is not None
             self.exited_reported = True

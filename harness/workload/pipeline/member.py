@@ -1,8 +1,8 @@
 """One member of a consume-transform-produce pipeline, run as its own process (SIGKILLable).
 
-`python -m harness.workload.pipeline_member <group_member's options> --output TOPIC
---guarantee exactly-once|at-least-once [--transactional-id ID --txn-timeout-ms N]
-[--producer-config JSON]`
+`python -m harness.workload.pipeline.member --spec PIPELINE_SPEC_JSON --runtime RUNTIME_JSON
+--consumer pipeline/m0` (harness.workload.member_process); member i's transactional.id is
+the spec's `member_transactional_id(i)`.
 
 It is a group member of the input topic (its `consumed` lines are what it processed) that
 writes every record it reads to the output topic, into the input record's partition, as
@@ -22,10 +22,8 @@ writes every record it reads to the output topic, into the input record's partit
 
 from __future__ import annotations
 
-import argparse
 import contextlib
 import faulthandler
-import json
 import os
 import sys
 import threading
@@ -45,8 +43,11 @@ from confluent_kafka import (
 
 from harness.results import events as ev
 from harness.results.member_files import PendingBatch, committed_past, not_yet_consumed
-from harness.workload.group_member import Member, build_parser, run_member
+from harness.spec.consumers import PipelineSpec
+from harness.workload.group.member import GroupMember
+from harness.workload.member_process import member_index, parse_member_args, run_until_signalled
 from harness.workload.records import decode_seq, encode_output_value
+from harness.workload.runtime import Runtime
 
 EXACTLY_ONCE, AT_LEAST_ONCE = "exactly-once", "at-least-once"
 TXN_CALL_TIMEOUT_S = 30.0
@@ -66,11 +67,15 @@ class TxnBroken(Exception):
         self.action = action
 
 
-class PipelineMember(Member):
-    def __init__(self, args: argparse.Namespace) -> None:
-        super().__init__(args)
+class PipelineMember(GroupMember):
+    def __init__(self, spec: PipelineSpec, runtime: Runtime, name: str) -> None:
+        # Its own commits come after the output is delivered (at-least-once), or inside
+        # the transaction (exactly-once): never librdkafka's auto-commit.
+        super().__init__(spec, runtime, name, commit="after-process")
         _exit_with_parent(os.getppid())
-        self.exactly_once = args.guarantee == EXACTLY_ONCE
+        self.pipeline = spec
+        self.transactional_id = spec.member_transactional_id(member_index(name))
+        self.exactly_once = spec.guarantee == EXACTLY_ONCE
         self.undelivered: list[str] = []  # delivery errors of the batch in hand
         self.pending = PendingBatch(self.paths.pending)
         self.producer = self.new_producer()  # completes or aborts what a killed process left
@@ -79,22 +84,22 @@ class PipelineMember(Member):
     def producer_config(self) -> dict[str, Any]:
         conf: dict[str, Any] = {
             "linger.ms": 5,
-            **json.loads(self.args.producer_config),
-            "bootstrap.servers": self.args.bootstrap,
-            "client.id": f"{self.args.consumer}/out",
+            **self.pipeline.producer_config,
+            "bootstrap.servers": self.runtime.bootstrap,
+            "client.id": f"{self.name}/out",
             "acks": "all",
             "enable.idempotence": True,
         }
         if self.exactly_once:
-            conf["transactional.id"] = self.args.transactional_id
-            conf["transaction.timeout.ms"] = self.args.txn_timeout_ms
-            conf.setdefault("message.timeout.ms", self.args.txn_timeout_ms)
+            conf["transactional.id"] = self.transactional_id
+            conf["transaction.timeout.ms"] = self.pipeline.timeout_ms
+            conf.setdefault("message.timeout.ms", self.pipeline.timeout_ms)
         return conf
 
     def new_producer(self) -> Producer:
         """A producer; transactional: initialised, which fences an older one of the same id.
-        The coordinator may be down (a fault): try again until --max-s runs out."""
-        deadline = time.monotonic() + self.args.max_s
+        The coordinator may be down (a fault): try again until max_s runs out."""
+        deadline = time.monotonic() + self.runtime.max_s
         while True:
             producer = Producer(self.producer_config())
             if not self.exactly_once:
@@ -120,7 +125,7 @@ class PipelineMember(Member):
             while True:
                 try:
                     self.producer.produce(
-                        self.args.output,
+                        self.pipeline.output,
                         value=value,
                         key=msg.key(),
                         partition=part,
@@ -183,7 +188,7 @@ class PipelineMember(Member):
 
     def transact(self, consumer: Consumer, batch: list[Message]) -> None:
         producer = self.producer
-        offsets: list[TopicPartition] = [TopicPartition(self.args.topic, -1, 0)]  # none yet
+        offsets: list[TopicPartition] = [TopicPartition(self.runtime.topic, -1, 0)]  # none yet
         try:
             self.call("begin_transaction", producer.begin_transaction)
             self.produce_batch(batch)
@@ -260,7 +265,7 @@ class PipelineMember(Member):
         if not left:
             self.pending.clear()
             return
-        topic = self.args.topic
+        topic = self.runtime.topic
         parts = sorted({line.partition for line in left})
         try:
             found = self.committed(consumer, [TopicPartition(topic, p) for p in parts])
@@ -288,13 +293,13 @@ class PipelineMember(Member):
         for tp in committed:
             offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
             with contextlib.suppress(KafkaException):  # revoked meanwhile: nothing to rewind
-                consumer.seek(TopicPartition(self.args.topic, tp.partition, offset))
+                consumer.seek(TopicPartition(self.runtime.topic, tp.partition, offset))
                 seeks[tp.partition] = offset
         self.event(ev.PIPELINE_REWIND, generation=self.generation, partitions=seeks)
         return seeks
 
     def start_fields(self) -> dict[str, Any]:
-        return {"guarantee": self.args.guarantee, "output": self.args.output}
+        return {"guarantee": self.pipeline.guarantee, "output": self.pipeline.output}
 
     def closing(self) -> None:
         with contextlib.suppress(KafkaException):
@@ -317,18 +322,10 @@ def _init(producer: Producer) -> Callable[[], object]:
     return lambda: producer.init_transactions(TXN_CALL_TIMEOUT_S)
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    parser = build_parser(__doc__)
-    parser.add_argument("--output", required=True)
-    parser.add_argument("--guarantee", choices=[EXACTLY_ONCE, AT_LEAST_ONCE], required=True)
-    parser.add_argument("--transactional-id", default="chaos-pipeline-0")
-    parser.add_argument("--txn-timeout-ms", type=int, default=60000)
-    parser.add_argument("--producer-config", default="{}", help="librdkafka producer settings")
-    return parser.parse_args(argv)
-
-
 def main(argv: list[str] | None = None) -> None:
-    run_member(PipelineMember(parse_args(sys.argv[1:] if argv is None else argv)))
+    args = parse_member_args(PipelineSpec, sys.argv[1:] if argv is None else argv, __doc__)
+    member = PipelineMember(args.spec, args.runtime, args.name)
+    run_until_signalled(member, member.run)
 
 
 if __name__ == "__main__":

@@ -1,32 +1,28 @@
 """One consumer-group member, run as its own process so the nemesis can SIGKILL it.
 
-`python -m harness.workload.group_member --bootstrap … --topic … --group … --consumer group/m0
---commit after-process [--processing-ms N] [--processing-jitter-ms N --seed S] --dir DIR
-[--config JSON] [--max-s N]`
+`python -m harness.workload.group.member --spec GROUP_CONSUMER_SPEC_JSON --runtime RUNTIME_JSON
+--consumer group/m0` (harness.workload.member_process)
 
-Each polled batch is "processed": --processing-ms of simulated work (a sleep; plus a uniform
-0..--processing-jitter-ms drawn from a generator seeded by S and the member's name), then its
-records are written to `consumed` (the moment they count as processed). Commit strategies
-(what a crash then costs):
+Each polled batch is "processed": the spec's processing_ms of simulated work (a sleep; plus a
+uniform 0..processing_jitter_ms drawn from a generator seeded by the runtime's seed and the
+member's name), then its records are written to `consumed` (the moment they count as
+processed). Commit strategies, the spec's `commit` (what a crash then costs):
 - `after-process`: work, write the batch, then commit it synchronously — a crash re-delivers
   at most the batch in hand (reprocessing, never loss);
 - `before-process`: commit the batch, then work, then write it — a crash during the work
   skips the batch (loss: committed, never processed);
 - `auto`: work, then write, while librdkafka auto-commits in the background (every 5 s by
   default, the offsets of what polls have returned).
-SIGTERM stops it cleanly (close() leaves the group); it also stops by itself after --max-s.
+SIGTERM stops it cleanly (close() leaves the group); it also stops by itself after the
+runtime's max_s.
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import random
-import signal
 import sys
 import time
-from pathlib import Path
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
@@ -42,17 +38,28 @@ from harness.results.member_files import (
     next_generation,
     open_for_append,
 )
+from harness.spec.consumers import GroupConsumerSpec, PipelineSpec
+from harness.workload.member_process import parse_member_args, run_until_signalled
 from harness.workload.records import decode_seq
+from harness.workload.runtime import Runtime
 
 BATCH = 500
 METADATA_REFRESH_MS = 5000  # as the ledger producer's; the spec's config may override it
 
 
-class Member:
-    def __init__(self, args: argparse.Namespace) -> None:
-        self.args = args
-        self.paths = MemberPaths(args.dir, args.consumer)
-        self.set_name = ConsumerRef.parse(args.consumer).set_name
+class GroupMember:
+    """A group member of `spec`'s group; `commit` is its strategy (a pipeline member's
+    spec has none: it commits after processing, or in its transaction)."""
+
+    def __init__(
+        self, spec: GroupConsumerSpec | PipelineSpec, runtime: Runtime, name: str, commit: str
+    ) -> None:
+        self.spec = spec
+        self.runtime = runtime
+        self.name = name
+        self.commit_mode = commit
+        self.paths = MemberPaths(runtime.directory, name)
+        self.set_name = ConsumerRef.parse(name).set_name
         self.generation = 0
         self.stopping = False
         self.consumed = open_for_append(self.paths.consumed)
@@ -60,10 +67,10 @@ class Member:
         self.event = EventLog(self.paths)
         self.at_end: dict[int, int] = {}  # partition -> offset of its latest end-of-partition
         self.at_end_logged: dict[int, int] = {}
-        self.rng = random.Random(f"{args.seed}/{args.consumer}")  # same seed, same work times
+        self.rng = random.Random(f"{runtime.seed}/{name}")  # same seed, same work times
 
     def on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        self.generation = next_generation(self.args.dir, self.set_name)
+        self.generation = next_generation(self.runtime.directory, self.set_name)
         self.event(
             ev.CONSUMER_ASSIGN,
             generation=self.generation,
@@ -78,7 +85,7 @@ class Member:
         )
 
     def on_commit(self, err: KafkaError | None, partitions: list[TopicPartition]) -> None:
-        if self.args.commit != "auto":
+        if self.commit_mode != "auto":
             return  # synchronous commits are logged from their result (librdkafka reports both)
         if err is not None:
             self.event(ev.CONSUMER_COMMIT_FAILED, error=str(err))
@@ -93,16 +100,16 @@ class Member:
         self.commits.flush()
 
     def config(self) -> dict[str, Any]:
-        auto = self.args.commit == "auto"
+        auto = self.commit_mode == "auto"
         return {
             "auto.offset.reset": "earliest",
             # A member rejoins the group when its metadata shows the topic grown
             # (add-partitions); librdkafka refreshes it only every 5 min by default.
             "topic.metadata.refresh.interval.ms": METADATA_REFRESH_MS,
-            **json.loads(self.args.config),
-            "bootstrap.servers": self.args.bootstrap,
-            "group.id": self.args.group,
-            "client.id": self.args.consumer,
+            **self.spec.config,
+            "bootstrap.servers": self.runtime.bootstrap,
+            "group.id": self.spec.group,
+            "client.id": self.name,
             "enable.auto.commit": auto,
             "enable.partition.eof": True,  # see note_at_end
             "on_commit": self.on_commit,
@@ -128,9 +135,9 @@ class Member:
 
     def work(self) -> None:
         """The simulated work on a batch (not interrupted by SIGTERM: a batch finishes)."""
-        ms = self.args.processing_ms
-        if self.args.processing_jitter_ms > 0:
-            ms += self.rng.randint(0, self.args.processing_jitter_ms)
+        ms = self.spec.processing_ms
+        if self.spec.processing_jitter_ms > 0:
+            ms += self.rng.randint(0, self.spec.processing_jitter_ms)
         if ms > 0:
             time.sleep(ms / 1000)
 
@@ -141,7 +148,7 @@ class Member:
             part, offset = msg.partition(), msg.offset()
             if part is not None and offset is not None:
                 ends[part] = max(ends.get(part, -1), offset + 1)
-        return [TopicPartition(self.args.topic, p, o) for p, o in sorted(ends.items())]
+        return [TopicPartition(self.runtime.topic, p, o) for p, o in sorted(ends.items())]
 
     def commit(self, consumer: Consumer, batch: list[Message]) -> None:
         """Commit the next offset of each partition in the batch; failures are events, not crashes."""
@@ -168,14 +175,14 @@ class Member:
 
     def handle(self, consumer: Consumer, batch: list[Message]) -> None:
         """One polled batch: work, write, commit, in the order the commit strategy says."""
-        if self.args.commit == "before-process":
+        if self.commit_mode == "before-process":
             self.commit(consumer, batch)
             self.work()
             self.process(batch)
         else:
             self.work()
             self.process(batch)
-            if self.args.commit == "after-process":
+            if self.commit_mode == "after-process":
                 self.commit(consumer, batch)
 
     def start_fields(self) -> dict[str, Any]:
@@ -192,13 +199,13 @@ class Member:
         config = self.config()
         consumer = Consumer(config)
         self.starting(consumer)
-        consumer.subscribe([self.args.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
+        consumer.subscribe([self.runtime.topic], on_assign=self.on_assign, on_revoke=self.on_revoke)
         isolation = str(config.get("isolation.level", ev.READ_COMMITTED))  # librdkafka's default
         self.event(ev.CONSUMER_START, pid=os.getpid(), isolation=isolation, **self.start_fields())
-        deadline = time.monotonic() + self.args.max_s
+        deadline = time.monotonic() + self.runtime.max_s
         parent = os.getppid()
         try:
-            # Bounded: stops at --max-s, on SIGTERM, or when the runner that started it is gone.
+            # Bounded: stops at max_s, on SIGTERM, or when the runner that started it is gone.
             while not self.stopping and time.monotonic() < deadline and os.getppid() == parent:
                 messages = consumer.consume(BATCH, timeout=0.5)
                 batch = [m for m in messages if m.error() is None]
@@ -218,56 +225,10 @@ class Member:
             self.event(ev.CONSUMER_STOP, generation=self.generation)
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
-    return build_parser(__doc__).parse_args(argv)
-
-
-def build_parser(description: str | None) -> argparse.ArgumentParser:
-    """The member's options (a pipeline member adds its own)."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--bootstrap", required=True)
-    parser.add_argument("--topic", required=True)
-    parser.add_argument("--group", required=True)
-    parser.add_argument("--consumer", required=True, help="<set>/<member>")
-    parser.add_argument(
-        "--commit", choices=["auto", "after-process", "before-process"], required=True
-    )
-    parser.add_argument(
-        "--processing-ms", type=_non_negative, default=0, help="simulated work per batch"
-    )
-    parser.add_argument(
-        "--processing-jitter-ms",
-        type=_non_negative,
-        default=0,
-        help="plus a uniform 0..N ms per batch",
-    )
-    parser.add_argument("--seed", type=int, default=0, help="seeds the jitter with the member")
-    parser.add_argument("--dir", type=Path, required=True)
-    parser.add_argument("--config", default="{}", help="librdkafka consumer settings as JSON")
-    parser.add_argument("--max-s", type=float, default=3600.0)
-    return parser
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected an integer >= 0, got {text}")
-    return value
-
-
 def main(argv: list[str] | None = None) -> None:
-    run_member(Member(parse_args(sys.argv[1:] if argv is None else argv)))
-
-
-def run_member(member: Member) -> None:
-    """Run until done; SIGTERM and SIGINT end it cleanly after the batch in hand."""
-
-    def stop(signum: int, frame: object) -> None:
-        member.stopping = True
-
-    signal.signal(signal.SIGTERM, stop)
-    signal.signal(signal.SIGINT, stop)
-    member.run()
+    args = parse_member_args(GroupConsumerSpec, sys.argv[1:] if argv is None else argv, __doc__)
+    member = GroupMember(args.spec, args.runtime, args.name, commit=args.spec.commit)
+    run_until_signalled(member, member.run)
 
 
 if __name__ == "__main__":

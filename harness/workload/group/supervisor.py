@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 
@@ -16,74 +11,42 @@ from harness.results import events as ev
 from harness.results.history import History
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
+from harness.spec.consumers import GroupConsumerSpec, PipelineSpec
+from harness.workload.member_process import member_command, member_name
+from harness.workload.runtime import Runtime
 
 STOP_GRACE_S = 20.0
 
 
-@dataclass
-class GroupSettings:
-    bootstrap: str
-    topic: str
-    group: str
-    set_name: str = "group"
-    members: int = 1
-    commit: str = "after-process"
-    processing_ms: int = 0  # simulated work per polled batch
-    processing_jitter_ms: int = 0  # plus a seeded uniform 0..jitter per batch
-    seed: int = 0
-    config: dict[str, Any] = field(default_factory=dict)
-    max_s: float = 3600.0
+class GroupSupervisor:
+    """The members of one consumer set; each member is its own Python process, started with
+    the set's spec and the cell's runtime (harness.workload.member_process)."""
 
+    member_module = "harness.workload.group.member"
 
-def member_command(settings: GroupSettings, name: str, directory: Path) -> list[str]:
-    """The command line of one member process (`harness.workload.group_member`)."""
-    return [
-        sys.executable,
-        "-m",
-        "harness.workload.group_member",
-        "--bootstrap",
-        settings.bootstrap,
-        "--topic",
-        settings.topic,
-        "--group",
-        settings.group,
-        "--consumer",
-        name,
-        "--commit",
-        settings.commit,
-        "--processing-ms",
-        str(settings.processing_ms),
-        "--processing-jitter-ms",
-        str(settings.processing_jitter_ms),
-        "--seed",
-        str(settings.seed),
-        "--dir",
-        str(directory),
-        "--config",
-        json.dumps(settings.config),
-        "--max-s",
-        str(settings.max_s),
-    ]
-
-
-class GroupConsumers:
-    """The members of one consumer set; each member is its own Python process."""
-
-    def __init__(self, settings: GroupSettings, directory: Path, history: History) -> None:
-        self.s = settings
-        self.directory = directory
+    def __init__(
+        self,
+        set_name: str,
+        spec: GroupConsumerSpec | PipelineSpec,
+        runtime: Runtime,
+        history: History,
+    ) -> None:
+        self.set_name = set_name
+        self.spec = spec
+        self.runtime = runtime
+        self.directory = runtime.directory
         self.history = history
-        directory.mkdir(parents=True, exist_ok=True)
-        self.names = [f"{settings.set_name}/m{i}" for i in range(settings.members)]
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.names = [member_name(set_name, i) for i in range(spec.members)]
         self.procs: dict[str, ManagedProcess] = {}
-        self.tails = {n: ConsumedTail(MemberPaths(directory, n)) for n in self.names}
+        self.tails = {n: ConsumedTail(MemberPaths(self.directory, n)) for n in self.names}
 
     def command(self, name: str) -> list[str]:
-        return member_command(self.s, name, self.directory)
+        return member_command(self.member_module, self.spec, self.runtime, name)
 
     def member(self, index: int) -> str:
         if not 0 <= index < len(self.names):
-            raise ValueError(f"{self.s.set_name} has members 0..{len(self.names) - 1}, not {index}")
+            raise ValueError(f"{self.set_name} has members 0..{len(self.names) - 1}, not {index}")
         return self.names[index]
 
     def start(self, name: str | None = None) -> None:

@@ -1,0 +1,111 @@
+"""The spec's consumer kinds: one typed model per kind, and the union `consumer:` and
+`consumers:` take (`pipeline:` takes its own model).
+
+Each model is also what its member processes get (`--spec`, its pydantic JSON: immutable,
+serialisable, typed per kind, as Kafka Trogdor's TaskSpec), so this module imports only
+pydantic and harness.common.spec_base: a child process loads no fault, cluster or Docker
+code (import-linter contract "light-processes"). The kind word of a set is its model's
+`kind` default; harness.workload.consumer_kinds maps each kind to what runs it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
+
+from pydantic import Discriminator, Field, StringConstraints, Tag
+
+from harness.common.spec_base import MAX_MEMBERS, MAX_MS, MAX_RECORDS, Name, Settings, StrictModel
+
+
+class GroupConsumerSpec(StrictModel):
+    kind: Literal["group"] = "group"
+    group: Annotated[str, StringConstraints(min_length=1)] = "chaos-group"
+    members: int = Field(default=1, ge=1, le=MAX_MEMBERS)
+    commit: Literal["auto", "after-process", "before-process"] = "after-process"
+    # Simulated work per polled batch (ms): the member sleeps that long between poll and write.
+    processing_ms: int = Field(default=0, ge=0, le=MAX_MS)
+    # Extra work per batch, drawn uniformly from 0..processing_jitter_ms (seeded by the cell's
+    # seed and the member): real batches vary, and only a varying batch overruns
+    # max.poll.interval.ms now and then instead of always or never.
+    processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
+    config: Settings = {}
+
+
+class SparkConsumerSpec(StrictModel):
+    """A Structured Streaming query; `config` holds extra Kafka source options
+    (`kafka.<client setting>`, `minPartitions`, …)."""
+
+    kind: Literal["spark"] = "spark"
+    config: Settings = {}
+    trigger_ms: int = Field(default=1000, ge=1, le=MAX_MS)
+    max_offsets_per_trigger: int | None = Field(default=None, ge=1, le=MAX_RECORDS)
+    fail_on_data_loss: bool = True
+    starting_offsets: Literal["earliest", "latest"] = "earliest"
+
+    @property
+    def members(self) -> int:
+        """One streaming query: member index 0 ("spark/q")."""
+        return 1
+
+
+class PipelineSpec(StrictModel):
+    """A consume-transform-produce pipeline: `members` processes read the input topic in a
+    group and write each record (its seq, its input partition and offset) to `output`, into
+    the input record's partition. `exactly-once` commits the input offsets inside the
+    output's transaction (send_offsets_to_transaction); `at-least-once` produces, flushes,
+    then commits. Its members are the consumer set "pipeline"."""
+
+    kind: Literal["transform"] = "transform"
+    input: Name | None = None  # the spec's topic (the only one the workload writes)
+    output: Name = "chaos-out"
+    guarantee: Literal["exactly-once", "at-least-once"] = "exactly-once"
+    members: int = Field(default=2, ge=1, le=MAX_MEMBERS)
+    group: Annotated[str, StringConstraints(min_length=1)] = "chaos-pipeline"
+    # Member i's transactional.id is "<transactional_id>-<i>": a restarted member fences the
+    # process it replaces (exactly-once only).
+    transactional_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")] = (
+        "chaos-pipeline"
+    )
+    timeout_ms: int = Field(default=60000, ge=1000, le=MAX_MS)  # transaction.timeout.ms
+    processing_ms: int = Field(default=0, ge=0, le=MAX_MS)  # simulated work per batch
+    processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
+    config: Settings = {}  # the members' consumer settings (librdkafka)
+    producer_config: Settings = {}  # their output producer's
+
+    def member_transactional_id(self, index: int) -> str:
+        return f"{self.transactional_id}-{index}"
+
+
+# The kinds `consumer:` / `consumers:` take, in the order errors list them; the first is
+# what a set without `kind` is. A new kind is a model here plus its entry in
+# harness.workload.consumer_kinds.
+ConsumerSetSpec = GroupConsumerSpec | SparkConsumerSpec
+SET_MODELS: tuple[type[ConsumerSetSpec], ...] = get_args(ConsumerSetSpec)
+
+
+def kind_word(model: type[StrictModel]) -> str:
+    """A model's kind word: its `kind` field's default (the discriminated union's tag)."""
+    return str(model.model_fields["kind"].default)
+
+
+CONSUMER_TAGS: tuple[str, ...] = tuple(kind_word(m) for m in SET_MODELS)
+CONSUMER_KIND_ERROR = f"expected kind {' or '.join(CONSUMER_TAGS)}"
+
+
+def _consumer_tag(value: Any) -> str:
+    default = CONSUMER_TAGS[0]
+    kind = value.get("kind", default) if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind if kind in CONSUMER_TAGS else "invalid"
+
+
+if TYPE_CHECKING:
+    ConsumerSpec = ConsumerSetSpec
+else:  # each model tagged with its kind word, built from SET_MODELS
+    ConsumerSpec = Annotated[
+        Union[tuple(Annotated[m, Tag(kind_word(m))] for m in SET_MODELS)],  # noqa: UP007
+        Discriminator(
+            _consumer_tag,
+            custom_error_type="consumer_kind",
+            custom_error_message=CONSUMER_KIND_ERROR,
+        ),
+    ]

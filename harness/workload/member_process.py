@@ -1,0 +1,84 @@
+"""What every consumer member process shares: its command line and its way of stopping.
+
+A member gets three arguments, whatever its kind: `--spec`, its set's spec sub-model as
+pydantic JSON (harness.spec.consumers), `--runtime`, the cell's Runtime as JSON (where the
+cluster is, the topic, the consumers folder, the lifetime bound, the seed), and
+`--consumer`, its own name (`<set>/<member>`). Nothing is copied field by field: the spec's
+own model crosses the process boundary (Trogdor's TaskSpec). Imported by the member
+processes: pydantic and the standard library only (import-linter "light-processes").
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
+
+from harness.workload.runtime import Runtime
+
+S = TypeVar("S", bound=BaseModel)
+
+
+def member_name(set_name: str, index: int) -> str:
+    """Member `index` of a group-like set: `group/m0`."""
+    return f"{set_name}/m{index}"
+
+
+def member_index(name: str) -> int:
+    """The index `member_name` gave: `pipeline/m1` -> 1."""
+    return int(name.rpartition("/m")[2])
+
+
+def member_command(module: str, spec: BaseModel, runtime: Runtime, name: str) -> list[str]:
+    """`python -m <module> --spec … --runtime … --consumer <name>`."""
+    return [
+        sys.executable,
+        "-m",
+        module,
+        "--spec",
+        spec.model_dump_json(),
+        "--runtime",
+        runtime.to_json(),
+        "--consumer",
+        name,
+    ]
+
+
+@dataclass(frozen=True)
+class MemberArgs(Generic[S]):
+    spec: S
+    runtime: Runtime
+    name: str
+
+
+def parse_member_args(model: type[S], argv: list[str], description: str | None) -> MemberArgs[S]:
+    """The three arguments of `member_command`, the spec checked against its model again."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--spec", required=True, help=f"the set's {model.__name__} as JSON")
+    parser.add_argument("--runtime", required=True, help="the cell's Runtime as JSON")
+    parser.add_argument("--consumer", required=True, help="<set>/<member>")
+    args = parser.parse_args(argv)
+    return MemberArgs(
+        model.model_validate_json(args.spec), Runtime.from_json(args.runtime), args.consumer
+    )
+
+
+class Stoppable(Protocol):
+    stopping: bool
+
+
+def run_until_signalled(process: Stoppable, run: Callable[[], int | None]) -> int | None:
+    """`run()` with SIGTERM and SIGINT setting `process.stopping` (it ends cleanly after what
+    it has in hand)."""
+
+    def stop(signum: int, frame: object) -> None:
+        process.stopping = True
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    return run()
