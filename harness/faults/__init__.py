@@ -1,6 +1,6 @@
 """Faults with inject()/heal(), usable directly or through KafkaCluster's shortcuts.
 
-One module per kind; `registry` maps each spec kind to what makes it; every fault acts
+One module per kind (its spec model, rules, flags and fault); `registry` lists the kinds; every fault acts
 through the protocols of `control` (NodeControl, Node, ClusterView), never the cluster class.
 """
 
