@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import stat
 from collections.abc import Sequence
@@ -143,7 +144,25 @@ def parse_spec(data: Any, source: str = "<spec>") -> Spec:
 
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     """Pydantic's errors as (key path, what was expected)."""
-    return [(loc_to_path(e["loc"]), _message(e)) for e in exc.errors()]
+    return [(loc_to_path(e["loc"]), _message(e)) for e in _in_key_order(exc.errors())]
+
+
+def _in_key_order(errors: list[Any]) -> list[Any]:
+    """A fault's errors in the order of SPEC_KEYS: its kind's model checks the kind's own
+    options before the other kinds' (harness.faults.registry.every_option)."""
+    rank = {key: i for i, key in enumerate(SPEC_KEYS)}
+
+    def fault_of(e: Any) -> tuple[Any, ...] | None:
+        loc = e["loc"]
+        return tuple(loc[:3]) if len(loc) > 3 and _is_fault_tag(loc, 2) else None
+
+    out: list[Any] = []
+    for fault, run in itertools.groupby(errors, key=fault_of):
+        items = list(run)
+        if fault is not None:
+            items.sort(key=lambda e: rank.get(e["loc"][3], len(rank)))
+        out += items
+    return out
 
 
 def loc_to_path(loc: Sequence[int | str]) -> str:
