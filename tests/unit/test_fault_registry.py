@@ -113,3 +113,37 @@ def test_faults_and_the_spec_load_without_docker_or_the_cluster() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_each_kind_owns_its_options_and_one_name_means_one_thing() -> None:
+    owned = {name for k in registry.ALL_KINDS for name in k.own_options}
+    assert set(registry.OPTION_NAMES) == owned
+    for k in registry.ALL_KINDS:
+        for name in k.own_options:  # the same field wherever it is declared
+            assert repr(k.model_fields[name]) == repr(registry.OPTION_FIELDS[name]), (k, name)
+        model = registry.PARSE_MODELS[k.name]  # the spec parses every option, rules refuse
+        assert set(model.model_fields) == set(registry.SPEC_KEYS)
+        assert model.own_options == k.own_options
+
+
+def test_a_kind_knows_its_flags() -> None:
+    kinds = registry.SPEC_KINDS
+    assert kinds["cut-zookeeper"].modes == ("zookeeper",) and kinds["cut-quorum"].modes == (
+        "kraft",
+    )
+    assert {k for k, c in kinds.items() if c.broker_only} == {
+        "cut-clients",
+        "cut-replication",
+        "cut-zookeeper",
+        "lossy",
+        "decommission",
+        "split",
+    }
+    assert {k for k, c in kinds.items() if c.zookeeper_target} == {
+        "kill",
+        "stop",
+        "restart",
+        "pause",
+        "isolate",
+    }
+    assert registry.ALIASES == {"partition": "isolate"}
