@@ -99,13 +99,15 @@ def every_option(kind: type[FaultKind]) -> type[FaultKind]:
         if name not in kind.model_fields
     }
     model: type[FaultKind] = create_model(
-        kind.__name__, __base__=kind, __module__=kind.__module__, **foreign
+        f"Parsed{kind.__name__}", __base__=kind, __module__=__name__, **foreign
     )
     model.own_options = kind.own_options
     return model
 
 
 PARSE_MODELS: dict[str, type[FaultKind]] = {k.name: every_option(k) for k in ALL_KINDS}
+# Importable by name (harness.faults.registry.ParsedKill...), so a parsed spec pickles.
+globals().update({m.__name__: m for m in PARSE_MODELS.values()})
 
 
 def is_consumer_fault(kind: str) -> bool:
