@@ -95,7 +95,7 @@ def _print_plan(plan: Any) -> None:
                 if f.duration_s is None
                 else f"{f.duration_s:g}"
             )
-            given = ", ".join(f"{k}={v}" for k, v in f.options.given().items())
+            given = ", ".join(f"{k}={v}" for k, v in f.given().items())
             table.add_row(
                 f"{f.at_s:g}",
                 f.kind,

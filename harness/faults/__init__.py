@@ -1,7 +1,8 @@
 """Faults with inject()/heal(), usable directly or through KafkaCluster's shortcuts.
 
-One module per kind; `registry` maps each spec kind to what makes it; every fault acts
-through the protocols of `control` (NodeControl, Node, ClusterView), never the cluster class.
+One module per kind (its spec model, rules, flags and fault: `kind.FaultKind`); `registry`
+lists the kinds; every fault acts through the protocols of `control` (NodeControl, Node,
+ClusterView), never the cluster class.
 """
 
 from harness.faults.base import Fault, NodeFault

@@ -7,11 +7,25 @@ next reassignment or a decommission can put replicas, and what clients must disc
 from __future__ import annotations
 
 import re
+from typing import ClassVar
 
 from harness.errors import FaultError
-from harness.faults.control import NodeRef, Operable
+from harness.faults.control import ChaosTarget, NodeRef, Operable
+from harness.faults.kind import FaultKind, OperationTimeout, TargetStyle
 from harness.faults.operation import Operation
-from harness.faults.options import FaultOptions
+
+
+class AddBroker(FaultKind):
+    """`{kind: add-broker}` (the next spare) or `{kind: add-broker, target: broker:5}`."""
+
+    name: ClassVar[str] = "add-broker"
+    target_style: ClassVar[TargetStyle] = "spare"
+    operation: ClassVar[bool] = True
+
+    timeout_s: OperationTimeout = None
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> AddBrokerFault:
+        return AddBrokerFault(cluster, target, self)
 
 
 class AddBrokerFault(Operation):
@@ -23,8 +37,8 @@ class AddBrokerFault(Operation):
 
     kind = "add-broker"
 
-    def __init__(self, cluster: Operable, target: NodeRef | None, options: FaultOptions) -> None:
-        super().__init__(cluster, options)
+    def __init__(self, cluster: Operable, target: NodeRef | None, spec: AddBroker) -> None:
+        super().__init__(cluster, spec.given(), spec.timeout_s)
         self.target = target
         # Resolved when the fault is made, i.e. when it fires: "next" is the next one *now*.
         self.broker_id = _spare_id(target, cluster.spare_ids())

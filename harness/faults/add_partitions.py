@@ -8,18 +8,61 @@ The heal records topic, before and after (partition counts), completed and elaps
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from pydantic import Field
+
+from harness.common.spec_base import MAX_PARTITIONS
 from harness.errors import FaultError
-from harness.faults.control import NodeRef, Operable
+from harness.faults.control import ChaosTarget, NodeRef, Operable
+from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
-from harness.faults.options import FaultOptions
 from harness.faults.reassign import parse_topic_target, require_topic
+
+
+class AddPartitions(FaultKind):
+    """`{kind: add-partitions, count: 9}`: the workload's topic grows to `count` partitions."""
+
+    name: ClassVar[str] = "add-partitions"
+    target_style: ClassVar[TargetStyle] = "topic"
+    operation: ClassVar[bool] = True
+
+    count: int | None = Field(default=None, ge=1, le=MAX_PARTITIONS)  # the new partition count
+    timeout_s: OperationTimeout = None
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        if self.count is None:
+            return [("count", "add-partitions needs count: the topic's new partition count")]
+        if self.target not in ("random", cell.topic):
+            return [
+                (
+                    "target",
+                    f"add-partitions grows the workload's topic {cell.topic!r} "
+                    f"(got {self.target!r})",
+                )
+            ]
+        if self.count <= cell.partitions:
+            return [
+                (
+                    "count",
+                    f"expected more than topic.partitions ({cell.partitions}) (got {self.count})",
+                )
+            ]
+        return []
+
+    def grown_partitions(self) -> int | None:
+        return self.count or None
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> AddPartitionsFault:
+        return AddPartitionsFault(cluster, target, self)
 
 
 class AddPartitionsFault(Operation):
     kind = "add-partitions"
 
-    def __init__(self, cluster: Operable, target: NodeRef | None, options: FaultOptions) -> None:
-        super().__init__(cluster, options)
+    def __init__(self, cluster: Operable, target: NodeRef | None, spec: AddPartitions) -> None:
+        super().__init__(cluster, spec.given(), spec.timeout_s)
+        self.spec = spec
         self.target = target
 
     def target_name(self) -> str:
@@ -27,7 +70,7 @@ class AddPartitionsFault(Operation):
 
     def _inject(self) -> None:
         topic, partition = parse_topic_target(self.target)
-        count = self.options.count
+        count = self.spec.count
         if partition is not None or count is None:
             raise FaultError(
                 f"add-partitions takes a topic target and count (got {self.target!r}, {count})"
@@ -44,5 +87,5 @@ class AddPartitionsFault(Operation):
         # Brokers apply metadata at their own pace, and the admin client asks any of them:
         # wait until every one lists the new partitions led, or a client bootstrapped from
         # a lagging broker would go on writing to the old ones.
-        self.ops.wait_all_led(topic, count, self.options.operation_timeout_s)
+        self.ops.wait_all_led(topic, count, self.timeout_s)
         self.outcome["after"] = len(self.ops.partition_states(topic))

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.errors import ConfigError
 from harness.faults import iptables
-from harness.faults.base import NodeFault
-from harness.faults.control import NodeControl, NodeRef
+from harness.faults.base import Fault, NodeFault
+from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.kind import FaultKind, required
 
 
 class ClientCutFault(NodeFault):
@@ -29,3 +30,13 @@ class ClientCutFault(NodeFault):
 
     def _heal(self) -> None:
         iptables.remove(self.node, iptables.chain_for(self.id))
+
+
+class CutClients(FaultKind):
+    """`{kind: cut-clients, target: ...}`: a broker's client listener drops every packet."""
+
+    name: ClassVar[str] = "cut-clients"
+    broker_only: ClassVar[bool] = True
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return ClientCutFault(cluster, required(target))

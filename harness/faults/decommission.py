@@ -12,12 +12,12 @@ import re
 import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 from harness.errors import FaultError
-from harness.faults.control import NodeRef, Operable
+from harness.faults.control import ChaosTarget, NodeRef, Operable
+from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem
 from harness.faults.operation import Operation
-from harness.faults.options import FaultOptions
 from harness.faults.reassignment import reassign_and_wait
 
 Assignment = Mapping[str, Mapping[int, Sequence[int]]]  # topic -> partition -> replicas
@@ -82,8 +82,8 @@ class DecommissionFault(Operation):
 
     kind = "decommission"
 
-    def __init__(self, cluster: Membership, target: NodeRef | None, options: FaultOptions) -> None:
-        super().__init__(cluster, options)
+    def __init__(self, cluster: Membership, target: NodeRef | None, spec: Decommission) -> None:
+        super().__init__(cluster, spec.given(), spec.timeout_s)
         self.members = cluster
         self.target = target
         self.broker_id = _broker_id(target)
@@ -105,7 +105,7 @@ class DecommissionFault(Operation):
             for topic in self.ops.topic_names()
         }
         plan = plan_decommission(broker, assignment, usable)
-        deadline = time.monotonic() + self.options.operation_timeout_s
+        deadline = time.monotonic() + self.timeout_s
         for topic, moves in plan.items():
             done = reassign_and_wait(self.ops, topic, moves, max(1.0, deadline - time.monotonic()))
             self.outcome["moved"] = {**self.outcome["moved"], topic: done["moved"]}
@@ -130,3 +130,29 @@ def _broker_id(target: NodeRef | None) -> int | None:
         return target
     m = re.fullmatch(r"broker:(\d+)", (target or "").strip())
     return int(m[1]) if m else None
+
+
+class Decommission(FaultKind):
+    """`{kind: decommission, target: broker:1}`: every replica moved off, then the broker retired."""
+
+    name: ClassVar[str] = "decommission"
+    operation: ClassVar[bool] = True
+    broker_only: ClassVar[bool] = True
+
+    timeout_s: OperationTimeout = None
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        rf = max(cell.replication_factor, cell.offsets_rf)
+        total = len(cell.reachable)
+        if total <= rf:
+            return [
+                (
+                    "kind",
+                    "decommission moves every replica of a broker to another one: it needs more "
+                    f"brokers (spares included: {total}) than the largest replication factor ({rf})",
+                )
+            ]
+        return []
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> DecommissionFault:
+        return DecommissionFault(cluster, target, self)

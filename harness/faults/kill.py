@@ -7,17 +7,19 @@ wrote survives; at heal it starts on the empty directory (KRaft: the entry point
 it again with the cluster's id, ZooKeeper mode: the broker writes a new meta.properties),
 and the old copy is deleted once the node is back. Only a broker without a controller role
 may be wiped (a KRaft voter losing its metadata log is another story): the spec rules
-(harness.spec.fault_problems) and the constructor both refuse the rest.
+(`Kill.rules`) and the constructor both refuse the rest.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, ClassVar
 
 from harness.errors import ConfigError, FaultError
-from harness.faults.base import NodeFault
-from harness.faults.control import NodeControl, NodeRef
-from harness.nodes.topology import DATA_DIR
+from harness.faults.base import Fault, NodeFault
+from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.kind import CellView, FaultKind, Problem, required
+from harness.nodes.topology import CONTROLLER_ID_BASE, DATA_DIR
 
 WIPED_DIR = f"{DATA_DIR}.wiped"  # where the old log directory waits for deletion
 
@@ -70,3 +72,43 @@ class KillFault(NodeFault):
         self.wiped = {"disk_wiped": code == 0 and len(numbers) == 2}
         if len(numbers) == 2:
             self.wiped.update(wiped_bytes=numbers[0], wiped_partitions=numbers[1])
+
+
+class Kill(FaultKind):
+    """`{kind: kill, target: ..., wipe: true}`: SIGKILL, back at heal (with wipe: on an empty disk)."""
+
+    name: ClassVar[str] = "kill"
+    zookeeper_target: ClassVar[bool] = True
+
+    wipe: bool | None = None  # the broker returns with empty log directories
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        """wipe empties a broker's log directories: only a broker that holds no controller state."""
+        if not self.wipe:
+            return []
+        why = "wipe empties a broker's log directories"
+        if self.target == "zookeeper":
+            return [("wipe", f"{why}; ZooKeeper's data cannot be wiped")]
+        if cell.mode != "kraft":
+            return []
+        if not cell.controllers:
+            return [
+                (
+                    "wipe",
+                    f"{why}; in KRaft with combined nodes every broker is a controller voter and "
+                    "its metadata log would go too: give the cluster dedicated controllers "
+                    "(cluster.controllers >= 1) or use mode zookeeper",
+                )
+            ]
+        m = re.fullmatch(r"broker:(\d+)", self.target)
+        if self.target == "controller" or (m is not None and int(m[1]) > CONTROLLER_ID_BASE):
+            return [
+                (
+                    "wipe",
+                    f"{why}; a dedicated KRaft controller holds the metadata log, not a broker's",
+                )
+            ]
+        return []
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return KillFault(cluster, required(target), wipe=bool(self.wipe))

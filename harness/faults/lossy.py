@@ -8,13 +8,17 @@ how many packets were seen and how many dropped before the chain goes.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
 
 from harness.errors import ConfigError, FaultError
 from harness.faults import iptables
 from harness.faults.base import NodeFault
-from harness.faults.control import NodeControl, NodeRef
-from harness.faults.options import FaultOptions, LossScope
+from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.kind import CellView, FaultKind, Problem, required
+
+LossScope = Literal["all", "replication", "clients"]
 
 # Packets on the loopback interface (the node talking to itself) are never dropped.
 LOOPBACK = [["-i", "lo", "-j", "RETURN"], ["-o", "lo", "-j", "RETURN"]]
@@ -26,14 +30,20 @@ class LossyFault(NodeFault):
 
     kind = "lossy"
 
-    def __init__(self, cluster: NodeControl, target: NodeRef, options: FaultOptions) -> None:
+    def __init__(
+        self,
+        cluster: NodeControl,
+        target: NodeRef,
+        loss: float | None,
+        scope: LossScope | None = None,
+    ) -> None:
         super().__init__(cluster, target)
-        if options.loss is None or not 0 < options.loss <= 1:
-            raise ConfigError(f"lossy needs loss: a fraction 0 < loss <= 1 (got {options.loss})")
+        if loss is None or not 0 < loss <= 1:
+            raise ConfigError(f"lossy needs loss: a fraction 0 < loss <= 1 (got {loss})")
         if not self.node.is_broker:
             raise ConfigError(f"lossy acts on a broker, not {self.node.name}")
-        self.loss: float = options.loss
-        self.scope: LossScope = options.scope or "all"
+        self.loss: float = loss
+        self.scope: LossScope = scope or "all"
         self.counts: dict[str, int | None] = {}
 
     def describe(self) -> dict[str, Any]:
@@ -73,3 +83,23 @@ class LossyFault(NodeFault):
             "dropped_packets": None if rows is None else sum(n for n, t in rows if t == "DROP"),
         }
         iptables.remove(self.node, chain)
+
+
+class Lossy(FaultKind):
+    """`{kind: lossy, target: ..., loss: 0.3, scope: replication}`."""
+
+    name: ClassVar[str] = "lossy"
+    broker_only: ClassVar[bool] = True
+
+    loss: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)  # packets dropped
+    scope: LossScope | None = None  # all links, only between brokers, only to clients
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        if self.loss is None:
+            return [("loss", "lossy needs loss: the fraction of packets dropped (0 < loss <= 1)")]
+        if self.scope == "replication" and len(cell.brokers) < 2:
+            return [("scope", "replication needs at least two brokers")]
+        return []
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> LossyFault:
+        return LossyFault(cluster, required(target), self.loss, self.scope)

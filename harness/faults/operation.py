@@ -11,20 +11,28 @@ from __future__ import annotations
 
 import time
 from abc import ABC
+from collections.abc import Mapping
 from typing import Any
 
 from harness.faults.base import Fault
 from harness.faults.control import Node, Operable
-from harness.faults.options import FaultOptions
+from harness.faults.kind import DEFAULT_OPERATION_TIMEOUT_S
 
 
 class Operation(Fault, ABC):
-    """Subclasses do the work in `_inject` and add what happened to `self.outcome`."""
+    """Subclasses do the work in `_inject` and add what happened to `self.outcome`.
 
-    def __init__(self, cluster: Operable, options: FaultOptions) -> None:
+    `given`: the options the spec set (the history records them); `timeout_s`: the bound
+    on waiting for completion (DEFAULT_OPERATION_TIMEOUT_S when the spec gave none).
+    """
+
+    def __init__(
+        self, cluster: Operable, given: Mapping[str, Any], timeout_s: float | None = None
+    ) -> None:
         super().__init__(cluster)
         self.ops = cluster
-        self.options = options
+        self.given = dict(given)
+        self.timeout_s = DEFAULT_OPERATION_TIMEOUT_S if timeout_s is None else timeout_s
         self.outcome: dict[str, Any] = {}
 
     def target_name(self) -> str:
@@ -36,7 +44,7 @@ class Operation(Fault, ABC):
             "fault": self.kind,
             "target": self.target_name(),
             "operation": True,
-            **self.options.given(),
+            **self.given,
             **self.outcome,
         }
 

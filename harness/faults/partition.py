@@ -8,12 +8,13 @@ own rules are gone) and possibly a new address: heal_all() clears everything.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.errors import ConfigError, FaultError
 from harness.faults import iptables
 from harness.faults.base import Fault
-from harness.faults.control import Node, NodeControl, NodeRef
+from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
+from harness.faults.kind import FaultKind, Mode, required
 
 
 class PartitionFault(Fault):
@@ -125,3 +126,36 @@ class PartitionFault(Fault):
         for node in self._touched:
             iptables.remove(node, chain)
         self._touched.clear()
+
+
+# --- the kinds the spec names, each a shape of PartitionFault ---------------------------------
+class Isolate(FaultKind):
+    """`{kind: isolate, target: ...}` (also `partition`): one node cut off from every other."""
+
+    name: ClassVar[str] = "isolate"
+    aliases: ClassVar[tuple[str, ...]] = ("partition",)
+    zookeeper_target: ClassVar[bool] = True
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return PartitionFault.isolate(cluster, required(target))
+
+
+class CutReplication(FaultKind):
+    """`{kind: cut-replication, target: ...}`: one broker cut off from the other brokers."""
+
+    name: ClassVar[str] = "cut-replication"
+    broker_only: ClassVar[bool] = True
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return PartitionFault.from_brokers(cluster, required(target))
+
+
+class CutZookeeper(FaultKind):
+    """`{kind: cut-zookeeper, target: ...}`: one broker cut off from ZooKeeper."""
+
+    name: ClassVar[str] = "cut-zookeeper"
+    modes: ClassVar[tuple[Mode, ...]] = ("zookeeper",)
+    broker_only: ClassVar[bool] = True
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return PartitionFault.from_zookeeper(cluster, required(target))

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from harness.faults.base import NodeFault
+from typing import ClassVar
+
+from harness.faults.base import Fault, NodeFault
+from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.kind import FaultKind, required
 
 
 class PauseFault(NodeFault):
@@ -13,3 +17,13 @@ class PauseFault(NodeFault):
 
     def _heal(self) -> None:
         self.node.unpause()
+
+
+class Pause(FaultKind):
+    """`{kind: pause, target: ...}`: frozen at at_s, thawed at heal."""
+
+    name: ClassVar[str] = "pause"
+    zookeeper_target: ClassVar[bool] = True
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return PauseFault(cluster, required(target))

@@ -9,10 +9,11 @@ while the client, frozen mid-call, still believes in it.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import Any, ClassVar, Protocol
 
 from harness.faults.base import Fault
 from harness.faults.control import Node, NodeControl
+from harness.faults.kind import CellView, FaultKind, Plays, Problem
 
 PRODUCER_TARGET = "producer"
 
@@ -56,11 +57,26 @@ class ProducerPauseFault(ProducerCrashFault):
         self.producer.resume()
 
 
-PRODUCER_FAULT_CLASSES: dict[str, type[ProducerCrashFault]] = {
-    ProducerCrashFault.kind: ProducerCrashFault,
-    ProducerPauseFault.kind: ProducerPauseFault,
-}
+class ProducerCrash(FaultKind):
+    """`{kind: producer-crash}`: the producer process SIGKILLed, a new one started at heal."""
+
+    name: ClassVar[str] = "producer-crash"
+    plays: ClassVar[Plays] = "producer"
+    worker: ClassVar[type[ProducerCrashFault]] = ProducerCrashFault
+
+    def problems(self, cell: CellView) -> list[Problem]:
+        out: list[Problem] = [(k, f"{self.kind} takes no {k}") for k in self.options_set()]
+        if self.target not in (PRODUCER_TARGET, "random"):
+            out.append(("target", f"expected {PRODUCER_TARGET} (got {self.target!r})"))
+        return out
+
+    def make_on(self, cluster: NodeControl, producer: ProducerControl) -> Fault:
+        """The fault on the producer process (the nemesis's, not the cluster's)."""
+        return self.worker(cluster, producer)
 
 
-def make_producer_fault(kind: str, cluster: NodeControl, producer: ProducerControl) -> Fault:
-    return PRODUCER_FAULT_CLASSES[kind](cluster, producer)
+class ProducerPause(ProducerCrash):
+    """`{kind: producer-pause}`: the producer process SIGSTOPped, resumed at heal."""
+
+    name: ClassVar[str] = "producer-pause"
+    worker: ClassVar[type[ProducerCrashFault]] = ProducerPauseFault

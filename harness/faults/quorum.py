@@ -8,8 +8,12 @@ leaves it and the clients alone, so what is seen is the quorum's doing (fencing,
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from harness.errors import ConfigError
-from harness.faults.control import NodeControl, NodeRef
+from harness.faults.base import Fault
+from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.kind import CellView, FaultKind, Mode, Problem, required
 from harness.faults.partition import PartitionFault
 from harness.nodes.topology import CONTROLLER_PORT
 
@@ -27,3 +31,19 @@ class QuorumCutFault(PartitionFault):
         if not voters:
             raise ConfigError(f"cut-quorum: no controller other than {node.name} to cut it from")
         super().__init__(cluster, [[node.name], voters], "cut-quorum", port=CONTROLLER_PORT)
+
+
+class CutQuorum(FaultKind):
+    """`{kind: cut-quorum, target: ...}`: the target loses the controller quorum (KRaft)."""
+
+    name: ClassVar[str] = "cut-quorum"
+    modes: ClassVar[tuple[Mode, ...]] = ("kraft",)
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        voters = len(cell.controllers) or len(cell.brokers)
+        if cell.mode == "kraft" and voters < 2:
+            return [("kind", "cut-quorum needs a quorum of at least two controllers")]
+        return []
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return QuorumCutFault(cluster, required(target))

@@ -10,20 +10,87 @@ and elapsed_s.
 
 from __future__ import annotations
 
-import re
+from typing import ClassVar
+
+from pydantic import Field
 
 from harness.errors import FaultError
 from harness.faults.control import ChaosTarget, NodeRef, Operable
+from harness.faults.kind import (
+    CellView,
+    FaultKind,
+    NodeId,
+    OperationTimeout,
+    Problem,
+    TargetStyle,
+)
 from harness.faults.operation import Operation
-from harness.faults.options import FaultOptions
 from harness.faults.reassignment import Moves, plan_replication_factor, reassign_and_wait
+from harness.faults.target_rules import TOPIC_TARGET
+from harness.nodes.topology import MAX_BROKERS
 
-_TOPIC_TARGET = re.compile(r"(?P<topic>[A-Za-z0-9._-]+)(/(?P<partition>\d+))?")
+
+class Reassign(FaultKind):
+    """`{kind: reassign, target: chaos/0, to: [3, 1, 2]}` or `{..., target: <topic>,
+    replication_factor: 3}`."""
+
+    name: ClassVar[str] = "reassign"
+    target_style: ClassVar[TargetStyle] = "topic"
+    operation: ClassVar[bool] = True
+
+    to: list[NodeId] | None = Field(default=None, min_length=1)  # replicas, leader first
+    replication_factor: int | None = Field(default=None, ge=1, le=MAX_BROKERS)  # a topic's new
+    timeout_s: OperationTimeout = None
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        out: list[Problem] = []
+        if (self.to is None) == (self.replication_factor is None):
+            return [
+                ("to", "reassign takes either to (one partition's replicas) or replication_factor")
+            ]
+        m = TOPIC_TARGET.fullmatch(self.target)
+        partition = m is not None and m["partition"] is not None
+        reachable = cell.reachable
+        if self.to is not None:
+            if not partition:
+                out.append(
+                    (
+                        "target",
+                        "to moves one partition: expected <topic>/<partition> "
+                        f"(got {self.target!r})",
+                    )
+                )
+            if len(set(self.to)) != len(self.to):
+                out.append(("to", f"a broker is listed twice (got {self.to})"))
+            unknown = [b for b in self.to if b not in reachable]
+            if unknown:
+                out.append(("to", f"no broker {unknown}; brokers (spares included): {reachable}"))
+        if self.replication_factor is not None:
+            if partition:
+                out.append(
+                    (
+                        "target",
+                        "replication_factor applies to a whole topic: expected <topic> "
+                        f"(got {self.target!r})",
+                    )
+                )
+            if self.replication_factor > len(reachable):
+                out.append(
+                    (
+                        "replication_factor",
+                        f"expected <= the brokers (spares included: {len(reachable)}) "
+                        f"(got {self.replication_factor})",
+                    )
+                )
+        return out
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> ReassignFault:
+        return ReassignFault(cluster, target, self)
 
 
 def parse_topic_target(target: NodeRef | None) -> tuple[str, int | None]:
     """`<topic>` or `<topic>/<partition>` -> (topic, partition or None)."""
-    m = _TOPIC_TARGET.fullmatch(str(target)) if target is not None else None
+    m = TOPIC_TARGET.fullmatch(str(target)) if target is not None else None
     if m is None:
         raise FaultError(f"expected a target <topic> or <topic>/<partition> (got {target!r})")
     return m["topic"], None if m["partition"] is None else int(m["partition"])
@@ -38,8 +105,9 @@ def require_topic(cluster: Operable, topic: str) -> None:
 class ReassignFault(Operation):
     kind = "reassign"
 
-    def __init__(self, cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) -> None:
-        super().__init__(cluster, options)
+    def __init__(self, cluster: ChaosTarget, target: NodeRef | None, spec: Reassign) -> None:
+        super().__init__(cluster, spec.given(), spec.timeout_s)
+        self.spec = spec
         self.view = cluster  # also ClusterView: which brokers run
         self.target = target
 
@@ -48,7 +116,7 @@ class ReassignFault(Operation):
 
     def _inject(self) -> None:
         topic, partition = parse_topic_target(self.target)
-        to, rf = self.options.to, self.options.replication_factor
+        to, rf = self.spec.to, self.spec.replication_factor
         if (to is None) == (rf is None):
             raise FaultError(
                 "reassign takes either to (one partition's replicas) or replication_factor"
@@ -67,12 +135,10 @@ class ReassignFault(Operation):
                 )
             moves = plan_replication_factor(states, running, rf)
         self.outcome["topic"] = topic
-        self.outcome.update(
-            reassign_and_wait(self.ops, topic, moves, self.options.operation_timeout_s)
-        )
+        self.outcome.update(reassign_and_wait(self.ops, topic, moves, self.timeout_s))
 
     def _one_partition(
-        self, topic: str, partition: int | None, count: int, running: list[int], to: tuple[int, ...]
+        self, topic: str, partition: int | None, count: int, running: list[int], to: list[int]
     ) -> Moves:
         if partition is None:
             raise FaultError(
@@ -88,4 +154,4 @@ class ReassignFault(Operation):
             )
         if not to or len(set(to)) != len(to):
             raise FaultError(f"to must list distinct brokers (got {list(to)})")
-        return {partition: to}
+        return {partition: tuple(to)}

@@ -1,115 +1,113 @@
-"""Every fault kind a spec may name, in one place: spec kind -> what makes the fault.
+"""Every fault kind a spec may name, in one place: one line per kind.
 
-The spec's allowed kinds and option keys (harness.spec) and the nemesis both read this
-table, so adding a kind is one new module in harness/faults plus one entry here.
+A kind is one module in harness/faults that owns everything about it (its options, rules,
+flags and the fault it makes: a `harness.faults.kind.FaultKind`); its line here is how
+the spec, `validate` and the nemesis learn of it. Everything below the list is derived.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal
+import copy
+from typing import Any
+
+from pydantic import create_model
+from pydantic.fields import FieldInfo
 
 from harness.errors import ConfigError
-from harness.faults.add_broker import AddBrokerFault
-from harness.faults.add_partitions import AddPartitionsFault
+from harness.faults.add_broker import AddBroker
+from harness.faults.add_partitions import AddPartitions
 from harness.faults.base import Fault
-from harness.faults.clients import ClientCutFault
+from harness.faults.clients import CutClients
+from harness.faults.consumer import ConsumerCrash, PipelineCrash
 from harness.faults.control import ChaosTarget, NodeRef
-from harness.faults.decommission import DecommissionFault
-from harness.faults.kill import KillFault
-from harness.faults.lossy import LossyFault
-from harness.faults.options import FaultOptions
-from harness.faults.partition import PartitionFault
-from harness.faults.pause import PauseFault
-from harness.faults.producer import PRODUCER_FAULT_CLASSES
-from harness.faults.quorum import QuorumCutFault
-from harness.faults.reassign import ReassignFault
-from harness.faults.restart import RestartFault
-from harness.faults.rolling_restart import RollingRestartFault
-from harness.faults.split import split
-from harness.faults.stop import StopFault
+from harness.faults.decommission import Decommission
+from harness.faults.kill import Kill
+from harness.faults.kind import COMMON_KEYS, FaultKind, listing_rank
+from harness.faults.lossy import Lossy
+from harness.faults.partition import CutReplication, CutZookeeper, Isolate
+from harness.faults.pause import Pause
+from harness.faults.producer import ProducerCrash, ProducerPause
+from harness.faults.quorum import CutQuorum
+from harness.faults.reassign import Reassign
+from harness.faults.restart import Restart
+from harness.faults.rolling_restart import RollingRestart
+from harness.faults.split import Split
+from harness.faults.stop import Stop
 
-# What a kind's `target` names:
-#   node   - a node, resolved when the fault fires (broker:<id>, leader-of:..., random, ...)
-#   split  - a node as `node`, or none at all when the spec gives `sides`
-#   topic  - <topic> or <topic>/<partition> (the spec's topic when not given)
-#   spare  - broker:<id> of a spare broker, or none for the next spare
-#   none   - nothing (the kind's options say what it acts on)
-TargetStyle = Literal["node", "split", "topic", "spare", "none"]
-FaultFactory = Callable[[ChaosTarget, NodeRef | None, FaultOptions], Fault]
+# In the order the spec's error message lists them. Faults done to the cluster: to one node
+# (its target resolved when the fault fires), to the network between nodes, or operations
+# an operator does; then faults the nemesis does to the workload's consumers and producer.
+ALL_KINDS: tuple[type[FaultKind], ...] = (
+    Kill,
+    Stop,
+    Restart,
+    Pause,
+    Isolate,
+    CutClients,
+    CutReplication,
+    CutQuorum,
+    CutZookeeper,
+    Split,
+    Lossy,
+    Reassign,
+    AddPartitions,
+    AddBroker,
+    Decommission,
+    RollingRestart,
+    ConsumerCrash,
+    PipelineCrash,
+    ProducerCrash,
+    ProducerPause,
+)
 
-
-@dataclass(frozen=True)
-class FaultKind:
-    make: FaultFactory
-    target: TargetStyle = "node"
-    options: tuple[str, ...] = ()  # FaultOptions names this kind takes
-    operation: bool = False  # done once when it fires: takes no duration_s
-    modes: tuple[str, ...] = ("kraft", "zookeeper")
-
-
-def _node(cls: Callable[[ChaosTarget, NodeRef], Fault]) -> FaultFactory:
-    def make(cluster: ChaosTarget, target: NodeRef | None, _options: FaultOptions) -> Fault:
-        return cls(cluster, _required(target))
-
-    return make
-
-
-def _required(target: NodeRef | None) -> NodeRef:
-    if target is None:
-        raise ConfigError("this fault kind needs a target")
-    return target
-
-
-def _restart(cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) -> Fault:
-    return RestartFault(cluster, _required(target), hard=bool(options.hard))
-
-
-def _kill(cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) -> Fault:
-    return KillFault(cluster, _required(target), wipe=bool(options.wipe))
-
-
-def _lossy(cluster: ChaosTarget, target: NodeRef | None, options: FaultOptions) -> Fault:
-    return LossyFault(cluster, _required(target), options)
-
-
-# Faults done to the cluster: to one node (its target resolved when the fault fires), to
-# the network between nodes, or operations an operator does (reassign, add-broker...).
-KINDS: dict[str, FaultKind] = {
-    "kill": FaultKind(_kill, options=("wipe",)),
-    "stop": FaultKind(_node(StopFault)),
-    "restart": FaultKind(_restart, options=("hard",), operation=True),
-    "pause": FaultKind(_node(PauseFault)),
-    "isolate": FaultKind(_node(PartitionFault.isolate)),
-    "cut-clients": FaultKind(_node(ClientCutFault)),
-    "cut-replication": FaultKind(_node(PartitionFault.from_brokers)),
-    "cut-quorum": FaultKind(_node(QuorumCutFault), modes=("kraft",)),
-    "cut-zookeeper": FaultKind(_node(PartitionFault.from_zookeeper), modes=("zookeeper",)),
-    "split": FaultKind(split, "split", ("sides", "side", "zookeeper_side")),
-    "lossy": FaultKind(_lossy, options=("loss", "scope")),
-    "reassign": FaultKind(
-        ReassignFault, "topic", ("to", "replication_factor", "timeout_s"), operation=True
-    ),
-    "add-partitions": FaultKind(
-        AddPartitionsFault, "topic", ("count", "timeout_s"), operation=True
-    ),
-    "add-broker": FaultKind(AddBrokerFault, "spare", ("timeout_s",), operation=True),
-    "decommission": FaultKind(DecommissionFault, "node", ("timeout_s",), operation=True),
-    "rolling-restart": FaultKind(
-        RollingRestartFault, "none", ("brokers", "hard", "timeout_s"), operation=True
-    ),
-}
-
-# Faults the nemesis does to the workload's consumer members (target consumer:<set>/<member>);
-# pipeline-crash is a consumer-crash of a pipeline member (random: one of the pipeline's).
-PIPELINE_CRASH = "pipeline-crash"
-CONSUMER_FAULTS: tuple[str, ...] = ("consumer-crash", PIPELINE_CRASH)
-
-# Faults the nemesis does to the producer process (target `producer`): SIGKILL, SIGSTOP.
-PRODUCER_FAULTS: tuple[str, ...] = tuple(PRODUCER_FAULT_CLASSES)
-
+# --- derived -------------------------------------------------------------------------------
+SPEC_KINDS: dict[str, type[FaultKind]] = {k.name: k for k in ALL_KINDS}
+KINDS: dict[str, type[FaultKind]] = {k.name: k for k in ALL_KINDS if k.plays == "cluster"}
+CONSUMER_FAULTS: tuple[str, ...] = tuple(k.name for k in ALL_KINDS if k.plays == "consumer")
+PRODUCER_FAULTS: tuple[str, ...] = tuple(k.name for k in ALL_KINDS if k.plays == "producer")
+PIPELINE_CRASH = PipelineCrash.name
 FAULT_KINDS: tuple[str, ...] = (*KINDS, *CONSUMER_FAULTS, *PRODUCER_FAULTS)
+ALIASES: dict[str, str] = {a: k.name for k in ALL_KINDS for a in k.aliases}
+# Every word the spec takes as a fault kind, each alias right after its kind.
+SPEC_WORDS: tuple[str, ...] = tuple(w for k in ALL_KINDS for w in (k.name, *k.aliases))
+
+
+def _option_fields() -> dict[str, FieldInfo]:
+    """Every kind's options: one name means one thing, whichever kinds take it."""
+    out: dict[str, FieldInfo] = {}
+    for k in ALL_KINDS:
+        for name in k.own_options:
+            info = k.model_fields[name]
+            seen = out.setdefault(name, info)
+            if repr(seen) != repr(info):
+                raise TypeError(f"option {name!r} of {k.name} differs from another kind's")
+    return {name: out[name] for name in sorted(out, key=listing_rank)}
+
+
+OPTION_FIELDS = _option_fields()
+OPTION_NAMES: tuple[str, ...] = tuple(OPTION_FIELDS)
+SPEC_KEYS: tuple[str, ...] = (*COMMON_KEYS, *OPTION_NAMES)  # every key a fault may have
+
+
+def every_option(kind: type[FaultKind]) -> type[FaultKind]:
+    """The kind's model as the spec parses it: it also takes the other kinds' options, typed
+    as their kinds type them, so `kind: kill` with `loss: 0.3` is a rule's error naming the
+    key ("kill takes no loss (it takes: wipe)") rather than an unknown key."""
+    foreign: dict[str, Any] = {
+        name: (info.annotation, copy.copy(info))
+        for name, info in OPTION_FIELDS.items()
+        if name not in kind.model_fields
+    }
+    model: type[FaultKind] = create_model(
+        f"Parsed{kind.__name__}", __base__=kind, __module__=__name__, **foreign
+    )
+    model.own_options = kind.own_options
+    return model
+
+
+PARSE_MODELS: dict[str, type[FaultKind]] = {k.name: every_option(k) for k in ALL_KINDS}
+# Importable by name (harness.faults.registry.ParsedKill...), so a parsed spec pickles.
+globals().update({m.__name__: m for m in PARSE_MODELS.values()})
 
 
 def is_consumer_fault(kind: str) -> bool:
@@ -126,7 +124,7 @@ def is_operation(kind: str) -> bool:
     return entry is not None and entry.operation
 
 
-def kind_of(kind: str) -> FaultKind:
+def kind_of(kind: str) -> type[FaultKind]:
     entry = KINDS.get(kind)
     if entry is None:
         raise ConfigError(
@@ -140,11 +138,20 @@ def kind_of(kind: str) -> FaultKind:
     return entry
 
 
+def spec_of(kind: str, **options: Any) -> FaultKind:
+    """A kind's spec model with these options (no target, at_s 0), e.g. for a test or a plan."""
+    cls = SPEC_KINDS.get(kind) or kind_of(kind)  # kind_of: the error naming the kinds
+    return cls.of(**options)
+
+
 def make_fault(
     kind: str,
     cluster: ChaosTarget,
     target: NodeRef | None,
-    options: FaultOptions | None = None,
+    options: FaultKind | dict[str, Any] | None = None,
 ) -> Fault:
-    """The (not yet injected) fault of this spec kind on this target."""
-    return kind_of(kind).make(cluster, target, options or FaultOptions())
+    """The (not yet injected) fault of this spec kind on this target; `options` the kind's
+    spec model, or its options as a mapping (`{"wipe": True}`)."""
+    cls = kind_of(kind)
+    spec = options if isinstance(options, FaultKind) else cls.of(**(options or {}))
+    return spec.make(cluster, target)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from harness.faults.base import Fault, NodeFault
-from harness.faults.control import NodeControl, NodeRef
+from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.kind import FaultKind, required
 
 
 class RestartFault(NodeFault):
@@ -33,3 +34,16 @@ class RestartFault(NodeFault):
 
     def _heal(self) -> None:
         self._bring_back()
+
+
+class Restart(FaultKind):
+    """`{kind: restart, target: ..., hard: true}`: down and back up at once (an operation)."""
+
+    name: ClassVar[str] = "restart"
+    operation: ClassVar[bool] = True
+    zookeeper_target: ClassVar[bool] = True
+
+    hard: bool | None = None  # SIGKILL instead of a graceful stop
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return RestartFault(cluster, required(target), hard=bool(self.hard))

@@ -8,13 +8,42 @@ is its own fault.inject / fault.heal on the timeline; before the next one the op
 from __future__ import annotations
 
 import time
+from typing import ClassVar
+
+from pydantic import Field
 
 from harness.common.waiting import wait_until
 from harness.errors import ConfigError
-from harness.faults.control import Node, NodeRef, Operable
+from harness.faults.control import ChaosTarget, Node, NodeRef, Operable
+from harness.faults.kind import CellView, FaultKind, NodeId, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
-from harness.faults.options import FaultOptions
 from harness.faults.restart import RestartFault
+
+
+class RollingRestart(FaultKind):
+    """`{kind: rolling-restart, brokers: [3, 1], hard: true}`: every broker (or these) in turn."""
+
+    name: ClassVar[str] = "rolling-restart"
+    target_style: ClassVar[TargetStyle] = "none"
+    operation: ClassVar[bool] = True
+
+    brokers: list[NodeId] | None = Field(default=None, min_length=1)  # these, in this order
+    hard: bool | None = None  # SIGKILL instead of a graceful stop
+    timeout_s: OperationTimeout = None  # per broker: until every ISR is full again
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        if self.brokers is None:
+            return []
+        reachable = cell.reachable
+        unknown = [b for b in self.brokers if b not in reachable]
+        if unknown:
+            return [("brokers", f"no broker {unknown}; brokers (spares included): {reachable}")]
+        if len(set(self.brokers)) != len(self.brokers):
+            return [("brokers", f"a broker is listed twice (got {self.brokers})")]
+        return []
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> RollingRestartFault:
+        return RollingRestartFault(cluster, target, self)
 
 
 class RollingRestartFault(Operation):
@@ -24,13 +53,14 @@ class RollingRestartFault(Operation):
 
     kind = "rolling-restart"
 
-    def __init__(self, cluster: Operable, target: NodeRef | None, options: FaultOptions) -> None:
-        super().__init__(cluster, options)
+    def __init__(self, cluster: Operable, target: NodeRef | None, spec: RollingRestart) -> None:
+        super().__init__(cluster, spec.given(), spec.timeout_s)
+        self.spec = spec
         if target is not None:
             raise ConfigError("rolling-restart takes no target (brokers: names them in order)")
         self.order: list[Node] = (
-            [cluster.node(b) for b in options.brokers]
-            if options.brokers is not None
+            [cluster.node(b) for b in spec.brokers]
+            if spec.brokers is not None
             else sorted(cluster.broker_nodes, key=lambda n: n.node_id or 0)
         )
         if not all(n.is_broker for n in self.order):
@@ -41,12 +71,12 @@ class RollingRestartFault(Operation):
         waited: list[float] = []
         self.outcome.update(restarted=restarted, full_isr_s=waited)
         for node in self.order:
-            RestartFault(self.ops, node.name, hard=bool(self.options.hard)).inject()
+            RestartFault(self.ops, node.name, hard=bool(self.spec.hard)).inject()
             restarted.append(node.node_id)
             back = time.monotonic()
             wait_until(
                 self.ops.under_replicated,
-                self.options.operation_timeout_s,
+                self.timeout_s,
                 f"every partition's ISR full again after restarting {node.name}",
                 done=lambda urp: not urp,
                 retry_on=Exception,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from harness.faults.base import NodeFault
+from typing import ClassVar
+
+from harness.faults.base import Fault, NodeFault
+from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.kind import FaultKind, required
 
 
 class StopFault(NodeFault):
@@ -13,3 +17,13 @@ class StopFault(NodeFault):
 
     def _heal(self) -> None:
         self._bring_back()
+
+
+class Stop(FaultKind):
+    """`{kind: stop, target: ...}`: stopped at at_s, started again at heal."""
+
+    name: ClassVar[str] = "stop"
+    zookeeper_target: ClassVar[bool] = True
+
+    def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
+        return StopFault(cluster, required(target))

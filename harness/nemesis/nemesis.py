@@ -11,14 +11,13 @@ from typing import Protocol
 from harness.errors import HarnessError
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget
-from harness.faults.options import FaultOptions
-from harness.faults.producer import ProducerControl, make_producer_fault
+from harness.faults.kind import FaultKind
+from harness.faults.producer import ProducerControl, ProducerCrash
 from harness.faults.registry import (
-    KINDS,
     is_consumer_fault,
     is_operation,
     is_producer_fault,
-    make_fault,
+    spec_of,
 )
 from harness.faults.targets import Target, with_group
 from harness.results.history import History
@@ -38,7 +37,9 @@ class Planned(Protocol):
     @property
     def duration_s(self) -> float | None: ...
     @property
-    def options(self) -> FaultOptions: ...
+    def spec(self) -> FaultKind | None:
+        """The kind's model from the spec (its options); None: the kind with none set."""
+
     @property
     def optional(self) -> bool: ...
 
@@ -69,6 +70,11 @@ class RealClock:
 
 
 OPERATIONS_LOCK = "operations"
+
+
+def _spec(p: Planned) -> FaultKind:
+    """The planned fault's kind model (with no options when the plan carries none)."""
+    return p.spec if p.spec is not None else spec_of(p.kind)
 
 
 def _sequential(kind: str) -> bool:
@@ -197,11 +203,12 @@ class Nemesis:
         # Operations take turns, in schedule order, as an operator does them: a reassign
         # onto a broker waits for the add-broker before it. Other faults take turns per node.
         node = OPERATIONS_LOCK if _sequential(p.kind) else resolved
+        spec = _spec(p)
         with self._node_lock(node):
             fault = (
-                make_producer_fault(p.kind, self.cluster, self.producer)
-                if self.producer is not None and is_producer_fault(p.kind)
-                else make_fault(p.kind, self.cluster, resolved or None, p.options)
+                spec.make_on(self.cluster, self.producer)
+                if self.producer is not None and isinstance(spec, ProducerCrash)
+                else spec.make(self.cluster, resolved or None)
             )
             fault.planned = {
                 "index": p.index,
@@ -241,7 +248,7 @@ class Nemesis:
         text = p.target
         if (
             is_producer_fault(p.kind)
-            or KINDS[p.kind].target in ("topic", "spare", "none")
+            or _spec(p).target_style in ("topic", "spare", "none")
             or not text
         ):
             return text

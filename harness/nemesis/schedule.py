@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
-from harness.faults.options import FaultOptions
+from harness.faults.kind import FaultKind
 from harness.faults.producer import PRODUCER_TARGET
 from harness.faults.registry import (
-    KINDS,
     PIPELINE_CRASH,
     is_consumer_fault,
     is_operation,
@@ -34,8 +34,12 @@ class PlannedFault:
     kind: str  # 'partition' already folded into 'isolate'
     target: str  # by the kind's target style (registry): a node, a topic, "" for none
     duration_s: float | None  # None: healed in the heal phase (restart: instantaneous)
-    options: FaultOptions = field(default_factory=FaultOptions)
+    spec: FaultKind | None = None  # the kind's model from the spec (None: no options given)
     optional: bool = False  # skipped or failed, it does not make the cell unknown
+
+    def given(self) -> dict[str, Any]:
+        """The options the spec set, for `validate` and the dry run."""
+        return {} if self.spec is None else self.spec.given()
 
     @property
     def heal_at_s(self) -> float | None:
@@ -55,9 +59,9 @@ def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
             i,
             f.at_s,
             f.kind,
-            _resolve(spec, f.kind, f.target, rng, has_sides=f.sides is not None),
+            _resolve(spec, f, rng),
             f.duration_s,
-            f.options(),
+            f,
             f.optional,
         )
         for i, f in enumerate(spec.faults)
@@ -65,7 +69,8 @@ def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
     return sorted(planned, key=lambda p: (p.at_s, p.index))
 
 
-def _resolve(spec: Spec, kind: str, target: str, rng: random.Random, has_sides: bool) -> str:
+def _resolve(spec: Spec, fault: FaultKind, rng: random.Random) -> str:
+    kind, target = fault.kind, fault.target
     if is_consumer_fault(kind):
         if target != "random":
             return target
@@ -75,10 +80,10 @@ def _resolve(spec: Spec, kind: str, target: str, rng: random.Random, has_sides: 
         return f"consumer:{name}/{rng.randrange(consumer.members)}"
     if is_producer_fault(kind):
         return PRODUCER_TARGET
-    style = KINDS[kind].target
+    style = fault.planned_style()
     if style == "topic":
         return spec.topic.name if target == "random" else target
-    if style in ("spare", "none") or (style == "split" and has_sides):
+    if style in ("spare", "none"):
         return "" if target == "random" else target  # "": the next spare / no target
     if target == "random":
         return f"broker:{rng.randint(1, spec.cluster.brokers)}"
@@ -112,7 +117,7 @@ def describe_schedule(cells: Sequence[Cell], seed: int) -> str:
                 if f.at_s >= workload_end
                 else ""
             )
-            given = ", ".join(f"{k}={v}" for k, v in f.options.given().items())
+            given = ", ".join(f"{k}={v}" for k, v in f.given().items())
             lines.append(
                 f"  t={format_number(f.at_s):>5}s  #{f.index} {f.kind:<14} {f.target or '-':<28} "
                 f"{span}{late}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 import stat
 from collections.abc import Sequence
@@ -12,12 +13,12 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from harness.errors import ConfigError
-from harness.faults.options import FaultOptions
+from harness.faults.registry import OPTION_NAMES, SPEC_KEYS
 from harness.spec.consumers import CONSUMER_KIND_ERROR, CONSUMER_TAGS, SET_MODELS, kind_word
 from harness.spec.expect import format_number
 from harness.spec.models import (
+    FAULT_TAGS,
     ClusterSpec,
-    FaultSpec,
     Override,
     ProducerSpec,
     RecoverySpec,
@@ -141,11 +142,30 @@ def parse_spec(data: Any, source: str = "<spec>") -> Spec:
 
 def validation_problems(exc: ValidationError) -> list[tuple[str, str]]:
     """Pydantic's errors as (key path, what was expected)."""
-    return [(loc_to_path(e["loc"]), _message(e)) for e in exc.errors()]
+    return [(loc_to_path(e["loc"]), _message(e)) for e in _in_key_order(exc.errors())]
+
+
+def _in_key_order(errors: list[Any]) -> list[Any]:
+    """A fault's errors in the order of SPEC_KEYS: its kind's model checks the kind's own
+    options before the other kinds' (harness.faults.registry.every_option)."""
+    rank = {key: i for i, key in enumerate(SPEC_KEYS)}
+
+    def fault_of(e: Any) -> tuple[Any, ...] | None:
+        loc = e["loc"]
+        return tuple(loc[:3]) if len(loc) > 3 and _is_fault_tag(loc, 2) else None
+
+    out: list[Any] = []
+    for fault, run in itertools.groupby(errors, key=fault_of):
+        items = list(run)
+        if fault is not None:
+            items.sort(key=lambda e: rank.get(e["loc"][3], len(rank)))
+        out += items
+    return out
 
 
 def loc_to_path(loc: Sequence[int | str]) -> str:
-    """('faults', 1, 'target') -> 'faults[1].target', dropping consumer-kind tags."""
+    """('faults', 1, 'kill', 'target') -> 'faults[1].target', dropping consumer and fault
+    kind tags."""
     out = ""
     for i, seg in enumerate(loc):
         if _is_tag(loc, i):
@@ -160,11 +180,18 @@ def loc_to_path(loc: Sequence[int | str]) -> str:
 def _is_tag(loc: Sequence[int | str], i: int) -> bool:
     if i == 1 and loc[0] == "matrix" and loc[1] == "axes":
         return True  # the model's name for the flat axis mapping
+    if _is_fault_tag(loc, i):
+        return True
     if loc[i] not in CONSUMER_TAGS:
         return False
     return (i == 1 and loc[0] == "consumer") or (
         i == 2 and loc[0] == "consumers" and isinstance(loc[1], int)
     )
+
+
+def _is_fault_tag(loc: Sequence[int | str], i: int) -> bool:
+    """The kind pydantic names after faults[i] (the model that parsed the fault)."""
+    return i == 2 and loc[0] == "faults" and isinstance(loc[1], int) and loc[i] in FAULT_TAGS
 
 
 def _got(e: Any) -> str:
@@ -259,8 +286,10 @@ def _allowed_keys(parent: Sequence[int | str]) -> list[str]:
     model: type[BaseModel] | None
     if not parent:
         model = Spec
+    elif _is_fault_tag(parent, len(parent) - 1):
+        return list(SPEC_KEYS)  # every kind parses every option (its rules refuse others')
     elif isinstance(parent[-1], int) and len(parent) >= 2:
-        items: dict[str, type[BaseModel]] = {"faults": FaultSpec, "expect": Override}
+        items: dict[str, type[BaseModel]] = {"expect": Override}
         model = items.get(str(parent[-2]))
     elif parent[-1] == "matrix":
         return []
@@ -281,9 +310,9 @@ def spec_to_yaml(spec: Spec, seed: int) -> str:
     for key in ("consumer", "consumers", "matrix"):
         if data.get(key) is None:
             data.pop(key, None)
-    options = set(FaultOptions.names())
-    data["faults"] = [  # a kind's options only, not every kind's unset ones
-        {k: v for k, v in fault.items() if not (k in options and v is None)}
+    options = set(OPTION_NAMES)
+    data["faults"] = [  # a kind's options only, not every kind's unset ones, in SPEC_KEYS order
+        {k: fault[k] for k in SPEC_KEYS if k in fault and not (k in options and fault[k] is None)}
         for fault in data["faults"]
     ]
     header = f"# {spec.name}: expanded by kafka-chaos (defaults filled in), seed {seed}\n"

@@ -6,14 +6,17 @@ Cross-field rules run per matrix cell (a base spec may be completed by its matri
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, TypeAlias, Union
 
 from pydantic import (
     BaseModel,
-    BeforeValidator,
     ConfigDict,
+    Discriminator,
     Field,
     StringConstraints,
+    Tag,
+    TypeAdapter,
+    field_validator,
     model_serializer,
     model_validator,
 )
@@ -26,11 +29,13 @@ from harness.common.spec_base import (
     Settings,
     StrictModel,
 )
-from harness.faults.options import FaultOptions
-from harness.faults.registry import FAULT_KINDS
-from harness.nodes.topology import CONTROLLER_ID_BASE, DEFAULT_VERSION, MAX_BROKERS
+from harness.faults.kind import FaultKind
+from harness.faults.registry import ALIASES, PARSE_MODELS, SPEC_WORDS, every_option
+from harness.faults.registry import FAULT_KINDS as FAULT_KINDS  # the spec's kinds are these
+from harness.nodes.topology import DEFAULT_VERSION, MAX_BROKERS
 
-# The consumer kinds' models (harness.spec.consumers), re-exported.
+# The consumer kinds' models (harness.spec.consumers) and the producer's
+# (harness.spec.producer), re-exported: a child process imports only its own part.
 from harness.spec.consumers import CONSUMER_TAGS as CONSUMER_TAGS
 from harness.spec.consumers import ConsumerSetSpec as ConsumerSetSpec
 from harness.spec.consumers import ConsumerSpec as ConsumerSpec
@@ -38,13 +43,8 @@ from harness.spec.consumers import GroupConsumerSpec as GroupConsumerSpec
 from harness.spec.consumers import PipelineSpec as PipelineSpec
 from harness.spec.consumers import SparkConsumerSpec as SparkConsumerSpec
 from harness.spec.expect import Expect
-from harness.spec.producer import ProducerSpec as ProducerSpec  # re-exported
-from harness.spec.producer import TransactionsSpec as TransactionsSpec  # re-exported
-
-MAX_NODE_ID = CONTROLLER_ID_BASE + MAX_BROKERS  # broker ids 1..5, controllers above the base
-
-# Fault kinds come from harness.faults.registry; these spec words are other names for one.
-FAULT_KIND_ALIASES = {"partition": "isolate"}
+from harness.spec.producer import ProducerSpec as ProducerSpec
+from harness.spec.producer import TransactionsSpec as TransactionsSpec
 
 
 class ClusterSpec(StrictModel):
@@ -63,54 +63,61 @@ class TopicSpec(StrictModel):
     config: Settings = {}
 
 
-def _spec_fault_kinds() -> list[str]:
-    """Every word the spec takes as a fault kind, each alias right after its kind."""
-    aliases = FAULT_KIND_ALIASES.items()
-    return [w for k in FAULT_KINDS for w in (k, *(a for a, to in aliases if to == k))]
+def _fault_tag(value: Any) -> str:
+    """The kind whose model parses this fault (an alias folded into its kind), else UNKNOWN."""
+    raw = value.get("kind") if isinstance(value, dict) else getattr(value, "kind", None)
+    if isinstance(raw, str):
+        raw = ALIASES.get(raw, raw)
+        if raw in PARSE_MODELS:
+            return raw
+    return UNKNOWN_KIND
 
 
-def _fault_kind(raw: Any) -> str:
-    """A registered fault kind (an alias folded into it), else the list of allowed words."""
-    if isinstance(raw, str) and raw in FAULT_KIND_ALIASES:
-        return FAULT_KIND_ALIASES[raw]
-    if isinstance(raw, str) and raw in FAULT_KINDS:
-        return raw
-    got = "a mapping" if isinstance(raw, dict) else "a list" if isinstance(raw, list) else repr(raw)
-    raise ValueError(f"expected one of {', '.join(_spec_fault_kinds())} (got {got})")
+UNKNOWN_KIND = "unknown-kind"  # the tag of a fault whose kind is none of the registry's
 
 
-class FaultSpec(StrictModel):
-    """One planned fault. Besides the four common keys, each kind takes the options the
-    registry (harness.faults.registry.KINDS) lists for it; harness.spec.problems says which."""
+class _UnknownKind(FaultKind):
+    """A fault of no registered kind: parsed like any kind (every key checked), so that
+    its errors are the ones a known kind would give, plus the list of allowed words."""
 
-    at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)
-    kind: Annotated[str, BeforeValidator(_fault_kind)]  # a harness.faults.registry kind
-    target: str = "random"
-    duration_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
-    optional: bool = False  # a skipped or failed fault does not make the cell unknown
-    # --- options of some kinds (harness.faults.options.FaultOptions) ---
-    to: list[Annotated[int, Field(ge=1, le=MAX_NODE_ID)]] | None = Field(default=None, min_length=1)
-    replication_factor: int | None = Field(default=None, ge=1, le=MAX_BROKERS)
-    count: int | None = Field(default=None, ge=1, le=MAX_PARTITIONS)  # a topic's new partitions
-    sides: list[list[Annotated[int, Field(le=MAX_NODE_ID)] | str]] | None = None
-    side: Literal["minority", "majority"] | None = None
-    zookeeper_side: Literal["minority", "majority"] | None = None
-    loss: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)
-    scope: Literal["all", "replication", "clients"] | None = None
-    hard: bool | None = None
-    brokers: list[Annotated[int, Field(ge=1, le=MAX_NODE_ID)]] | None = Field(
-        default=None, min_length=1
-    )
-    timeout_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
-    wipe: bool | None = None
+    name: ClassVar[str] = UNKNOWN_KIND
 
-    def options(self) -> FaultOptions:
-        return FaultOptions.of(self.model_dump())
+    @field_validator("kind", mode="before")
+    @classmethod
+    def _unknown(cls, raw: Any) -> Any:
+        got = (
+            "a mapping"
+            if isinstance(raw, dict)
+            else "a list"
+            if isinstance(raw, list)
+            else repr(raw)
+        )
+        raise ValueError(f"expected one of {', '.join(SPEC_WORDS)} (got {got})")
 
-    def options_set(self) -> list[str]:
-        """Option keys the spec gave (not the four common ones)."""
-        names = set(FaultOptions.names())
-        return [k for k in type(self).model_fields if k in names and getattr(self, k) is not None]
+
+if TYPE_CHECKING:
+    FaultSpec: TypeAlias = FaultKind
+else:
+    # One planned fault: the model of its kind (harness.faults.registry), chosen by `kind`.
+    FaultSpec = Annotated[
+        Union[  # noqa: UP007 - built from the registry at import time
+            tuple(
+                Annotated[model, Tag(tag)]
+                for tag, model in (
+                    *PARSE_MODELS.items(),
+                    (UNKNOWN_KIND, every_option(_UnknownKind)),
+                )
+            )
+        ],
+        Discriminator(_fault_tag),
+    ]
+FAULT_TAGS = (*PARSE_MODELS, UNKNOWN_KIND)  # the model names pydantic puts in error paths
+fault_adapter: TypeAdapter[FaultKind] = TypeAdapter(FaultSpec)
+
+
+def parse_fault(data: Any) -> FaultKind:
+    """One fault's mapping as its kind's model (ValidationError as the spec would say it)."""
+    return fault_adapter.validate_python(data)
 
 
 class RecoverySpec(StrictModel):

@@ -7,10 +7,10 @@ through its own key) is checked here, once a matrix cell is complete.
 
 from __future__ import annotations
 
-from harness.nodes.topology import MANAGED_KEYS, MAX_BROKERS
+from harness.faults.kind import CellView
+from harness.nodes.topology import CONTROLLER_ID_BASE, MANAGED_KEYS, MAX_BROKERS
 from harness.results.events import PIPELINE_SET
 from harness.spec.expect import metric_problem
-from harness.spec.fault_problems import fault_problems
 from harness.spec.models import (
     ClusterSpec,
     GroupConsumerSpec,
@@ -65,8 +65,10 @@ def spec_problems(spec: Spec) -> list[Problem]:
     out += _consumer_problems(spec)
     if spec.pipeline is not None:
         out += _pipeline_problems(spec, spec.pipeline)
-    for i, fault in enumerate(spec.faults):
-        out += [(f"faults[{i}].{k}", msg) for k, msg in fault_problems(spec, fault)]
+    if spec.faults:  # each fault's kind says what it needs of the cell (harness.faults.kind)
+        cell = cell_view(spec)
+        for i, fault in enumerate(spec.faults):
+            out += [(f"faults[{i}].{k}", msg) for k, msg in fault.problems(cell)]
     set_names = [name for name, _ in spec.consumer_sets()]
     if spec.pipeline is not None:
         set_names.append(PIPELINE_SET)
@@ -80,6 +82,48 @@ def spec_problems(spec: Spec) -> list[Problem]:
         if why:
             out.append((f"expect.{metric}", why))
     return out
+
+
+def cell_view(spec: Spec) -> CellView:
+    """What a fault kind's rules may read of this cell."""
+    c = spec.cluster
+    grown = [n for f in spec.faults if (n := f.grown_partitions()) is not None]
+    return CellView(
+        mode=c.mode,
+        brokers=tuple(range(1, c.brokers + 1)),
+        spares=tuple(range(c.brokers + 1, c.brokers + c.spare_brokers + 1)),
+        controllers=tuple(CONTROLLER_ID_BASE + i for i in range(1, c.controllers + 1)),
+        topic=spec.topic.name,
+        partitions=spec.topic.partitions,
+        grown_partitions=max([spec.topic.partitions, *grown]),
+        replication_factor=spec.topic.replication_factor,
+        broker_config=c.broker_config,
+        default_group=spec.default_group(),
+        transactional_ids=tuple(transactional_ids(spec)),
+        member_counts=member_counts(spec),
+        has_pipeline=spec.pipeline is not None,
+    )
+
+
+def transactional_ids(spec: Spec) -> list[str]:
+    """The transactional ids of the cell's clients: the producer's, each pipeline member's."""
+    ids = (
+        [] if spec.producer.transactions is None else [spec.producer.transactions.transactional_id]
+    )
+    p = spec.pipeline
+    if p is not None:
+        # At-least-once members are not transactional: the id then names the broker that
+        # would coordinate it, so the two guarantees of one experiment lose the same broker.
+        ids += [p.member_transactional_id(i) for i in range(p.members)]
+    return ids
+
+
+def member_counts(spec: Spec) -> dict[str, int]:
+    """Members per consumer set, the pipeline's ("pipeline") included."""
+    counts = {name: c.members for name, c in spec.consumer_sets()}
+    if spec.pipeline is not None:
+        counts[PIPELINE_SET] = spec.pipeline.members
+    return counts
 
 
 def impossible_cluster(mode: str, version: str) -> str | None:

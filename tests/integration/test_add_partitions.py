@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from harness.results.tables import CONSUMED, concat
 from harness.spec.consumers import GroupConsumerSpec
@@ -55,7 +54,7 @@ def test_grow_a_topic_under_the_workload(start_cluster: ClusterFactory, tmp_path
         wait_until(lambda: not group.unready(), 60, "both members assigned")
         producer.start()
         wait_until(lambda: producer.acked >= 200, 60, "records acked before growing")
-        make_fault("add-partitions", cluster, "chaos", FaultOptions(count=4)).inject()
+        make_fault("add-partitions", cluster, "chaos", {"count": 4}).inject()
         # Any broker answers the admin client; one whose metadata lags may still say 2.
         wait_until(
             lambda: sorted(cluster.partition_states("chaos")) == [0, 1, 2, 3],
@@ -120,7 +119,7 @@ def test_a_latest_group_skips_new_partitions_yet_reaches_their_end(
         write(200)
         wait_until(at_the_end, 60, "the group at the end of partitions 0 and 1")
         group.stop()  # the group is away while the topic grows and the new partitions fill
-        make_fault("add-partitions", cluster, "chaos", FaultOptions(count=4)).inject()
+        make_fault("add-partitions", cluster, "chaos", {"count": 4}).inject()
         later = write(400)
         assert {p for p in later.partition if p is not None} >= NEW
         group.start()  # 0, 1 resume from their commits; 2, 3 have none: latest, their end

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from harness.nodes.topology import DATA_DIR
 from tests.integration.conftest import ClusterFactory
@@ -46,7 +45,7 @@ def test_wiped_follower_rejoins_empty(
     meta_before = _sh(cluster, follower, f"grep cluster.id {DATA_DIR}/meta.properties")
     _sh(cluster, follower, f"touch {MARKER}")
 
-    fault = make_fault("kill", cluster, follower, FaultOptions(wipe=True)).inject()
+    fault = make_fault("kill", cluster, follower, {"wipe": True}).inject()
     assert cluster.node(follower).status() != "running"
     fault.heal()
 

@@ -10,7 +10,6 @@ from confluent_kafka import Producer
 
 from harness import KafkaCluster
 from harness.faults import iptables
-from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from harness.nodes.topology import DATA_DIR, INTERNAL_PORT
 from tests.integration.conftest import ClusterFactory
@@ -78,7 +77,7 @@ def test_split_minority_leader_stops_taking_acks_all_writes(start_cluster: Clust
     cluster.create_topic("t", partitions=1, replication_factor=3)
     leader = cluster.leader("t", 0)
     assert leader is not None
-    fault = make_fault("split", cluster, leader, FaultOptions(side="minority")).inject()
+    fault = make_fault("split", cluster, leader, {"side": "minority"}).inject()
     others = [f"broker-{b}" for b in (1, 2, 3) if b != leader]
     assert fault.describe()["sides"] == [[f"broker-{leader}"], others]
 
@@ -115,7 +114,7 @@ def test_lossy_drops_packets_and_clients_still_get_through(start_cluster: Cluste
     cluster.create_topic("t", partitions=1, replication_factor=3)
     leader = cluster.leader("t", 0)
     assert leader is not None
-    fault = make_fault("lossy", cluster, leader, FaultOptions(loss=0.3)).inject()
+    fault = make_fault("lossy", cluster, leader, {"loss": 0.3}).inject()
     chain = iptables.chain_for(fault.id)
 
     sent = produce(cluster.bootstrap_servers, "t", 100, acks="all")

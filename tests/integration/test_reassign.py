@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from harness.nodes.images import built_versions
 from harness.results.history import History
@@ -36,7 +35,7 @@ def test_move_one_partition_off_its_leader_while_producing(start_cluster: Cluste
 
     with producing(cluster.bootstrap_servers, "chaos", per_second=200) as result:
         wait_until(lambda: len(result.acked) >= 200, 60, "records acked before the move")
-        make_fault("reassign", cluster, "chaos/0", FaultOptions(to=target)).inject()
+        make_fault("reassign", cluster, "chaos/0", {"to": list(target)}).inject()
         after_move = len(result.acked)
         wait_until(lambda: len(result.acked) >= after_move + 200, 60, "records acked after it")
 
@@ -68,9 +67,7 @@ def test_raise_the_offsets_topic_from_rf1_to_rf3(start_cluster: ClusterFactory) 
     placement = cluster.offsets_topic_placement()  # creates it (Kafka does so lazily)
     assert len(placement) == 50 and all(len(r) == 1 for r in placement.values())
 
-    make_fault(
-        "reassign", cluster, "__consumer_offsets", FaultOptions(replication_factor=3)
-    ).inject()
+    make_fault("reassign", cluster, "__consumer_offsets", {"replication_factor": 3}).inject()
 
     states = cluster.partition_states("__consumer_offsets")
     assert len(states) == 50

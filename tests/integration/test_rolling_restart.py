@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from harness.faults.options import FaultOptions
 from harness.faults.registry import make_fault
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import producing, read_all
@@ -18,7 +17,7 @@ def test_rolling_restart_under_acks_all_load_loses_nothing(start_cluster: Cluste
     cluster.create_topic("t", partitions=3, replication_factor=3)
     starts = {b: cluster.node(b).starts for b in (1, 2, 3)}
     with producing(cluster.bootstrap_servers, "t", per_second=50) as sent:
-        fault = make_fault("rolling-restart", cluster, None, FaultOptions()).inject()
+        fault = make_fault("rolling-restart", cluster, None, {}).inject()
 
     assert {b: cluster.node(b).starts for b in (1, 2, 3)} == {b: n + 1 for b, n in starts.items()}
     events = [e.fields for e in cluster.history.events if e.kind.startswith("fault.")]

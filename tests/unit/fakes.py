@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import ConfigError
 from harness.faults.control import ActiveFaults, NodeRef
-from harness.faults.options import FaultOptions
+from harness.faults.kind import FaultKind
 from harness.results.history import History
 
 
@@ -209,7 +209,7 @@ class Planned:
     kind: str
     target: str
     duration_s: float | None = None
-    options: FaultOptions = field(default_factory=FaultOptions)
+    spec: FaultKind | None = None
     optional: bool = False
 
 

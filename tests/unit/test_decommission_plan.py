@@ -12,7 +12,6 @@ from harness.errors import FaultError
 from harness.faults import decommission, registry
 from harness.faults.control import PartitionState
 from harness.faults.decommission import plan_decommission
-from harness.faults.options import FaultOptions
 from tests.unit.fakes import FakeCluster, FakeNode
 
 
@@ -136,7 +135,7 @@ def test_decommission_moves_every_replica_then_retires(
         brokers_n=4,
         assignment={"t": {0: [1, 2, 3], 1: [2, 3, 4]}, "__consumer_offsets": {0: [4, 1]}},
     )
-    fault = registry.make_fault("decommission", cluster, 1, FaultOptions(timeout_s=30))
+    fault = registry.make_fault("decommission", cluster, 1, {"timeout_s": 30})
     fault.inject()
     assert reassigned == [("__consumer_offsets", {0: [4, 2]}), ("t", {0: [4, 2, 3]})]
     assert cluster.retired == [1] and 1 not in cluster.brokers

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from harness import ConfigError
 from harness.faults import Fault, PartitionFault, registry
 from harness.spec import models
-from harness.spec.models import FaultSpec
+from harness.spec.models import parse_fault
 from tests.unit.fakes import FakeCluster
 
 
@@ -21,18 +21,18 @@ def test_the_spec_takes_its_fault_kinds_from_the_registry() -> None:
     workload = (*registry.CONSUMER_FAULTS, *registry.PRODUCER_FAULTS)
     assert (*registry.KINDS, *workload) == registry.FAULT_KINDS
     for kind in registry.FAULT_KINDS:
-        assert FaultSpec(at_s=1, kind=kind).kind == kind
+        assert parse_fault({"at_s": 1, "kind": kind}).kind == kind
 
 
 def test_partition_is_the_spec_s_other_word_for_isolate() -> None:
-    assert FaultSpec(at_s=1, kind="partition").kind == "isolate"
+    assert parse_fault({"at_s": 1, "kind": "partition"}).kind == "isolate"
     assert "partition" not in registry.FAULT_KINDS  # so the nemesis never sees it
 
 
 @pytest.mark.parametrize(("raw", "got"), [("explode", "'explode'"), (3, "3"), ({}, "a mapping")])
 def test_an_unknown_kind_lists_every_allowed_word(raw: object, got: str) -> None:
     with pytest.raises(ValidationError) as info:
-        FaultSpec.model_validate({"at_s": 1, "kind": raw})
+        parse_fault({"at_s": 1, "kind": raw})
     message = info.value.errors()[0]["msg"].removeprefix("Value error, ")
     words = [*registry.FAULT_KINDS]
     words.insert(words.index("isolate") + 1, "partition")  # each alias right after its kind
@@ -44,7 +44,7 @@ NODE_KINDS = ["kill", "stop", "restart", "pause", "isolate", "cut-clients", "cut
 
 
 def test_node_kinds_take_a_node_target() -> None:
-    assert all(registry.KINDS[k].target == "node" for k in NODE_KINDS)
+    assert all(registry.KINDS[k].target_style == "node" for k in NODE_KINDS)
 
 
 @pytest.mark.parametrize("kind", NODE_KINDS)
@@ -113,3 +113,37 @@ def test_faults_and_the_spec_load_without_docker_or_the_cluster() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert out.strip() == "[]"
+
+
+def test_each_kind_owns_its_options_and_one_name_means_one_thing() -> None:
+    owned = {name for k in registry.ALL_KINDS for name in k.own_options}
+    assert set(registry.OPTION_NAMES) == owned
+    for k in registry.ALL_KINDS:
+        for name in k.own_options:  # the same field wherever it is declared
+            assert repr(k.model_fields[name]) == repr(registry.OPTION_FIELDS[name]), (k, name)
+        model = registry.PARSE_MODELS[k.name]  # the spec parses every option, rules refuse
+        assert set(model.model_fields) == set(registry.SPEC_KEYS)
+        assert model.own_options == k.own_options
+
+
+def test_a_kind_knows_its_flags() -> None:
+    kinds = registry.SPEC_KINDS
+    assert kinds["cut-zookeeper"].modes == ("zookeeper",) and kinds["cut-quorum"].modes == (
+        "kraft",
+    )
+    assert {k for k, c in kinds.items() if c.broker_only} == {
+        "cut-clients",
+        "cut-replication",
+        "cut-zookeeper",
+        "lossy",
+        "decommission",
+        "split",
+    }
+    assert {k for k, c in kinds.items() if c.zookeeper_target} == {
+        "kill",
+        "stop",
+        "restart",
+        "pause",
+        "isolate",
+    }
+    assert registry.ALIASES == {"partition": "isolate"}

@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.faults.kill import WIPED_DIR
-from harness.faults.options import FaultOptions
+from harness.faults.kill import WIPED_DIR, Kill
 from harness.faults.registry import make_fault
 from harness.nodes.topology import DATA_DIR
 from harness.spec import expand_cells, load_spec
@@ -38,7 +37,8 @@ def test_wipe_is_valid_on_brokers_without_controller_state(
     tmp_path: Path, cluster: str, target: str
 ) -> None:
     [cell] = expand_cells(load_spec(write(tmp_path, spec(cluster, target))))
-    assert cell.spec.faults[0].options().wipe is True
+    fault = cell.spec.faults[0]
+    assert isinstance(fault, Kill) and fault.wipe is True
 
 
 @pytest.mark.parametrize(
@@ -66,7 +66,7 @@ def test_wipe_sets_the_data_aside_before_the_kill_and_records_it_at_heal() -> No
     cluster = FakeCluster(mode="zookeeper")
     node = cluster.node(2)
     node.is_controller = False  # the fake's brokers are KRaft combined nodes in every mode
-    fault = make_fault("kill", cluster, 2, FaultOptions(wipe=True)).inject()  # type: ignore[arg-type]
+    fault = make_fault("kill", cluster, 2, {"wipe": True}).inject()  # type: ignore[arg-type]
     aside = [" ".join(c) for c in node.commands]
     assert len(aside) == 1 and f"mv {DATA_DIR} {WIPED_DIR}" in aside[0]
     assert [op for _, op, _ in cluster.ops()] == ["kill"]
@@ -88,5 +88,5 @@ def test_plain_kill_touches_no_data() -> None:
 def test_the_fault_refuses_a_controller_node() -> None:
     cluster = FakeCluster()  # KRaft combined nodes
     with pytest.raises(ConfigError, match="controller"):
-        make_fault("kill", cluster, 1, FaultOptions(wipe=True))  # type: ignore[arg-type]
+        make_fault("kill", cluster, 1, {"wipe": True})  # type: ignore[arg-type]
     assert isinstance(cluster.node(1), FakeNode)

@@ -7,7 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.faults.options import FaultOptions
+from harness.faults.add_partitions import AddPartitions
+from harness.faults.reassign import Reassign
+from harness.faults.rolling_restart import RollingRestart
+from harness.faults.split import Split
 from harness.nemesis.schedule import plan_faults
 from harness.spec import expand_cells, load_spec
 from tests.unit.test_spec import errors_of, write
@@ -201,10 +204,13 @@ def test_options_reach_the_plan_and_targets_follow_the_kind(tmp_path: Path) -> N
     [cell] = expand_cells(spec)
     plan = {p.index: p for p in plan_faults(cell, seed=7)}
     assert plan[0].target == "__consumer_offsets"
-    assert plan[0].options == FaultOptions(replication_factor=3)
-    assert (plan[1].target, plan[1].options.count, plan[1].optional) == ("chaos", 9, True)
-    assert plan[2].target == "" and plan[2].options.sides == ((1,), (2, 3))
+    s = {i: p.spec for i, p in plan.items()}
+    assert isinstance(s[0], Reassign) and isinstance(s[1], AddPartitions)
+    assert isinstance(s[2], Split) and isinstance(s[4], RollingRestart) and isinstance(s[5], Split)
+    assert s[0].given() == {"replication_factor": 3}
+    assert (plan[1].target, s[1].count, plan[1].optional) == ("chaos", 9, True)
+    assert plan[2].target == "" and s[2].sides == [[1], [2, 3]]
     assert plan[3].target == ""  # the next spare
-    assert plan[4].target == "" and plan[4].options.brokers == (2,)
-    assert plan[5].target.startswith("broker:") and plan[5].options.side == "majority"
+    assert plan[4].target == "" and s[4].brokers == [2]
+    assert plan[5].target.startswith("broker:") and s[5].side == "majority"
     assert not plan[0].optional

@@ -14,10 +14,9 @@ import pytest
 
 from harness.cluster import operations
 from harness.errors import FaultError, HarnessError, WaitTimeout
-from harness.faults.add_partitions import AddPartitionsFault
+from harness.faults.add_partitions import AddPartitions, AddPartitionsFault
 from harness.faults.control import Node, PartitionState
-from harness.faults.options import FaultOptions
-from harness.faults.reassign import ReassignFault
+from harness.faults.reassign import Reassign, ReassignFault
 from harness.faults.reassignment import plan_replication_factor, reassign_and_wait
 from harness.spec import expand_cells, load_spec
 from tests.unit.fakes import FakeCluster, FakeNode
@@ -180,7 +179,7 @@ def test_reassign_and_wait_names_what_is_missing_when_time_runs_out() -> None:
 
 def test_reassign_one_partition_records_before_and_after() -> None:
     c = cluster()
-    ReassignFault(c, "chaos/2", FaultOptions(to=(1, 2))).inject()
+    ReassignFault(c, "chaos/2", Reassign.of(to=[1, 2])).inject()
     fields = heal_event(c)
     assert fields["target"] == "chaos/2" and fields["to"] == [1, 2]
     assert fields["topic"] == "chaos" and fields["moved"] == 1 and fields["completed"] is True
@@ -189,7 +188,7 @@ def test_reassign_one_partition_records_before_and_after() -> None:
 
 def test_reassign_a_topic_to_a_replication_factor() -> None:
     c = cluster()
-    ReassignFault(c, "chaos", FaultOptions(replication_factor=3)).inject()
+    ReassignFault(c, "chaos", Reassign.of(replication_factor=3)).inject()
     fields = heal_event(c)
     assert fields["moved"] == 3 and fields["completed"] is True
     assert all(sorted(r) == [1, 2, 3] for r in fields["after"].values())
@@ -198,16 +197,16 @@ def test_reassign_a_topic_to_a_replication_factor() -> None:
 @pytest.mark.parametrize(
     ("target", "options", "error"),
     [
-        ("nope/0", FaultOptions(to=(1, 2)), "no topic 'nope' in the cluster"),
-        ("chaos/7", FaultOptions(to=(1, 2)), r"topic 'chaos' has no partition 7 \(it has 3\)"),
-        ("chaos/0", FaultOptions(to=(1, 4)), r"broker\(s\) \[4\] that are not running"),
-        ("chaos", FaultOptions(to=(1, 2)), "to moves one partition"),
-        ("chaos/0", FaultOptions(replication_factor=2), "applies to a whole topic"),
-        ("chaos", FaultOptions(replication_factor=4), "needs 4 running brokers"),
+        ("nope/0", Reassign.of(to=[1, 2]), "no topic 'nope' in the cluster"),
+        ("chaos/7", Reassign.of(to=[1, 2]), r"topic 'chaos' has no partition 7 \(it has 3\)"),
+        ("chaos/0", Reassign.of(to=[1, 4]), r"broker\(s\) \[4\] that are not running"),
+        ("chaos", Reassign.of(to=[1, 2]), "to moves one partition"),
+        ("chaos/0", Reassign.of(replication_factor=2), "applies to a whole topic"),
+        ("chaos", Reassign.of(replication_factor=4), "needs 4 running brokers"),
     ],
 )
 def test_reassign_checks_at_fire_time_and_records_the_failure(
-    target: str, options: FaultOptions, error: str
+    target: str, options: Reassign, error: str
 ) -> None:
     c = cluster()
     with pytest.raises(FaultError, match=error):
@@ -218,7 +217,7 @@ def test_reassign_checks_at_fire_time_and_records_the_failure(
 
 def test_add_partitions_grows_the_topic_and_records_the_counts() -> None:
     c = cluster()
-    AddPartitionsFault(c, "chaos", FaultOptions(count=5)).inject()
+    AddPartitionsFault(c, "chaos", AddPartitions.of(count=5)).inject()
     fields = heal_event(c)
     assert (fields["before"], fields["after"], fields["completed"]) == (3, 5, True)
     assert sorted(c.topics["chaos"]) == list(range(5))
@@ -227,7 +226,7 @@ def test_add_partitions_grows_the_topic_and_records_the_counts() -> None:
 def test_add_partitions_refuses_to_shrink() -> None:
     c = cluster()
     with pytest.raises(FaultError, match="has 3 partitions; count must be more"):
-        AddPartitionsFault(c, "chaos", FaultOptions(count=3)).inject()
+        AddPartitionsFault(c, "chaos", AddPartitions.of(count=3)).inject()
     assert heal_event(c)["completed"] is False
 
 

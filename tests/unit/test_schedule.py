@@ -36,9 +36,10 @@ def cells() -> list[Cell]:
 
 
 def test_sorted_by_start_then_spec_order() -> None:
-    plan = plan_faults(cells()[0], seed=1)
+    cell = cells()[0]
+    plan = plan_faults(cell, seed=1)
     assert [(p.at_s, p.index) for p in plan] == [(1, 3), (5, 1), (5, 2), (9, 4), (20, 0), (31, 5)]
-    assert plan[0] == PlannedFault(3, 1, "restart", "leader-of:chaos/2", None)
+    assert plan[0] == PlannedFault(3, 1, "restart", "leader-of:chaos/2", None, cell.spec.faults[3])
     assert plan[-1].kind == "isolate" and plan[-1].duration_s is None
 
 
