@@ -30,7 +30,7 @@ def test_the_registry_names_each_check_once_and_what_it_needs_exists() -> None:
     assert len(names) == len(set(names))
     keys = set(Figures.__annotations__) | set(COUNT_NAMES)
     # What a check may need: the context's properties and what its constructor sets.
-    made = re.findall(r"self\.(\w+) = ", inspect.getsource(CellContext.__init__))
+    made = re.findall(r"self\.(\w+)(?:: [^=]+)? = ", inspect.getsource(CellContext.__init__))
     props = {n for n, v in vars(CellContext).items() if isinstance(v, property)}
     facts = {n for n in [*made, *props] if not n.startswith("_")}
     for check in CHECKS:
@@ -111,7 +111,10 @@ def test_a_check_that_raises_undecides_its_figures_and_the_cell_only(
         assert metrics["counts"][name] == whole["counts"][name] == 0, name
     assert metrics["unavailable_s"] == whole["unavailable_s"] is not None
     assert metrics["ack_p99_ms"] == whole["ack_p99_ms"] is not None
-    assert metrics["evidence"] == whole["evidence"]
+    # The review still holds the tables to the history (what it could: `acked` undecided).
+    assert metrics["evidence"]["disagreements"] == whole["evidence"]["disagreements"] == []
+    assert "acked 10 = producer.end acked 10" in whole["evidence"]["compared"]
+    assert "acked 10 = producer.end acked 10" not in metrics["evidence"]["compared"]
 
     # The cell: unknown, with a check that says which one failed; the others judged.
     summary = _verdict(tmp_path, cell, metrics)
