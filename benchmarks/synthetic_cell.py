@@ -14,6 +14,7 @@ gives with `known` here.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -173,7 +174,7 @@ def write_cell(cell: Path, rows: int, seed: int = 1) -> dict[str, Any]:
     }
 
 
-def figures(out: dict[str, Any]) -> dict[str, Any]:
+def figures(out: Mapping[str, Any]) -> dict[str, Any]:
     """The same figures from verify_cell's answer."""
     counts = out["counts"]
     resumed = out["resumptions"]

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -13,6 +12,7 @@ from pyspark.sql import functions as F
 
 from harness.errors import ConfigError
 from harness.results.consumers import SEPARATOR
+from harness.results.events import Event
 from harness.results.history import is_event_time
 from harness.results.layout import CellPaths, ResultFolderError, require_regular
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT
@@ -63,7 +63,7 @@ class CellData:
     commits: DataFrame | None
     # A pipeline's output topic (output.parquet); None too in a cell without a pipeline.
     output: DataFrame | None = None
-    history: list[dict[str, Any]] = field(default_factory=list)
+    history: list[Event] = field(default_factory=list)
     has_history: bool = False
 
     def frames(self) -> list[DataFrame]:
@@ -106,11 +106,11 @@ def _regular(path: Path, directory_ok: bool = False) -> None:
         raise ConfigError(str(exc)) from None
 
 
-def read_history(path: Path) -> list[dict[str, Any]] | None:
+def read_history(path: Path) -> list[Event] | None:
     _regular(path)  # a FIFO in its place would block the read forever
     if not path.exists():
         return None
-    events: list[dict[str, Any]] = []
+    events: list[Event] = []
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue

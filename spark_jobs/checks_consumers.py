@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from functools import reduce
-from typing import Any
 
 from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
+from harness.results.metrics import Resumption
 from spark_jobs.cell_data import ROW, consumer_set
 
 SET = "set"
@@ -220,7 +220,7 @@ def resumptions(
     commits: DataFrame | None,
     log: DataFrame | None,
     read_committed: Collection[str] = (),
-) -> list[dict[str, Any]]:
+) -> list[Resumption]:
     """For each restart/rebalance of a set: where each partition resumed vs. the last commit.
 
     first_offset: offset of the partition's earliest (ts, offset, row order) row in the

@@ -18,17 +18,25 @@ from __future__ import annotations
 
 import contextlib
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.results import events as ev
+from harness.results.events import Event
 from harness.results.layout import CellPaths
-from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS, PER_SET_KEYS, SPARK_METRICS
+from harness.results.metrics import (
+    COUNT_NAMES,
+    LATENCY_METRICS,
+    PER_SET_KEYS,
+    SPARK_METRICS,
+    Figures,
+)
+from spark_jobs.check import merge
 
 # Which figures a table's damage undecides: the ledger and the log feed every figure; the
 # consumers' tables all but the producer's and the log's own; the output the pipeline's.
@@ -84,7 +92,7 @@ def rows_by_consumer(path: Path) -> dict[str, int]:
     return dict(counts)
 
 
-def _of(history: Iterable[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+def _of(history: Iterable[Event], kind: str) -> list[Event]:
     return [e for e in history if e.get("kind") == kind]
 
 
@@ -93,9 +101,9 @@ def _int(value: Any) -> int | None:
 
 
 def disagreements(
-    history: list[dict[str, Any]],
+    history: list[Event],
     rows: dict[str, int | None],
-    counts: dict[str, Any],
+    counts: Mapping[str, int | None],
     ledger_duplicates: int | None,
     by_consumer: dict[str, int] | None,
 ) -> tuple[list[Disagreement], list[str]]:
@@ -114,9 +122,9 @@ def disagreements(
 
 
 def _producer(
-    history: list[dict[str, Any]],
+    history: list[Event],
     ledger_rows: int | None,
-    counts: dict[str, Any],
+    counts: Mapping[str, int | None],
     duplicates: int | None,
     bad: list[Disagreement],
     agreed: list[str],
@@ -171,7 +179,7 @@ def _hold(
 
 
 def _final_read(
-    history: list[dict[str, Any]],
+    history: list[Event],
     table: str,
     kind: str,
     file_rows: int | None,
@@ -199,7 +207,7 @@ def _final_read(
 
 
 def _written(
-    event: dict[str, Any],
+    event: Event,
     rows: dict[str, int | None],
     by_consumer: dict[str, int] | None,
     bad: list[Disagreement],
@@ -234,9 +242,19 @@ def _written(
         agreed.append(f"every table's rows = {ev.TABLES_WRITTEN}")
 
 
-def undecide(out: dict[str, Any], bad: list[Disagreement]) -> None:
-    """Make the figures each disagreeing table feeds undecided, naming why."""
-    counts, undecided = out["counts"], out["undecided"]
+def undone(summary: Figures, bad: list[Disagreement]) -> Figures:
+    """The figures each disagreeing table feeds, undecided naming why (a reason already
+    there stays): a part to merge into the summary (spark_jobs.check.merge)."""
+    counts = summary.get("counts") or {}
+    reasons = dict(summary.get("undecided") or {})
+    new_counts: dict[str, int | None] = {}
+    new_reasons: dict[str, str] = {}
+    out: dict[str, object] = {}
+
+    def undecided(name: str, reason: str) -> None:
+        if name not in reasons:
+            reasons[name] = new_reasons[name] = reason
+
     for d in bad:
         reason = f"evidence: {d.reason}"
         if d.table in ("ledger", "log"):
@@ -247,31 +265,43 @@ def undecide(out: dict[str, Any], bad: list[Disagreement]) -> None:
             names = tuple(n for n in (*COUNT_NAMES, *TOP_FIGURES) if n not in PRODUCER_FIGURES)
         for name in names:
             if name in counts:
-                counts[name] = None
-            elif name in out:
+                new_counts[name] = None
+            elif name in summary:
                 out[name] = None
-            undecided.setdefault(name, reason)
+            undecided(name, reason)
         if d.table != "output":
             for key in set(PER_SET_KEYS.values()):
                 out[key] = {}
-                undecided.setdefault(key, reason)
+                undecided(key, reason)
+    part = cast(Figures, out)
+    if new_counts:
+        part["counts"] = new_counts
+    if new_reasons:
+        part["undecided"] = new_reasons
+    return part
 
 
-def check_evidence(
-    cell_dir: Path, history: list[dict[str, Any]], out: dict[str, Any], duplicates: int | None
-) -> None:
-    """Compare, undecide what disagrees, and leave `evidence` in the cell's metrics: what was
-    compared and what disagreed (the verdict's `evidence` check reads it)."""
+def undecide(summary: Figures, bad: list[Disagreement]) -> None:
+    """Make the figures each disagreeing table feeds undecided, naming why (in place)."""
+    merge(summary, undone(summary, bad))
+
+
+def evidence(
+    cell_dir: Path, history: list[Event], summary: Figures, duplicates: int | None
+) -> Figures:
+    """Compare, undecide what disagrees, and give `evidence`: what was compared and what
+    disagreed (the verdict's `evidence` check reads it)."""
     if not history:
         # No history.jsonl: the `run` check undecides the cell; the figures stay as measured.
-        out["evidence"] = {"compared": [], "disagreements": ["no history to hold the tables to"]}
-        return
+        return {"evidence": {"compared": [], "disagreements": ["no history to hold the tables to"]}}
     rows = file_rows(cell_dir)
     written = _of(history, ev.TABLES_WRITTEN)
     wants_members = bool(written) and isinstance(written[-1].get("consumed_by"), dict)
     by_consumer = rows_by_consumer(CellPaths(cell_dir).consumed) if wants_members else None
-    bad, agreed = disagreements(history, rows, out["counts"], duplicates, by_consumer)
+    counts = summary.get("counts") or {}
+    bad, agreed = disagreements(history, rows, counts, duplicates, by_consumer)
     if not written:
         agreed.append(f"no {ev.TABLES_WRITTEN} in the history (written before it existed)")
-    undecide(out, bad)
-    out["evidence"] = {"compared": agreed, "disagreements": [d.reason for d in bad]}
+    part = undone(summary, bad)
+    part["evidence"] = {"compared": agreed, "disagreements": [d.reason for d in bad]}
+    return part

@@ -14,12 +14,11 @@ path and do not count.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from harness.results import events as ev
+from harness.results.events import Event
 from harness.results.windows import fault_windows
 
 LATENCY = "latency_ms"
@@ -44,7 +43,7 @@ def failed(ledger: DataFrame) -> int:
     return ledger.filter(F.col("status") == "fail").count()
 
 
-def fault_periods(history: list[dict[str, Any]]) -> list[Period]:
+def fault_periods(history: list[Event]) -> list[Period]:
     """The windows of faults done to the cluster, in time order."""
     return [(w.start_ms, w.end_ms) for w in fault_windows(history) if not w.consumer_crash]
 
@@ -102,7 +101,7 @@ def latency_by_part(ledger: DataFrame, periods: list[Period]) -> dict[str, dict[
 
 
 def latency_summary(
-    ledger: DataFrame, history: list[dict[str, Any]], has_history: bool
+    ledger: DataFrame, history: list[Event], has_history: bool
 ) -> tuple[dict[str, dict[str, int]], dict[str, int | None], dict[str, str]]:
     """(figures per part, the TOP_LEVEL figures, why each None one is undecided)."""
     periods = fault_periods(history)

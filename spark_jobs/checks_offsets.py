@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from functools import reduce
-from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from harness.results.metrics import PlaceSample
 from spark_jobs.cell_data import consumer_set
 from spark_jobs.seq_blocks import BLOCK, bit, block
 
@@ -31,7 +31,7 @@ def _places(frames: list[DataFrame]) -> DataFrame:
 
 def inconsistent_offsets(
     ledger: DataFrame | None, consumed: DataFrame | None, log: DataFrame | None
-) -> tuple[int, list[dict[str, Any]]]:
+) -> tuple[int, list[PlaceSample]]:
     """(distinct (partition, offset) at which more than one distinct seq was seen, up to
     SAMPLE of them as {partition, offset, seqs}) over: ledger rows `ok` with an offset,
     every consumed row, every log row (committed or not). None of the frames: (0, [])."""
@@ -63,7 +63,7 @@ def inconsistent_offsets(
         .orderBy(*_PLACE)
         .collect()
     )
-    sample = [
+    sample: list[PlaceSample] = [
         {
             "partition": int(r["partition"]),
             "offset": int(r["offset"]),

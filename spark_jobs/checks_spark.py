@@ -25,7 +25,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -41,7 +40,9 @@ from harness.results.checkpoint import (
     sink_files,
 )
 from harness.results.consumers import set_of
+from harness.results.events import Event
 from harness.results.layout import QueryPaths
+from harness.results.metrics import Resumption, SparkSetFigures
 from spark_jobs import seq_blocks as sb
 from spark_jobs.checks_records import visible
 
@@ -54,12 +55,12 @@ class SparkSetFacts:
 
     name: str
     consumer: str
-    resumes: list[dict[str, Any]]  # spark.resume events in start order
-    failure: dict[str, Any] | None  # the last spark.query.failed event
+    resumes: list[Event]  # spark.resume events in start order
+    failure: Event | None  # the last spark.query.failed event
 
 
-def spark_sets(history: list[dict[str, Any]]) -> list[SparkSetFacts]:
-    by_consumer: dict[str, list[dict[str, Any]]] = {}
+def spark_sets(history: list[Event]) -> list[SparkSetFacts]:
+    by_consumer: dict[str, list[Event]] = {}
     for e in history:
         if str(e.get("kind", "")).startswith(ev.SPARK_PREFIX) and "consumer" in e:
             by_consumer.setdefault(str(e["consumer"]), []).append(e)
@@ -149,13 +150,13 @@ def resumption_rows(
     checkpoint: Checkpoint,
     delivered: DataFrame,
     log: DataFrame | None,
-) -> list[dict[str, Any]]:
+) -> list[Resumption]:
     """One row per (later start, partition it delivered or should have delivered from)."""
     planned = checkpoint.planned()
     initial = checkpoint.initial() or {}
     last_committed = max(checkpoint.committed(), default=-1)
     starts = facts.resumes
-    out: list[dict[str, Any]] = []
+    out: list[Resumption] = []
     for i, resume in enumerate(starts):
         if i == 0:
             continue  # the first start resumes nothing
@@ -212,7 +213,7 @@ def spark_set_summary(
     topic: str | None,
     log: DataFrame | None,
     read_committed: bool = False,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> tuple[SparkSetFigures, list[Resumption]]:
     """(per-set figures, resumption rows) of one Spark consumer set; a read_committed query
     skips only the log's committed rows (consumed_then_lost looks at every row: an aborted
     record is still in the log)."""
@@ -229,7 +230,7 @@ def spark_set_summary(
         failure = facts.failure
         held, duplicates = _rows_and_duplicates(delivered)
         on_disk, raw_duplicates = _rows_and_duplicates(raw)
-        summary = {
+        summary: SparkSetFigures = {
             "starts": len(facts.resumes),
             "batches": len(checkpoint.committed()),
             "sink_rows": held,

@@ -4,10 +4,11 @@ unavailability (acknowledged writes stopped while the producer was sending)."""
 from __future__ import annotations
 
 from itertools import pairwise
-from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+
+from harness.results import metrics as m
 
 SET = "set"
 
@@ -104,7 +105,7 @@ def stalls(
     start_ms: int,
     end_ms: int,
     top: int = 5,
-) -> tuple[dict[str, float], list[dict[str, Any]], dict[str, bool]]:
+) -> tuple[dict[str, float], list[m.StallWindow], dict[str, bool]]:
     """(longest stall per set in s, the `top` longest windows per set, per set: whether its
     longest window is the final one with records still waiting at `end`)."""
     # The frame is one row per progress point (about one per ms of the run): cached, and
@@ -112,7 +113,7 @@ def stalls(
     frame = stall_frame(spark, available, firsts, sets, start_ms, end_ms).cache()
     best = {s: 0.0 for s in sets}
     final_longest = {s: False for s in sets}
-    windows: list[dict[str, Any]] = []
+    windows: list[m.StallWindow] = []
     try:
         for name in sets:
             longest = (
@@ -142,7 +143,7 @@ def stalls(
 
 def unavailable_windows(
     ledger: DataFrame, gap_ms: int, sends: tuple[int, int] | None = None
-) -> list[dict[str, Any]]:
+) -> list[m.Window]:
     """Gaps longer than gap_ms between consecutive points over [first send_ts, last send_ts];
     points are the ack_ts of `ok` records inside that range plus both edges. `sends` passes
     (first, last) send_ts when the caller already has them."""

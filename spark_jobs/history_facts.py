@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from harness.results import events as ev
 from harness.results.consumers import set_of
+from harness.results.events import Event
 
 
-def events(history: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+def events(history: list[Event], kind: str) -> list[Event]:
     return [e for e in history if e.get("kind") == kind]
 
 
 def _final_read_gap(
-    history: list[dict[str, Any]], kind: str, file: str, has_file: bool
-) -> str | dict[str, Any] | None:
+    history: list[Event], kind: str, file: str, has_file: bool
+) -> str | Event | None:
     """A final read's gap: why it is missing (str), its first incomplete event, or None."""
     if not has_file:
         return f"{file} missing"
@@ -26,7 +26,7 @@ def _final_read_gap(
     return incomplete[0] if incomplete else None
 
 
-def log_undecided(history: list[dict[str, Any]], has_log: bool) -> str | None:
+def log_undecided(history: list[Event], has_log: bool) -> str | None:
     """Why the final log read cannot be trusted to be the whole topic (None if it can)."""
     gap = _final_read_gap(history, ev.LOG_READ, "log.parquet", has_log)
     if isinstance(gap, dict):
@@ -35,7 +35,7 @@ def log_undecided(history: list[dict[str, Any]], has_log: bool) -> str | None:
     return gap
 
 
-def pipeline(history: list[dict[str, Any]]) -> dict[str, Any] | None:
+def pipeline(history: list[Event]) -> dict[str, object] | None:
     """The first pipeline.start event's fields (output, input, group, guarantee, members),
     or None: the cell ran no pipeline, so the output checks have nothing to judge."""
     starts = events(history, ev.PIPELINE_START)
@@ -44,7 +44,7 @@ def pipeline(history: list[dict[str, Any]]) -> dict[str, Any] | None:
     return {k: v for k, v in starts[0].items() if k not in ("ts", "kind")}
 
 
-def output_undecided(history: list[dict[str, Any]], has_output: bool) -> str | None:
+def output_undecided(history: list[Event], has_output: bool) -> str | None:
     """Why the final read of the pipeline's output topic cannot be trusted to be the whole
     topic (None if it can): every output.read (one per isolation level) must be complete."""
     gap = _final_read_gap(history, ev.OUTPUT_READ, "output.parquet", has_output)
@@ -56,7 +56,7 @@ def output_undecided(history: list[dict[str, Any]], has_output: bool) -> str | N
     return gap
 
 
-def drain_undecided(history: list[dict[str, Any]]) -> str | None:
+def drain_undecided(history: list[Event]) -> str | None:
     """Why the consumers cannot be said to have read to the end (None if they did)."""
     drains = events(history, ev.DRAIN_END)
     if not drains:
@@ -67,7 +67,7 @@ def drain_undecided(history: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def set_drained(history: list[dict[str, Any]], set_name: str) -> bool:
+def set_drained(history: list[Event], set_name: str) -> bool:
     """Whether one consumer set reached the end: the drain completed, or the incomplete
     drain's `lag` shows nothing left for that set (another set was the one behind)."""
     drains = events(history, ev.DRAIN_END)
@@ -82,19 +82,19 @@ def set_drained(history: list[dict[str, Any]], set_name: str) -> bool:
     return True
 
 
-def workload_start(history: list[dict[str, Any]]) -> int | None:
+def workload_start(history: list[Event]) -> int | None:
     starts = [
         int(e["ts"]) for e in events(history, ev.PHASE) if e.get("phase") == ev.PHASE_WORKLOAD
     ]
     return min(starts) if starts else None
 
 
-def drain_end(history: list[dict[str, Any]]) -> int | None:
+def drain_end(history: list[Event]) -> int | None:
     ends = [int(e["ts"]) for e in events(history, ev.DRAIN_END)]
     return max(ends) if ends else None
 
 
-def consumer_sets(history: list[dict[str, Any]]) -> set[str]:
+def consumer_sets(history: list[Event]) -> set[str]:
     """Sets named by consumer events: a set that never consumed still counts as a set."""
     return {
         set_of(str(e["consumer"]))
@@ -103,7 +103,7 @@ def consumer_sets(history: list[dict[str, Any]]) -> set[str]:
     }
 
 
-def read_committed_sets(history: list[dict[str, Any]]) -> set[str]:
+def read_committed_sets(history: list[Event]) -> set[str]:
     """Sets with a consumer.start whose `isolation` is read_committed (a start without the
     field, written before it existed, does not count)."""
     return {

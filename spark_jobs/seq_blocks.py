@@ -20,11 +20,12 @@ set i (in the order given) `c<i>` consumed by the set and `r<i>` its consumed ro
 from __future__ import annotations
 
 from functools import reduce
-from typing import Any
+from typing import TypedDict
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from harness.results.metrics import GenerationRows
 from spark_jobs.cell_data import ROW, consumer_set
 from spark_jobs.checks_records import is_expected, visible
 
@@ -93,7 +94,18 @@ def count_of(expr: str) -> Column:
     return F.coalesce(F.expr(f"sum(bit_count({expr}))"), F.lit(0))
 
 
-def totals(blocks: DataFrame, sets: list[str]) -> dict[str, Any]:
+class BlockTotals(TypedDict):
+    """seq_blocks.totals: counts over every block, and per consumer set."""
+
+    lost: int
+    unacked_present: int
+    dup_blocks: int
+    ledger_duplicates: int
+    never: dict[str, int]
+    excess: dict[str, int]
+
+
+def totals(blocks: DataFrame, sets: list[str]) -> BlockTotals:
     """lost, unacked_present, the duplicated-suspect blocks count, the ledger's rows beyond
     its distinct seqs (`ledger_duplicates`), reprocessed, and per set
     never (expected seqs it never consumed) and excess (its rows minus its distinct seqs),
@@ -224,7 +236,7 @@ def first_consumptions(
 
 def generation_counts(
     consumed: DataFrame, dirty: DataFrame, detail: DataFrame | None = None
-) -> list[dict[str, Any]]:
+) -> list[GenerationRows]:
     """Per (set, generation): rows, distinct seqs, and rows that were not the set's first
     consumption of their seq (earlier generation, or earlier in the same one).
 

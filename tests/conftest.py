@@ -6,6 +6,9 @@ quick lane whatever folder a test sits in."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
 # Bounds per test: a `docker` test starts real clusters; a `slow` one runs a whole cell, then
@@ -21,3 +24,19 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.integration)
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(TIMEOUTS[needs[0]]))
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:  # a SparkSession, imported late: only a Spark test starts the JVM
+    """One local Spark session for every test module that checks on Spark (marked `spark`),
+    started once per test run; skipped without a Java runtime."""
+    import os
+    import shutil
+
+    if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
+        pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME); none found")
+    from spark_jobs.session import local_session
+
+    session = local_session("kafka-chaos-tests")
+    yield session
+    session.stop()

@@ -8,6 +8,11 @@ they do not know; writers may add fields, never rename or drop one.
 
 from __future__ import annotations
 
+from typing import Any
+
+# One event as read from a history: JSON, `ts` and `kind` and the fields of its kind.
+Event = dict[str, Any]
+
 # --- the runner ---------------------------------------------------------------------------
 PHASE = "phase"  # phase: one of PHASES
 CELL_ERROR = "cell.error"  # error: why the cell stopped early ("interrupted (Ctrl-C)" too)

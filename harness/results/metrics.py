@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 # The counts of every cell's summary.json (under "counts"), in the order tables show them.
 COUNT_NAMES = (
     "attempted",
@@ -54,3 +56,140 @@ PER_SET_KEYS = {
 }
 # Whether the cluster healed in the recovery phase (true / false; null: never got there).
 RECOVERED = "recovered"
+
+
+# --- The figures as types: what a check returns and what a verdict reads ---------------------
+# (JSON on disk; these say which key holds what. A row of a list is a TypedDict of its own.)
+
+
+class Window(TypedDict):
+    """A time window of the run (summary "unavailable_windows")."""
+
+    start_ms: int
+    end_ms: int
+    duration_s: float
+
+
+class StallWindow(TypedDict):
+    """One of a consumer set's longest stalls (summary "stall_windows")."""
+
+    set: str
+    start_ms: int
+    end_ms: int
+    duration_s: float
+
+
+class Resumption(TypedDict):
+    """Where one partition resumed after a restart (summary "resumptions")."""
+
+    set: str
+    consumer: str
+    generation: int
+    partition: int
+    committed: int | None
+    first_offset: int | None
+    exact: bool | None
+    skipped: int | None
+    reread: int
+
+
+class GenerationRows(TypedDict):
+    """A set's rows in one generation (summary "reprocessed_by_generation")."""
+
+    set: str
+    generation: int
+    rows: int
+    distinct: int
+    reprocessed: int
+
+
+class PlaceSample(TypedDict):
+    """A (partition, offset) seen with more than one seq ("inconsistent_offsets_sample")."""
+
+    partition: int
+    offset: int
+    seqs: list[int]
+
+
+class SparkSetFigures(TypedDict):
+    """One Spark consumer set's figures (summary "spark_by_set" -> set)."""
+
+    starts: int
+    batches: int
+    sink_rows: int
+    sink_duplicates: int
+    orphan_files: int
+    torn_files: int
+    raw_rows: int
+    raw_duplicates: int
+    read_twice: int
+    data_loss_stop: int
+    consumed_then_lost: int | None
+    query_error: str | None
+
+
+class PipelineFigures(TypedDict):
+    """The pipeline's output figures (summary "pipeline"; {} in a cell without one)."""
+
+    guarantee: object
+    output_records: int | None
+    output_uncommitted: int | None
+    origin_mismatch: int | None
+
+
+class Evidence(TypedDict):
+    """The tables against the history (summary "evidence")."""
+
+    compared: list[str]
+    disagreements: list[str]
+
+
+class Figures(TypedDict, total=False):
+    """What the checks give for a cell (summary.json's measured part), or a part of it: one
+    check returns only the keys it decides. None: undecided, the reason in `undecided`."""
+
+    counts: dict[str, int | None]  # COUNT_NAMES
+    undecided: dict[str, str]  # figure name -> why it is None (or a lower bound)
+    max_stall_s: float | None
+    unavailable_s: float | None
+    ack_p50_ms: int | None  # LATENCY_METRICS
+    ack_p99_ms: int | None
+    ack_max_ms: int | None
+    ack_p99_ms_faulted: int | None
+    ack_p99_ms_steady: int | None
+    ack_latency: dict[str, dict[str, int]]  # part (all, faulted, steady) -> figure -> ms
+    stalls_by_set: dict[str, float | None]
+    stall_windows: list[StallWindow] | None
+    unavailable_windows: list[Window] | None
+    lost_never_consumed_by_set: dict[str, int]
+    reprocessed_by_generation: list[GenerationRows] | None
+    resumptions: list[Resumption] | None
+    spark_by_set: dict[str, SparkSetFigures]
+    read_twice: int | None  # SPARK_METRICS
+    sink_duplicates: int | None
+    lost_seqs_sample: list[int] | None
+    duplicated_seqs_sample: list[int] | None
+    transactions: dict[str, int]  # outcome -> transactions
+    aborted_read_by_set: dict[str, int]
+    aborted_consumed_by_set: dict[str, int | None]
+    aborted_read_seqs_sample: list[int] | None
+    torn_transactions_sample: list[int] | None
+    inconsistent_offsets_sample: list[PlaceSample] | None
+    poll_skip_by_set: dict[str, int]
+    pipeline: PipelineFigures | dict[str, object]
+    output_duplicates_seqs_sample: list[int] | None
+    output_lost_seqs_sample: list[int] | None
+    evidence: Evidence
+    # Only when a check raised: check name -> the error (its figures are undecided).
+    failed_checks: dict[str, str]
+
+
+class Summary(Figures, total=False):
+    """A cell's summary.json: its figures, then what the verdict adds (harness.verdict)."""
+
+    cell: str
+    params: dict[str, object]
+    recovered: bool | None  # RECOVERED
+    checks: list[dict[str, str]]  # the verdict's checks: name, verdict, detail
+    verdict: str
+    duration_s: float

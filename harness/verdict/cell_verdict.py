@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from harness.report import write_cell_report
 from harness.results import events as ev
+from harness.results.events import Event
 from harness.results.history import read_jsonl
 from harness.results.layout import CellPaths
-from harness.results.metrics import COUNT_NAMES, RECOVERED
+from harness.results.metrics import COUNT_NAMES, RECOVERED, Figures, Summary
 from harness.spec import Cell, Spec
 from harness.spec.expect import Bound
 from harness.spec.paths import number_at
@@ -28,7 +29,7 @@ __all__ = ["LATE_S", "faults_check", "off_schedule", "on_time", "planned_kinds"]
 NOTHING_EXPECTED = "the spec expects nothing of this cell, so it has shown nothing"
 
 
-def run_check(history: list[dict[str, Any]]) -> Check:
+def run_check(history: list[Event]) -> Check:
     """Did the cell run its course? An infrastructure error or crashed workload undecides it."""
     problems = [
         f"{e['kind']}: {e.get('error', '')}"
@@ -44,7 +45,7 @@ def run_check(history: list[dict[str, Any]]) -> Check:
     return Check("run", "pass", "every phase ran")
 
 
-def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:
+def recovered(history: list[Event]) -> tuple[bool | None, str]:
     """What the last `recovery.end` says: healed or not (None: no such event), and its detail."""
     ends = [e for e in history if e["kind"] == ev.RECOVERY_END]
     if not ends:
@@ -56,11 +57,11 @@ def recovered(history: list[dict[str, Any]]) -> tuple[bool | None, str]:
     return value, detail
 
 
-def evidence_check(summary: dict[str, Any]) -> Check:
+def evidence_check(summary: Figures) -> Check:
     """Do the cell's tables agree with what its history says was written and read
     (spark_jobs/checks_evidence.py)? A disagreement has undecided the figures it touches;
     this check shows it, and a cell with damaged evidence never passes."""
-    evidence = summary.get("evidence")
+    evidence: object = summary.get("evidence")
     if not isinstance(evidence, dict):
         return Check("evidence", "unknown", "the checks left no evidence comparison")
     bad = [str(d) for d in evidence.get("disagreements") or []]
@@ -68,6 +69,16 @@ def evidence_check(summary: dict[str, Any]) -> Check:
         return Check("evidence", "unknown", "; ".join(bad))
     compared = [str(c) for c in evidence.get("compared") or []]
     return Check("evidence", "pass", "; ".join(compared) or "nothing to compare")
+
+
+def failed_checks_check(summary: Figures) -> Check | None:
+    """A check of the cell's that raised (spark_jobs.check): its figures are undecided and
+    so is the cell, though the other checks' figures stand."""
+    failed = summary.get("failed_checks")
+    if not failed:
+        return None
+    detail = "; ".join(f"the {name} check failed: {error}" for name, error in failed.items())
+    return Check("verification", "unknown", detail)
 
 
 def planned_kinds(spec: Spec) -> list[PlannedKind]:
@@ -80,8 +91,8 @@ def planned_kinds(spec: Spec) -> list[PlannedKind]:
 
 def cell_checks(
     expect: dict[str, Bound | None],
-    history: list[dict[str, Any]],
-    summary: dict[str, Any],
+    history: list[Event],
+    summary: Figures,
     plan: list[PlannedKind] | None = None,
     measured: bool = True,
 ) -> list[Check]:
@@ -98,6 +109,9 @@ def cell_checks(
     checks = [run_check(history), faults_check(history, plan), recovery(healed, detail, flag)]
     if measured:
         checks.append(evidence_check(summary))
+        broken = failed_checks_check(summary)
+        if broken is not None:
+            checks.append(broken)
     checks += expectations
     if not expectations and flag is None:
         checks.append(Check("expect", "unknown", NOTHING_EXPECTED))
@@ -146,25 +160,27 @@ def gap_ms(cell: Cell) -> int:
 
 
 def summarize(
-    cell: Cell, cell_dir: Path, metrics: dict[str, Any] | None, error: str = ""
+    cell: Cell, cell_dir: Path, metrics: Figures | None, error: str = ""
 ) -> dict[str, Any]:
     """summary.json of the cell (written) from the checks' metrics (None: verification crashed)."""
     paths = CellPaths(cell_dir)
     history = read_jsonl(paths.history)[0] if paths.history.exists() else []
-    summary: dict[str, Any] = {"cell": cell.id, "params": cell_params(cell)}
     if metrics is None:
-        summary.update(
-            counts=dict.fromkeys(COUNT_NAMES),
-            max_stall_s=None,
-            unavailable_s=None,
-            undecided={"*": f"verification crashed: {error}"},
-        )
+        metrics = {
+            "counts": dict.fromkeys(COUNT_NAMES),
+            "max_stall_s": None,
+            "unavailable_s": None,
+            "undecided": {"*": f"verification crashed: {error}"},
+        }
+        measured = False
     else:
-        summary.update(metrics)
-    summary[RECOVERED] = recovered(history)[0]
+        measured = True
+    # The figures, then what the verdict adds below (mypy wants those among the ** items).
+    summary: Summary = {"cell": cell.id, "params": cell_params(cell), **metrics}  # type: ignore[typeddict-item]
+    summary["recovered"] = recovered(history)[0]  # RECOVERED
     plan = planned_kinds(cell.spec)
-    checks = cell_checks(resolved_expect(cell.spec), history, summary, plan, metrics is not None)
-    if metrics is None:
+    checks = cell_checks(resolved_expect(cell.spec), history, summary, plan, measured)
+    if not measured:
         checks.append(Check("verification", "unknown", error))
     summary["checks"] = [c.as_dict() for c in checks]
     summary["verdict"] = overall(checks)
@@ -172,4 +188,4 @@ def summarize(
     summary["duration_s"] = round((max(ts) - min(ts)) / 1000, 1) if ts else 0.0
     paths.write_text(paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
     write_cell_report(cell_dir)
-    return summary
+    return cast("dict[str, Any]", summary)  # the callers' JSON object

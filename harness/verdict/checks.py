@@ -9,9 +9,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
-from typing import Any
 
-from harness.results.metrics import PER_SET_KEYS, RECOVERED
+from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures
 from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set
 
@@ -28,7 +27,7 @@ class Check:
         return asdict(self)
 
 
-def evaluate(expect: Mapping[str, Bound | None], summary: Mapping[str, Any]) -> list[Check]:
+def evaluate(expect: Mapping[str, Bound | None], summary: Figures) -> list[Check]:
     """One check per bound, in the spec's order; a null bound is no check. `recovered` is
     not among them: it decides the `recovery` check (see `recovery`)."""
     checks = []
@@ -71,13 +70,14 @@ def recovery(recovered: bool | None, detail: str, expected: bool | None = None) 
     return Check("recovery", verdict, said + wanted)
 
 
-def lookup(metric: str, summary: Mapping[str, Any]) -> Any:
+def lookup(metric: str, summary: Figures) -> object:
     """A metric's value: counts first, then the summary's top level; `<metric>.<set>` from
     the summary's per-set section of that metric."""
     per_set = split_per_set(metric)
     if per_set is not None:
         name, consumer_set = per_set
-        values = (summary.get(PER_SET_KEYS[name]) or {}).get(consumer_set)
+        section = summary.get(PER_SET_KEYS[name])
+        values = section.get(consumer_set) if isinstance(section, Mapping) else None
         return values.get(name) if isinstance(values, Mapping) else values
     counts = summary.get("counts") or {}
     if metric in counts:
@@ -85,7 +85,7 @@ def lookup(metric: str, summary: Mapping[str, Any]) -> Any:
     return summary.get(metric)
 
 
-def _why_undecided(metric: str, summary: Mapping[str, Any]) -> str:
+def _why_undecided(metric: str, summary: Figures) -> str:
     reasons = summary.get("undecided") or {}
     reason = reasons.get(metric)
     per_set = split_per_set(metric)
@@ -97,7 +97,7 @@ def _why_undecided(metric: str, summary: Mapping[str, Any]) -> str:
     return str(reason) if reason else "not measured"
 
 
-def _numeric(metric: str, bound: Bound, summary: Mapping[str, Any]) -> Check:
+def _numeric(metric: str, bound: Bound, summary: Figures) -> Check:
     value = lookup(metric, summary)
     shown = bound.shown()
     if value is None:
@@ -111,7 +111,7 @@ def _numeric(metric: str, bound: Bound, summary: Mapping[str, Any]) -> Check:
     return Check(metric, verdict, f"{metric} = {format_number(float(value))}, expected {shown}")
 
 
-def _resumption(summary: Mapping[str, Any]) -> Check:
+def _resumption(summary: Figures) -> Check:
     """exact: every restart resumed at the committed offset / checkpoint."""
     restarts = summary.get("resumptions")
     if restarts is None:

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from harness.results import events as ev
+from harness.results.events import Event
 from harness.verdict.checks import Check
 
 # A fault the nemesis started more than this after its planned time (resolving its target
@@ -44,7 +44,7 @@ class PlannedKind:
     optional: bool = False
 
 
-def faults_check(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | None) -> Check:
+def faults_check(history: list[Event], plan: Sequence[PlannedKind] | None) -> Check:
     """`plan` None: the plan is not known (only what the history says is judged)."""
     missed: list[str] = []
     tolerated: list[str] = []
@@ -80,13 +80,13 @@ def faults_check(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | No
     return Check("faults", "pass", "every planned fault was done" + note + on_time(history))
 
 
-def _index(event: dict[str, Any]) -> int | None:
+def _index(event: Event) -> int | None:
     """The plan index an event names (a history is input: anything else is no index)."""
     value = event.get("index")
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _unplanned(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | None) -> list[str]:
+def _unplanned(history: list[Event], plan: Sequence[PlannedKind] | None) -> list[str]:
     """Fault events naming a plan index the spec does not have: the history is not this
     spec's (a folder put together from different runs)."""
     if plan is None:
@@ -102,7 +102,7 @@ def _unplanned(history: list[dict[str, Any]], plan: Sequence[PlannedKind] | None
     ]
 
 
-def _evidence_gap(history: list[dict[str, Any]], p: PlannedKind, ordinal: int) -> str | None:
+def _evidence_gap(history: list[Event], p: PlannedKind, ordinal: int) -> str | None:
     """Why the history does not show this planned fault done (None: it does); `ordinal`:
     its place among the planned consumer faults."""
     if p.kind in CONSUMER_KINDS:
@@ -124,7 +124,7 @@ def _evidence_gap(history: list[dict[str, Any]], p: PlannedKind, ordinal: int) -
     return None
 
 
-def _consumer_gap(history: list[dict[str, Any]], p: PlannedKind, ordinal: int) -> str | None:
+def _consumer_gap(history: list[Event], p: PlannedKind, ordinal: int) -> str | None:
     crash = _consumer_crash(history, p, ordinal)
     if crash is None:
         return f"has no {ev.CONSUMER_CRASH} in the history: it was never done"
@@ -141,9 +141,7 @@ def _consumer_gap(history: list[dict[str, Any]], p: PlannedKind, ordinal: int) -
     return None
 
 
-def _consumer_crash(
-    history: list[dict[str, Any]], p: PlannedKind, ordinal: int
-) -> dict[str, Any] | None:
+def _consumer_crash(history: list[Event], p: PlannedKind, ordinal: int) -> Event | None:
     """The crash event of this planned fault: by its index, else (a history written before
     crashes carried one) the `ordinal`-th index-less crash, the planned consumer faults in
     the order of their times."""
@@ -159,7 +157,7 @@ def _consumer_crash(
     return legacy[ordinal] if ordinal < len(legacy) else None
 
 
-def _planned_injects(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _planned_injects(history: list[Event]) -> list[Event]:
     """Injects of planned faults; an optional one may be missed altogether, so also late."""
     return [
         e
@@ -171,7 +169,7 @@ def _planned_injects(history: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def off_schedule(history: list[dict[str, Any]]) -> list[str]:
+def off_schedule(history: list[Event]) -> list[str]:
     """Faults that started too late, or after one planned later than them."""
     injects = _planned_injects(history)
     problems = [
@@ -193,7 +191,7 @@ def off_schedule(history: list[dict[str, Any]]) -> list[str]:
     return problems
 
 
-def on_time(history: list[dict[str, Any]]) -> str:
+def on_time(history: list[Event]) -> str:
     """The latest start, for the pass detail."""
     injects = _planned_injects(history)
     if not injects:

@@ -15,9 +15,7 @@ from harness.results.metrics import COUNT_NAMES
 from harness.spec import expand_cells, load_spec
 from harness.verdict.cell_verdict import summarize
 from spark_jobs.checks_evidence import Disagreement, disagreements, undecide
-from tests.unit.test_verify import T, complete_history, ev, led, spark, verify, write_cell
-
-__all__ = ["spark"]  # the module's Spark session fixture, shared
+from tests.unit.test_verify import T, complete_history, ev, led, verify, write_cell
 
 END = ev(T + 9000, "producer.end", attempted=22_500, acked=22_500, failed=0, undelivered=0)
 READ = ev(T + 9500, "log.read", complete=True, records=22_500, isolation="read_uncommitted")

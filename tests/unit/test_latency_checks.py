@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from harness.spec.expect import ALLOWED_METRICS, metric_problem, parse_bound
 from harness.verdict.checks import evaluate
 from tests.unit.test_verify import as_written
 
+pytestmark = pytest.mark.spark
 needs_java = pytest.mark.skipif(
     shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
     reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
@@ -83,15 +83,6 @@ def split_ledger() -> list[Row]:
     rows += [rec(300, T + 1200, 30_000, "fail"), rec(301, T + 1300, None, "fail")]
     rows += [rec(302, T + 1400, None, "unknown")]
     return rows
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from spark_jobs.session import local_session
-
-    session = local_session("kafka-chaos-test-latency")
-    yield session
-    session.stop()
 
 
 def verify(spark: Any, cell: Path) -> dict[str, Any]:

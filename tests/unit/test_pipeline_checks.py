@@ -1,11 +1,10 @@
 """The pipeline's output checks on hand-built cells whose answers are known by construction
-(spark_jobs/checks_pipeline.py, verify._pipeline)."""
+(spark_jobs/checks_pipeline.py, spark_jobs/checks/pipeline.py)."""
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,22 +19,16 @@ from spark_jobs.history_facts import output_undecided, pipeline
 from tests.unit.test_txn_checks import tled
 from tests.unit.test_verify import Row, T, ev, led, write_cell
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
-    reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
-)
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.skipif(
+        shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+        reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
+    ),
+]
 
 PIPELINE_COUNTS = ("output_duplicates", "output_lost", "output_aborted")
 FIGURES = ("output_records", "output_uncommitted", "origin_mismatch")
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from spark_jobs.session import local_session
-
-    session = local_session("kafka-chaos-test-pipeline-checks")
-    yield session
-    session.stop()
 
 
 def verify(spark: Any, cell: Path) -> dict[str, Any]:

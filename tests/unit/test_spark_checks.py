@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,9 @@ import pytest
 from harness.results.checkpoint import Checkpoint, committed_end, orphan_files, sink_files
 from harness.results.tables import CONSUMED, LEDGER, LOG, write_table
 from harness.workload.spark.member import is_data_loss, resume_point
+
+# A module of Spark checks (its pure tests too: one marker per module).
+pytestmark = pytest.mark.spark
 
 T = 1_700_000_000_000
 ENDS = {0: {0: 3, 1: 2}, 1: {0: 6, 1: 4}, 2: {0: 9, 1: 6}, 3: {0: 12, 1: 8}}
@@ -153,15 +155,6 @@ needs_java = pytest.mark.skipif(
     shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
     reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
 )
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from spark_jobs.session import local_session
-
-    session = local_session("kafka-chaos-test-spark-checks")
-    yield session
-    session.stop()
 
 
 def log_frame(spark: Any) -> Any:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +33,13 @@ from tests.unit.test_verify import (
     write_cell,
 )
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
-    reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
-)
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.skipif(
+        shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+        reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
+    ),
+]
 
 NEW_COUNTS = (
     "aborted_read",
@@ -46,15 +48,6 @@ NEW_COUNTS = (
     "poll_skip",
     "nonmonotonic_send",
 )
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from spark_jobs.session import local_session
-
-    session = local_session("kafka-chaos-test-txn-checks")
-    yield session
-    session.stop()
 
 
 def verify(spark: Any, cell: Path) -> dict[str, Any]:

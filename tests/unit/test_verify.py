@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +14,13 @@ import pytest
 
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, write_table
 
-pytestmark = pytest.mark.skipif(
-    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
-    reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
-)
+pytestmark = [
+    pytest.mark.spark,
+    pytest.mark.skipif(
+        shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+        reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
+    ),
+]
 
 T = 1_700_000_000_000  # a base wall-clock time in ms
 
@@ -97,15 +99,6 @@ def complete_history(end: int = T + 10_000, drained: bool = True) -> list[dict[s
         ev(end, "drain.end", complete=drained, lag={}),
         ev(end + 1, "log.read", complete=True, records=0),
     ]
-
-
-@pytest.fixture(scope="module")
-def spark() -> Iterator[Any]:
-    from spark_jobs.session import local_session
-
-    session = local_session("kafka-chaos-test-verify")
-    yield session
-    session.stop()
 
 
 def verify(spark: Any, cell: Path) -> dict[str, Any]:

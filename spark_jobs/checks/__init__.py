@@ -1,0 +1,35 @@
+"""The registry: every check of a cell, one line each (spark_jobs.check.Check).
+
+`verify_cell` runs them in this order (a check in a lane of its own alongside, a review
+after the others) and merges their figures in this order. Adding a check: a module here
+with its `CHECK`, and its line below.
+"""
+
+from __future__ import annotations
+
+from spark_jobs.check import Check
+from spark_jobs.checks import (
+    availability,
+    consumers,
+    evidence,
+    latency,
+    offsets,
+    pipeline,
+    records,
+    spark_sets,
+    stall,
+    transactions,
+)
+
+CHECKS: tuple[Check, ...] = (
+    records.CHECK,
+    latency.CHECK,
+    consumers.CHECK,
+    transactions.CHECK,
+    pipeline.CHECK,
+    spark_sets.CHECK,
+    availability.CHECK,
+    offsets.CHECK,  # lane "offsets"
+    stall.CHECK,  # lane "stall"
+    evidence.CHECK,  # review: after the others
+)
