@@ -22,7 +22,7 @@ def paired(sets_df: DataFrame, available: DataFrame, firsts: DataFrame) -> DataF
     null): a full join, so one pass over the consumptions gives both. Keyed (seq, sid): the
     seq first, so that the sort before the merge compares the seqs' prefixes, not a set key
     equal in nearly every row (stall 10.6 s against 11.7-12.0 s keyed by (set name, seq),
-    10 M-row cell, README Benchmark)."""
+    10 M-row cell, docs/benchmarks.md)."""
     return (
         F.broadcast(sets_df.select(SID))
         .crossJoin(available.select("seq", "av"))

@@ -101,7 +101,7 @@ def spark_session(
     getOrCreate reuses a running session (JVM options and the master then no longer apply).
     """
     # The parallel collector: the checks are batch work on a small heap, and G1's concurrent
-    # threads took ~5 s of CPU per 10 M-row cell from two cores (README, Benchmark).
+    # threads took ~5 s of CPU per 10 M-row cell from two cores (docs/benchmarks.md).
     scratch = scratch_dir()
     java_opts = (
         f"-Dlog4j2.configurationFile=file:{_log4j2_file()} -XX:+UseParallelGC "
@@ -117,7 +117,7 @@ def spark_session(
         .config("spark.default.parallelism", "4")
         # One cell's checks generate a few hundred classes; Spark's default cache of 100
         # evicted them between cells, and recompiling them (Janino, then the JIT's C2) cost
-        # 12 s of CPU per warm 10 M-row cell (README, Benchmark).
+        # 12 s of CPU per warm 10 M-row cell (docs/benchmarks.md).
         .config("spark.sql.codegen.cache.maxEntries", str(CODEGEN_CACHE_ENTRIES))
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")

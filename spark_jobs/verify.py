@@ -104,7 +104,7 @@ def compose(checks: Sequence[Check], ctx: CellContext) -> Figures:
     """Run the checks and merge their figures: the main ones in the caller's thread in
     order; each check of another lane in a thread of its own, started first (threads that
     submit their Spark jobs side by side, so that Spark fills the cores the other checks'
-    narrow stages leave idle: README, Benchmark); the reviews last, over the merged figures.
+    narrow stages leave idle: docs/benchmarks.md); the reviews last, over the merged figures.
     Parts are merged main first, then the lanes, then the reviews, each in the table's
     order, so the summary does not depend on which thread finished first."""
     main = [c for c in checks if c.lane == MAIN]

@@ -1,5 +1,5 @@
 """What every typed spec model shares, below every layer that declares one: the strict base
-model, the bounds (README "Bounds") and the Kafka-setting scalar. Fault kinds (harness.faults)
+model, the bounds (docs/spec.md "Bounds") and the Kafka-setting scalar. Fault kinds (harness.faults)
 and the workload's sub-models declare their options with these, so no layer above has to be
 imported to parse a spec's part."""
 
@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
-# --- bounds: every number a spec takes has an upper one (README "Bounds"); floats are finite.
+# --- bounds: every number a spec takes has an upper one (docs/spec.md "Bounds"); floats are finite.
 # A value past them is a typo or hostile input; refusing it in `validate` beats a cell that
 # runs for years, a producer that allocates terabytes or an overflow deep in a check.
 MAX_SECONDS = 86_400  # a cell runs at most a day: at_s, duration_s, timeouts

@@ -1,8 +1,9 @@
 """The incident catalogue: one row per experiment that carries an `incident:` section.
 
 The rows live in the experiment files (claim, measured figures, the safe setting), so the
-README's table and `python -m harness incidents` are generated from the files they
-describe and cannot drift from them (a unit test compares the README with `markdown`).
+table of docs/incidents.md (scripts/docs_incidents.py) and `python -m harness incidents` are
+generated from the files they describe and cannot drift from them (a unit test compares the
+page with `markdown`).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def _cell(text: str) -> str:
 
 
 def markdown(entries: list[Entry]) -> str:
-    """The README's table (between the BEGIN/END markers)."""
+    """The catalogue table of docs/incidents.md (between the BEGIN/END markers)."""
     lines = [
         "| incident | the claim, as people state it | what Kafka did in our runs | what makes it safe |",
         "|---|---|---|---|",
@@ -58,7 +59,7 @@ def markdown(entries: list[Entry]) -> str:
 
 
 def readme_section(readme: str) -> str | None:
-    """The generated part of a README, markers excluded (None when it has no markers)."""
+    """The generated part of a page, markers excluded (None when it has no markers)."""
     if BEGIN not in readme or END not in readme:
         return None
     return readme.split(BEGIN, 1)[1].split(END, 1)[0].strip("\n") + "\n"

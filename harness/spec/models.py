@@ -167,7 +167,7 @@ class Matrix(BaseModel):
 
 
 class IncidentSpec(StrictModel):
-    """An incident's catalogue row (README, `python -m harness incidents`): the claim as
+    """An incident's catalogue row (docs/incidents.md, `python -m harness incidents`): the claim as
     people state it, what our runs measured (figures, modes, versions, date), and the
     setting that makes it safe. Written beside the experiment so the two cannot drift."""
 

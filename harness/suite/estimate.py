@@ -2,7 +2,7 @@
 
 estimate = cluster start + steady state + workload + settle (+ each Spark query's start)
 
-* cluster start: 3 brokers ready took 5.3-9.0 s (README, Benchmark: medians by mode and
+* cluster start: 3 brokers ready took 5.3-9.0 s (docs/benchmarks.md: medians by mode and
   version); 8 s.
 * steady state: the topic, `__consumer_offsets`, every member assigned; 10 s.
 * workload: the producer's planned duration (`records / rate` or `duration_s`), or the end of
