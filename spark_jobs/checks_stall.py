@@ -98,19 +98,14 @@ def stall_frame(
 
 
 def stalls(
-    spark: SparkSession,
-    available: DataFrame,
-    firsts: DataFrame,
-    sets: list[str],
-    start_ms: int,
-    end_ms: int,
-    top: int = 5,
+    stall_intervals: DataFrame, sets: list[str], top: int = 5
 ) -> tuple[dict[str, float], list[m.StallWindow], dict[str, bool]]:
-    """(longest stall per set in s, the `top` longest windows per set, per set: whether its
-    longest window is the final one with records still waiting at `end`)."""
+    """Of `stall_frame`'s intervals: (longest stall per set in s, the `top` longest windows
+    per set, per set: whether its longest window is the final one with records still waiting
+    at `end`)."""
     # The frame is one row per progress point (about one per ms of the run): cached, and
     # each set's longest few taken with an ordered limit (no sort of the whole series).
-    frame = stall_frame(spark, available, firsts, sets, start_ms, end_ms).cache()
+    frame = stall_intervals.cache()
     best = {s: 0.0 for s in sets}
     final_longest = {s: False for s in sets}
     windows: list[m.StallWindow] = []

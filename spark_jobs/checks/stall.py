@@ -50,7 +50,8 @@ def run(ctx: CellContext) -> Figures:
             "stalls_by_set": dict.fromkeys(sets),
         }
 
-    best, windows, final_longest = cs.stalls(ctx.spark, available, firsts, sets, start, end)
+    intervals = cs.stall_frame(ctx.spark, available, firsts, sets, start, end)
+    best, windows, final_longest = cs.stalls(intervals, sets)
     out: Figures = {
         "stalls_by_set": dict(best),
         "stall_windows": windows,
