@@ -234,7 +234,10 @@ def validate(spec: SpecArg) -> None:
 @app.command()
 def incidents(
     markdown: Annotated[
-        bool, typer.Option("--markdown", help="The catalogue table of docs/incidents.md (Markdown) on stdout.")
+        bool,
+        typer.Option(
+            "--markdown", help="The catalogue table of docs/incidents.md (Markdown) on stdout."
+        ),
     ] = False,
 ) -> None:
     """The incident catalogue: each claim, what our runs measured, what makes it safe."""
