@@ -497,3 +497,52 @@ def test_a_spark_query_gives_its_committed_sink_rows_as_consumed_tables(tmp_path
         "generation": [1, 1, 2],
     }
     assert list(query.commits_tables()) == []
+
+
+class SteppedTime:
+    """The core's clocks, moved only by the client (its start, its polls): the pacing is
+    exact whatever the machine's load."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+
+    def monotonic(self) -> float:
+        return self.t
+
+    def now_ms(self) -> int:
+        return int(self.t * 1000)
+
+    def sleep(self, seconds: float) -> None:
+        self.t += seconds
+
+
+def test_a_duration_counts_from_the_first_record_not_from_the_client_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """duration_s * rate records, as the thread producer always sent (22,500 in 45 s at
+    500/s): a client that takes 0.5 s to start does not shorten the schedule."""
+    tick = SteppedTime()
+
+    class SlowStartClient:
+        def __init__(self, _config: dict[str, Any]) -> None:
+            tick.t += 0.5  # librdkafka's own start
+            self.sent: list[int] = []
+
+        def produce(self, _topic: str, _value: bytes, key: bytes, on_delivery: Any) -> None:
+            self.sent.append(int(key[1:]))
+
+        def poll(self, timeout: float = 0) -> int:
+            tick.t += max(timeout, 0.001)
+            return 0
+
+        def flush(self, _timeout: float = 0) -> int:
+            return 0
+
+    monkeypatch.setattr(core, "Producer", SlowStartClient)
+    monkeypatch.setattr(core, "time", tick)
+    monkeypatch.setattr(core, "now_ms", tick.now_ms)
+    runtime = Runtime("fake:9092", "chaos", tmp_path / "producer", max_s=60, seed=0)
+    producer = ProducerThread(ProducerSpec(rate=20, duration_s=2.0), runtime, History())
+    producer.start().join(10)
+    assert producer.crashed is None
+    assert producer.attempted == 40  # seq 0..39, due at 0, 0.05, …, 1.95 s

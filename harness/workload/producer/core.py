@@ -171,6 +171,7 @@ class ProducerCore:
         self.last_seq = spec.records - 1 if spec.records is not None else None
         self._end_ms = end_ms
         self.end_ms = 0  # when sending stops (epoch ms): set as run() begins
+        self._latest_ms = 0  # Runtime.max_s after run() began: never later than this
         self.acked = self.failed = 0
         self.ended = False  # the client flushed: a record without a report is unknown
         self.closed = False  # the files
@@ -358,7 +359,8 @@ class ProducerCore:
         started = now_ms()
         own_end = started + (int(s.duration_s * 1000) if s.duration_s is not None else NO_END_MS)
         end = self._end_ms if self._end_ms is not None else own_end
-        self.end_ms = min(end, started + int(self.runtime.max_s * 1000))
+        self._latest_ms = started + int(self.runtime.max_s * 1000)
+        self.end_ms = min(end, self._latest_ms)
         try:
             self.emit(
                 ev.PRODUCER_START,
@@ -380,6 +382,10 @@ class ProducerCore:
 
     def _produce(self, producer: Producer) -> None:
         s, t = self.spec, self.spec.transactions
+        if self._end_ms is None and s.duration_s is not None:
+            # Its own duration counts from the pacing's start, not from before the client
+            # started: duration_s * rate records, the last one due just inside it.
+            self.end_ms = min(now_ms() + int(s.duration_s * 1000), self._latest_ms)
         start, first = time.monotonic(), self.seq
         in_txn = 0  # records sent in the open transaction
         last = self.last_seq
