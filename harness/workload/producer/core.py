@@ -392,9 +392,10 @@ class ProducerCore:
         while not self._stopping() and now_ms() < self.end_ms:
             if last is not None and self.seq > last:
                 break
-            due = first + int((time.monotonic() - start) * s.rate) + 1 - self.seq
-            if due <= 0:
-                self.poll(producer, min(0.05, 1 / s.rate))
+            elapsed = time.monotonic() - start
+            due = first + int(elapsed * s.rate) + 1 - self.seq
+            if due <= 0:  # wait for the next record's time, not a whole interval past it
+                self.poll(producer, min(0.05, max((self.seq - first) / s.rate - elapsed, 0.0)))
                 continue
             n = min(due, BATCH)
             if last is not None:
