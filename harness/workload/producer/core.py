@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -66,6 +67,7 @@ FLUSH_TIMEOUT_S = 60.0  # the client's queue at the end
 TXN_CALL_TIMEOUT_S = 30.0  # one init/commit/abort call
 TXN_CALL_ATTEMPTS = 3  # retriable errors: the call again, this many times in all
 BATCH = 1000  # records handed to the client per loop turn at most
+LATE_GRACE_MS = 250  # how late past the end a loop may still send records due before it
 NO_END_MS = 365 * 24 * 3600 * 1000  # records only: no end of its own
 
 
@@ -380,6 +382,10 @@ class ProducerCore:
         finally:
             self.close()
 
+    def _in_time(self, owed: int) -> bool:
+        now = now_ms()
+        return now < self.end_ms or (self.seq < owed and now < self.end_ms + LATE_GRACE_MS)
+
     def _produce(self, producer: Producer) -> None:
         s, t = self.spec, self.spec.transactions
         if self._end_ms is None and s.duration_s is not None:
@@ -387,13 +393,17 @@ class ProducerCore:
             # started: duration_s * rate records, the last one due just inside it.
             self.end_ms = min(now_ms() + int(s.duration_s * 1000), self._latest_ms)
         start, first = time.monotonic(), self.seq
+        # Records due before the end (seq first + j is due at j / rate): a loop that wakes a
+        # little late still sends them, within LATE_GRACE_MS past the end; one held up longer
+        # (a full buffer, a paused process) stops at the end with what it sent.
+        owed = first + max(math.ceil((self.end_ms - now_ms()) / 1000 * s.rate), 0)
         in_txn = 0  # records sent in the open transaction
         last = self.last_seq
-        while not self._stopping() and now_ms() < self.end_ms:
+        while not self._stopping() and self._in_time(owed):
             if last is not None and self.seq > last:
                 break
             elapsed = time.monotonic() - start
-            due = first + int(elapsed * s.rate) + 1 - self.seq
+            due = min(first + int(elapsed * s.rate) + 1, owed) - self.seq
             if due <= 0:  # wait for the next record's time, not a whole interval past it
                 self.poll(producer, min(0.05, max((self.seq - first) / s.rate - elapsed, 0.0)))
                 continue
