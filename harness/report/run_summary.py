@@ -107,10 +107,8 @@ def figure(cell: dict[str, Any], name: str) -> Any:
         by_set = cell.get(PER_SET_KEYS[base]) or {}
         value = by_set.get(member, _ABSENT)
         return value.get(base, _ABSENT) if isinstance(value, dict) else value
-    if name in (*TIME_METRICS, *LATENCY_METRICS) or (name in cell and not member):
-        value = cell.get(name, _ABSENT)
-        return value if value is None or isinstance(value, int | float) else _ABSENT
-    return _ABSENT
+    value = cell.get(name, _ABSENT) if not member else _ABSENT
+    return value if value is None or isinstance(value, int | float) else _ABSENT
 
 
 def terminal_figures(cell: dict[str, Any]) -> str:
@@ -122,9 +120,9 @@ def terminal_figures(cell: dict[str, Any]) -> str:
         name = str(check.get("name"))
         if name not in names and name not in _VOLUME and figure(cell, name) is not _ABSENT:
             names.append(name)
-    names = [n for n in names if n not in ("max_stall_s", "unavailable_s")]
-    shown = [f"{n} {fmt(figure(cell, n))}" for n in names if figure(cell, n) != 0]
-    zeros = [n for n in names if figure(cell, n) == 0]
+    values = {n: figure(cell, n) for n in names if n not in TIME_METRICS}  # their own columns
+    shown = [f"{n} {fmt(v)}" for n, v in values.items() if v != 0]
+    zeros = [n for n, v in values.items() if v == 0]
     return " · ".join([*shown, *(["0: " + ", ".join(zeros)] if zeros else [])])
 
 
