@@ -5,13 +5,13 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: help docs incidents setup venv actionlint chromium docker images spark-jars test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge index
+.PHONY: help docs incidents setup venv actionlint chromium docker images spark-jars java-clients test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge index
 
 help: ## this list (the default target: a bare `make` installs nothing)
 	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
 	@grep -hE '^[A-Za-z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([A-Za-z_-]+):.*## (.*)$$/\1\t\2/' | awk -F'\t' '{ printf "  %-16s %s\n", $$1, $$2 }'
 
-setup: venv actionlint chromium docker images spark-jars ## everything: virtualenv, package, actionlint, Chromium, Docker engine, broker images, Spark's Kafka jars (Maven)
+setup: venv actionlint chromium docker images spark-jars java-clients ## everything: virtualenv, package, actionlint, Chromium, Docker engine, broker images, Spark's Kafka jars, the Java clients (Maven)
 
 venv: $(VENV_STAMP) ## .venv with the package and its dev tools (pyproject.toml's dev extras)
 $(VENV_STAMP): pyproject.toml
@@ -37,6 +37,10 @@ images: docker ## the broker images, kafka-chaos/base and kafka-chaos/kafka:<ver
 spark-jars: venv ## Spark's Kafka source jars into spark_jobs/jars/ (Maven)
 	scripts/ensure-build-tools.sh
 	scripts/ensure-spark-jars.sh
+
+java-clients: ## the Java clients (java_clients/, Maven) and each Kafka version's client jars
+	scripts/ensure-build-tools.sh
+	scripts/build-java-clients.sh
 
 test: venv actionlint ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
 	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts

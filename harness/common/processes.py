@@ -30,22 +30,26 @@ from pathlib import Path
 class ManagedProcess:
     """A command started in its own session; stop() = SIGTERM, grace, then SIGKILL of its group."""
 
-    def __init__(self, argv: Sequence[str], stderr: Path | None = None) -> None:
+    def __init__(
+        self, argv: Sequence[str], stderr: Path | None = None, stdout: Path | None = None
+    ) -> None:
         self.argv = list(argv)
         self.stderr = stderr  # appended to; None discards it
+        self.stdout = stdout  # appended to (a Java client's events); None discards it
         self._proc: subprocess.Popen[bytes] | None = None
         self._swept = False  # the group of the current child has been SIGKILLed after its end
 
     def start(self) -> ManagedProcess:
-        """Start (again, once an earlier run has ended); stdout is discarded."""
+        """Start (again, once an earlier run has ended)."""
         if self.running:
             raise RuntimeError(f"pid {self.pid} is still running: {self.argv[:3]}")
         with contextlib.ExitStack() as stack:
             err = stack.enter_context(self.stderr.open("ab")) if self.stderr else None
+            out = stack.enter_context(self.stdout.open("ab")) if self.stdout else None
             self._proc = subprocess.Popen(
                 self.argv,
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
+                stdout=out if out is not None else subprocess.DEVNULL,
                 stderr=err if err is not None else subprocess.DEVNULL,
                 start_new_session=True,
             )

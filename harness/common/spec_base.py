@@ -6,7 +6,7 @@ imported to parse a spec's part."""
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, StringConstraints
 
@@ -38,6 +38,10 @@ def _setting(value: Any) -> Any:
 
 Scalar = Annotated[str | int | float | bool, AfterValidator(_setting)]
 Settings = dict[str, Scalar]
+
+# The client library a producer or group member runs on: librdkafka (confluent-kafka, in a
+# Python process) or Kafka's Java clients (a JVM on the cluster version's jars).
+Client = Literal["librdkafka", "java"]
 
 
 class StrictModel(BaseModel):

@@ -197,9 +197,13 @@ class CellRunner:
 
     @property
     def producer_is_process(self) -> bool:
-        """A transactional producer, or one the nemesis acts on, runs as its own process."""
-        return self.spec.producer.transactions is not None or any(
-            is_producer_fault(f.kind) for f in self.plan
+        """A transactional producer, one the nemesis acts on, or a Java one (a JVM) runs as its
+        own process."""
+        p = self.spec.producer
+        return (
+            p.transactions is not None
+            or p.client == "java"
+            or any(is_producer_fault(f.kind) for f in self.plan)
         )
 
     def _producer(self, cluster: KafkaCluster) -> ProducerThread | ProducerSupervisor:
@@ -210,6 +214,7 @@ class CellRunner:
             directory=self.paths.producer,
             max_s=self._member_lifetime(),
             seed=self.seed,
+            version=self.spec.cluster.version,
         )
         if self.producer_is_process:
             return self.parts.producer_process(self.spec.producer, runtime, self.history)

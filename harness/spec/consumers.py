@@ -14,11 +14,20 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
 from pydantic import Discriminator, Field, StringConstraints, Tag
 
-from harness.common.spec_base import MAX_MEMBERS, MAX_MS, MAX_RECORDS, Name, Settings, StrictModel
+from harness.common.spec_base import (
+    MAX_MEMBERS,
+    MAX_MS,
+    MAX_RECORDS,
+    Client,
+    Name,
+    Settings,
+    StrictModel,
+)
 
 
 class GroupConsumerSpec(StrictModel):
     kind: Literal["group"] = "group"
+    client: Client = "librdkafka"
     group: Annotated[str, StringConstraints(min_length=1)] = "chaos-group"
     members: int = Field(default=1, ge=1, le=MAX_MEMBERS)
     commit: Literal["auto", "after-process", "before-process"] = "after-process"

@@ -11,6 +11,7 @@ from harness.faults.kind import CellView
 from harness.nodes.topology import CONTROLLER_ID_BASE, MANAGED_KEYS, MAX_BROKERS
 from harness.results.events import PIPELINE_SET
 from harness.spec.expect import metric_problem
+from harness.spec.java_problems import java_group_problems, java_producer_problems
 from harness.spec.models import (
     ClusterSpec,
     GroupConsumerSpec,
@@ -62,6 +63,7 @@ def spec_problems(spec: Spec) -> list[Problem]:
             )
         )
     out += _producer_problems(spec.producer)
+    out += java_producer_problems(spec.producer, spec.cluster.version)
     out += _consumer_problems(spec)
     if spec.pipeline is not None:
         out += _pipeline_problems(spec, spec.pipeline)
@@ -177,8 +179,9 @@ def _producer_problems(p: ProducerSpec) -> list[Problem]:
                 f"true needs acks=all (librdkafka refuses idempotence otherwise) (got acks={p.acks})",
             )
         )
-    for key in sorted(set(p.config) & set(_PRODUCER_OWNED)):
-        out.append((f"producer.config.{key}", f"set through {_PRODUCER_OWNED[key]} instead"))
+    if p.client == "librdkafka":  # a Java producer's settings: harness.spec.java_problems
+        for key in sorted(set(p.config) & set(_PRODUCER_OWNED)):
+            out.append((f"producer.config.{key}", f"set through {_PRODUCER_OWNED[key]} instead"))
     if p.transactions is not None:
         if p.acks != "all":
             out.append(
@@ -214,6 +217,9 @@ def _consumer_problems(spec: Spec) -> list[Problem]:
                     )
                 )
             groups.setdefault(c.group, name)
+            out += java_group_problems(path, c, spec.cluster.version)
+            if c.client == "java":
+                continue
             for key in sorted(set(c.config) & set(_CONSUMER_OWNED)):
                 owner = _CONSUMER_OWNED[key].replace("consumer", path, 1)
                 out.append((f"{path}.config.{key}", f"set through {owner} instead"))

@@ -20,6 +20,7 @@ from harness.common.spec_base import (
     MAX_RECORDS,
     MAX_SECONDS,
     MAX_TXN_RECORDS,
+    Client,
     Settings,
     StrictModel,
 )
@@ -45,6 +46,7 @@ class TransactionsSpec(StrictModel):
 
 
 class ProducerSpec(StrictModel):
+    client: Client = "librdkafka"
     acks: Annotated[Literal["0", "1", "all"], BeforeValidator(_normalise_acks)] = "all"
     enable_idempotence: bool | None = None
     records: int | None = Field(default=None, ge=1, le=MAX_RECORDS)

@@ -34,7 +34,9 @@ class ConsumerSets:
         self.directory = CellPaths(cell_dir).consumers
         self.default_group = spec.default_group() or DEFAULT_GROUP
         # What every member gets besides its set's spec model and its name.
-        self.runtime = Runtime(bootstrap, spec.topic.name, self.directory, max_s, seed)
+        self.runtime = Runtime(
+            bootstrap, spec.topic.name, self.directory, max_s, seed, spec.cluster.version
+        )
         self.sets: dict[str, ConsumerSet] = {
             name: kind.supervise(name, model, self.runtime, history)
             for name, kind, model in declared_sets(spec)

@@ -19,6 +19,7 @@ class Runtime:
     directory: Path  # this child's folder inside the cell (its event and table files)
     max_s: float  # the cell's hard bound: the child stops by itself after this long
     seed: int  # the cell's seed (a child derives its own from it and its name)
+    version: str = ""  # the cluster's Kafka version: the Java clients run on its jars
 
     def to_json(self) -> str:
         return json.dumps({**asdict(self), "directory": str(self.directory)})
@@ -32,4 +33,5 @@ class Runtime:
             directory=Path(raw["directory"]),
             max_s=float(raw["max_s"]),
             seed=int(raw["seed"]),
+            version=str(raw.get("version", "")),
         )

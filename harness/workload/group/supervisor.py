@@ -12,6 +12,8 @@ from harness.results.history import History
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
 from harness.spec.consumers import GroupConsumerSpec, PipelineSpec
+from harness.workload.java import group as java_group
+from harness.workload.java.follow import seal
 from harness.workload.member_process import member_command, member_name
 from harness.workload.runtime import Runtime
 
@@ -40,9 +42,23 @@ class GroupSupervisor:
         self.names = [member_name(set_name, i) for i in range(spec.members)]
         self.procs: dict[str, ManagedProcess] = {}
         self.tails = {n: ConsumedTail(MemberPaths(self.directory, n)) for n in self.names}
+        # A Java set's members print events, followed into the usual files on every read.
+        self.java: dict[str, java_group.JavaMember] = {}
+        if isinstance(spec, GroupConsumerSpec) and spec.client == "java":
+            self.java = {
+                n: java_group.JavaMember(spec, MemberPaths(self.directory, n), set_name)
+                for n in self.names
+            }
 
     def command(self, name: str) -> list[str]:
+        if name in self.java and isinstance(self.spec, GroupConsumerSpec):
+            return java_group.command(self.spec, self.runtime, MemberPaths(self.directory, name))
         return member_command(self.member_module, self.spec, self.runtime, name)
+
+    def follow(self) -> None:
+        """A Java member's new events into its files (nothing for librdkafka members)."""
+        for member in self.java.values():
+            member.poll()
 
     def member(self, index: int) -> str:
         if not 0 <= index < len(self.names):
@@ -56,8 +72,15 @@ class GroupSupervisor:
                 continue
             paths = MemberPaths(self.directory, n)
             cmd = self.command(n)
+            stdout = None
+            if n in self.java:
+                stdout = java_group.stdout_path(paths)
+                self.java[n].poll()  # what the last JVM printed, then its torn line dropped
+                seal(stdout)
             # Own session: a Ctrl-C at the terminal reaches the runner, which stops members itself.
-            self.procs[n] = ManagedProcess(cmd, paths.stderr).start()
+            self.procs[n] = ManagedProcess(cmd, paths.stderr, stdout).start()
+            if n in self.java:
+                self.java[n].pid = self.procs[n].pid
             self.history.append("consumer.launch", consumer=n, pid=self.procs[n].pid)
 
     def crash(self, name: str, index: int | None = None) -> None:
@@ -81,12 +104,14 @@ class GroupSupervisor:
     def stop(self) -> None:
         """SIGTERM every member (a clean close), SIGKILL any that outlives the grace period."""
         killed = stop_all(self.procs.values(), STOP_GRACE_S)
+        self.follow()
         for name, proc in self.procs.items():
             if proc in killed:
                 self.history.append("consumer.crash", consumer=name, note="did not stop on SIGTERM")
 
     def unready(self) -> list[str]:
         """Members that have not yet had partitions assigned."""
+        self.follow()
         return [
             n
             for n in self.names
@@ -96,6 +121,7 @@ class GroupSupervisor:
         ]
 
     def poll(self) -> None:
+        self.follow()
         for tail in self.tails.values():
             tail.poll()
 
@@ -126,10 +152,12 @@ class GroupSupervisor:
 
     def consumed_tables(self) -> Iterator[pa.Table]:
         """consumed.parquet's rows of every member, each in its processing order (CONSUMED)."""
+        self.follow()
         for name in self.names:
             yield from consumed_tables(MemberPaths(self.directory, name))
 
     def commits_tables(self) -> Iterator[pa.Table]:
         """commits.parquet's rows of every member (COMMITS)."""
+        self.follow()
         for name in self.names:
             yield from commits_tables(MemberPaths(self.directory, name))

@@ -31,6 +31,7 @@ from harness.results.producer_files import (
     last_numbers,
 )
 from harness.spec.producer import ProducerSpec
+from harness.workload.java import producer as java_producer
 from harness.workload.producer.core import NO_END_MS
 from harness.workload.runtime import Runtime
 
@@ -70,6 +71,8 @@ class ProducerSupervisor:
     _paused: bool = False
     _guard: ManagedProcess | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    # A Java producer's incarnations print events, followed into the usual files on reads.
+    _java: list[java_producer.JavaIncarnation] = field(default_factory=list)
 
     @property
     def directory(self) -> Path:
@@ -130,6 +133,7 @@ class ProducerSupervisor:
     def write(self, path: Path) -> int:
         """The ledger from every incarnation's files (call after join()); the processes'
         own events join the history."""
+        self._follow()
         for inc in incarnations(self.directory):
             self.history.merge(read_json_lines(inc.events))
         return write_ledger(path, incarnations(self.directory))
@@ -158,6 +162,7 @@ class ProducerSupervisor:
         with self._lock:
             if self._procs and self._procs[-1].running:
                 return
+            self._follow()
             last_seq, last_txn = last_numbers(self.directory)
             self._launch(first_seq=last_seq + 1, first_txn=last_txn + 1)
 
@@ -190,7 +195,11 @@ class ProducerSupervisor:
 
     # --- inside ---------------------------------------------------------------------------------
     def argv(self, name: str, first_seq: int, first_txn: int) -> list[str]:
-        """The command of incarnation `name` (harness.workload.producer.member's CLI)."""
+        """The command of incarnation `name` (harness.workload.producer.member's CLI, or
+        the Java producer's)."""
+        if self.spec.client == "java":
+            paths = IncarnationPaths(self.directory, name)
+            return java_producer.command(self.spec, self.runtime, paths, first_seq, self._end_ms)
         return [
             sys.executable,
             "-m",
@@ -212,14 +221,25 @@ class ProducerSupervisor:
     def _launch(self, first_seq: int, first_txn: int) -> None:
         index = len(self._procs)
         paths = IncarnationPaths(self.directory, incarnation_name(index))
-        proc = ManagedProcess(self.argv(paths.name, first_seq, first_txn), paths.stderr).start()
+        argv = self.argv(paths.name, first_seq, first_txn)
+        stdout = None
+        if self.spec.client == "java":
+            stdout = java_producer.stdout_path(paths)
+            self._java.append(java_producer.JavaIncarnation(self.spec, paths))
+            paths.sends.touch()  # an incarnation is known by its sends file
+        proc = ManagedProcess(argv, paths.stderr, stdout).start()
         self._procs.append(proc)
         self._tails.append((_Tail(paths.sends), _Tail(paths.acks)))
         self.history.append(
             ev.PRODUCER_LAUNCH, producer=paths.name, pid=proc.pid, first_seq=first_seq
         )
 
+    def _follow(self) -> None:
+        for incarnation in self._java:
+            incarnation.poll()
+
     def _poll(self) -> None:
+        self._follow()
         for sends, acks in self._tails:
             sends.poll()
             acks.poll(count_ok=True)
