@@ -48,3 +48,17 @@ class StrictModel(BaseModel):
     """Unknown keys are errors; no silent coercion (YAML already gives typed values)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ClientSettings(StrictModel):
+    """Settings for one client library only, over `config` when that client runs: an
+    experiment whose matrix runs both clients gives each its own names (librdkafka's
+    `debug`, Java's `request.timeout.ms` bound), and the other's block is not used."""
+
+    librdkafka: Settings = {}
+    java: Settings = {}
+
+    def over(self, config: Settings, client: str) -> Settings:
+        """`config` with `client`'s own settings over it."""
+        own: Settings = self.java if client == "java" else self.librdkafka
+        return {**config, **own}

@@ -19,6 +19,7 @@ from harness.common.spec_base import (
     MAX_MS,
     MAX_RECORDS,
     Client,
+    ClientSettings,
     Name,
     Settings,
     StrictModel,
@@ -38,6 +39,12 @@ class GroupConsumerSpec(StrictModel):
     # max.poll.interval.ms now and then instead of always or never.
     processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
     config: Settings = {}
+    client_config: ClientSettings = ClientSettings()
+
+    @property
+    def client_settings(self) -> Settings:
+        """What the chosen client is given: `config`, its `client_config` block over it."""
+        return self.client_config.over(self.config, self.client)
 
 
 class SparkConsumerSpec(StrictModel):

@@ -10,6 +10,7 @@ close (difflib), checked against the names of the cluster version's clients
 from __future__ import annotations
 
 import difflib
+from collections.abc import Mapping
 
 from harness.spec.consumers import GroupConsumerSpec
 from harness.spec.java_settings import CONSUMER, PRODUCER
@@ -46,33 +47,36 @@ def _known(table: dict[str, frozenset[str]], version: str) -> tuple[frozenset[st
 
 
 def _settings_problems(
-    path: str,
-    config: dict[str, object],
+    blocks: list[tuple[str, Mapping[str, object]]],
     owned: dict[str, str],
     table: dict[str, frozenset[str]],
     version: str,
     role: str,
 ) -> list[Problem]:
+    """Each (key path prefix, settings) block's keys: owned by the spec, or unknown to Java."""
     known, which = _known(table, version)
     out: list[Problem] = []
-    for key in sorted(config):
-        if key in owned:
-            out.append((f"{path}.config.{key}", f"set through {owned[key]} instead"))
-        elif key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=1)
-            hint = f"; did you mean {close[0]}?" if close else ""
-            out.append(
-                (
-                    f"{path}.config.{key}",
-                    f"not a setting of Kafka's Java {role} ({which}){hint}",
+    for prefix, config in blocks:
+        for key in sorted(config):
+            if key in owned:
+                out.append((f"{prefix}.{key}", f"set through {owned[key]} instead"))
+            elif key not in known:
+                close = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = f"; did you mean {close[0]}?" if close else ""
+                out.append(
+                    (f"{prefix}.{key}", f"not a setting of Kafka's Java {role} ({which}){hint}")
                 )
-            )
     return out
 
 
 def java_producer_problems(p: ProducerSpec, version: str) -> list[Problem]:
+    """A Java producer's settings; a `client_config.java` block is checked whichever client
+    runs (a matrix over clients runs it in other cells)."""
+    blocks: list[tuple[str, Mapping[str, object]]] = [
+        ("producer.client_config.java", p.client_config.java)
+    ]
     if p.client != "java":
-        return []
+        return _settings_problems(blocks, PRODUCER_OWNED, PRODUCER, version, "producer")
     out: list[Problem] = []
     if p.transactions is not None:
         out.append(
@@ -84,11 +88,20 @@ def java_producer_problems(p: ProducerSpec, version: str) -> list[Problem]:
     owned = {k: v for k, v in PRODUCER_OWNED.items() if k != "transactional.id"}
     if p.transactions is None:
         owned["transactional.id"] = PRODUCER_OWNED["transactional.id"]
-    out += _settings_problems("producer", dict(p.config), owned, PRODUCER, version, "producer")
+    blocks.insert(0, ("producer.config", p.config))
+    out += _settings_problems(blocks, owned, PRODUCER, version, "producer")
     return out
 
 
 def java_group_problems(path: str, c: GroupConsumerSpec, version: str) -> list[Problem]:
-    if c.client != "java":
-        return []
-    return _settings_problems(path, dict(c.config), CONSUMER_OWNED, CONSUMER, version, "consumer")
+    """As java_producer_problems, for a group set at `path` (`consumer`, `consumers[i]`)."""
+    owned = {
+        k: v.replace("consumer", path, 1) if v.startswith("consumer.") else v
+        for k, v in CONSUMER_OWNED.items()
+    }
+    blocks: list[tuple[str, Mapping[str, object]]] = [
+        (f"{path}.client_config.java", c.client_config.java)
+    ]
+    if c.client == "java":
+        blocks.insert(0, (f"{path}.config", c.config))
+    return _settings_problems(blocks, owned, CONSUMER, version, "consumer")

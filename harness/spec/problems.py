@@ -180,8 +180,14 @@ def _producer_problems(p: ProducerSpec) -> list[Problem]:
             )
         )
     if p.client == "librdkafka":  # a Java producer's settings: harness.spec.java_problems
-        for key in sorted(set(p.config) & set(_PRODUCER_OWNED)):
-            out.append((f"producer.config.{key}", f"set through {_PRODUCER_OWNED[key]} instead"))
+        for where, block in (
+            ("config", p.config),
+            ("client_config.librdkafka", p.client_config.librdkafka),
+        ):
+            for key in sorted(set(block) & set(_PRODUCER_OWNED)):
+                out.append(
+                    (f"producer.{where}.{key}", f"set through {_PRODUCER_OWNED[key]} instead")
+                )
     if p.transactions is not None:
         if p.acks != "all":
             out.append(
@@ -220,9 +226,13 @@ def _consumer_problems(spec: Spec) -> list[Problem]:
             out += java_group_problems(path, c, spec.cluster.version)
             if c.client == "java":
                 continue
-            for key in sorted(set(c.config) & set(_CONSUMER_OWNED)):
-                owner = _CONSUMER_OWNED[key].replace("consumer", path, 1)
-                out.append((f"{path}.config.{key}", f"set through {owner} instead"))
+            for where, block in (
+                ("config", c.config),
+                ("client_config.librdkafka", c.client_config.librdkafka),
+            ):
+                for key in sorted(set(block) & set(_CONSUMER_OWNED)):
+                    owner = _CONSUMER_OWNED[key].replace("consumer", path, 1)
+                    out.append((f"{path}.{where}.{key}", f"set through {owner} instead"))
         else:
             for key in sorted(set(c.config) & set(_SPARK_OWNED)):
                 owner = _SPARK_OWNED[key].replace("consumer", path, 1)

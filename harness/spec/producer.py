@@ -21,6 +21,7 @@ from harness.common.spec_base import (
     MAX_SECONDS,
     MAX_TXN_RECORDS,
     Client,
+    ClientSettings,
     Settings,
     StrictModel,
 )
@@ -54,7 +55,13 @@ class ProducerSpec(StrictModel):
     rate: float = Field(default=500, gt=0, le=MAX_RATE, allow_inf_nan=False)
     record_size: int = Field(default=100, ge=24, le=MAX_RECORD_SIZE)
     config: Settings = {}
+    client_config: ClientSettings = ClientSettings()
     transactions: TransactionsSpec | None = None
+
+    @property
+    def client_settings(self) -> Settings:
+        """What the chosen client is given: `config`, its `client_config` block over it."""
+        return self.client_config.over(self.config, self.client)
 
     @property
     def idempotence(self) -> bool:

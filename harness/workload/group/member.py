@@ -106,7 +106,11 @@ class GroupMember:
             # A member rejoins the group when its metadata shows the topic grown
             # (add-partitions); librdkafka refreshes it only every 5 min by default.
             "topic.metadata.refresh.interval.ms": METADATA_REFRESH_MS,
-            **self.spec.config,
+            **(
+                self.spec.client_settings
+                if isinstance(self.spec, GroupConsumerSpec)
+                else self.spec.config
+            ),
             "bootstrap.servers": self.runtime.bootstrap,
             "group.id": self.spec.group,
             "client.id": self.name,

@@ -39,7 +39,7 @@ JAVA_ISOLATION = "read_uncommitted"
 
 def uses_verifiable_consumer(spec: GroupConsumerSpec) -> bool:
     """Kafka's tool can run this set exactly as the spec says."""
-    protocol = str(spec.config.get("group.protocol", "classic")).lower()
+    protocol = str(spec.client_settings.get("group.protocol", "classic")).lower()
     return (
         spec.commit in ("auto", "after-process")
         and spec.processing_ms == 0
@@ -49,7 +49,7 @@ def uses_verifiable_consumer(spec: GroupConsumerSpec) -> bool:
 
 
 def settings(spec: GroupConsumerSpec) -> dict[str, Any]:
-    out = {**DEFAULTS, **spec.config}
+    out = {**DEFAULTS, **spec.client_settings}
     if spec.commit == "auto":  # auto-commits reported as offsets_committed events
         out["interceptor.classes"] = COMMIT_REPORTER
     return out
@@ -99,7 +99,7 @@ class JavaMember:
     def __init__(self, spec: GroupConsumerSpec, paths: MemberPaths, set_name: str) -> None:
         self.paths = paths
         self.pid = 0  # the running JVM's (Kafka's tool does not print it)
-        isolation = str(spec.config.get("isolation.level", JAVA_ISOLATION))
+        isolation = str(spec.client_settings.get("isolation.level", JAVA_ISOLATION))
         self.mapper = ConsumerMapper(
             next_generation=lambda: next_generation(paths.directory, set_name),
             start_fields=lambda: {"pid": self.pid, "isolation": isolation},

@@ -64,7 +64,11 @@ def write_properties(path: Path, settings: Mapping[str, object]) -> Path:
     def scalar(value: object) -> str:
         return str(value).lower() if isinstance(value, bool) else str(value)
 
-    lines = [f"{escape(k)}={escape(scalar(v)).lstrip()}" for k, v in sorted(settings.items())]
+    def value(text: str) -> str:  # leading blanks are kept only when escaped
+        stripped = text.lstrip(" ")
+        return "\\ " * (len(text) - len(stripped)) + stripped
+
+    lines = [f"{escape(k)}={value(escape(scalar(v)))}" for k, v in sorted(settings.items())]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(f"{line}\n" for line in lines))
     return path

@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {"metadata.max.age.ms": 5000}
 
 
 def settings(spec: ProducerSpec) -> dict[str, Any]:
-    return {**DEFAULTS, **spec.config}
+    return {**DEFAULTS, **spec.client_settings}
 
 
 def stdout_path(paths: IncarnationPaths) -> Path:

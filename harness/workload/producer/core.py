@@ -63,6 +63,23 @@ DEFAULT_CONFIG: dict[str, Any] = {
     "message.timeout.ms": 30000,
     "topic.metadata.refresh.interval.ms": METADATA_REFRESH_MS,
 }
+# librdkafka's alias pairs: a default gives way to the spec's setting under either name
+# (delivery.timeout.ms is what a Java client calls message.timeout.ms).
+ALIASES = (
+    frozenset({"message.timeout.ms", "delivery.timeout.ms"}),
+    frozenset({"linger.ms", "queue.buffering.max.ms"}),
+)
+
+
+def defaults_under(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """DEFAULT_CONFIG without the defaults `settings` sets, under any of their names."""
+    taken = set(settings)
+    for names in ALIASES:
+        if names & taken:
+            taken |= names
+    return {k: v for k, v in DEFAULT_CONFIG.items() if k not in taken}
+
+
 FLUSH_TIMEOUT_S = 60.0  # the client's queue at the end
 TXN_CALL_TIMEOUT_S = 30.0  # one init/commit/abort call
 TXN_CALL_ATTEMPTS = 3  # retriable errors: the call again, this many times in all
@@ -189,8 +206,8 @@ class ProducerCore:
     def config(self) -> dict[str, Any]:
         s, t = self.spec, self.spec.transactions
         conf = {
-            **DEFAULT_CONFIG,
-            **s.config,
+            **defaults_under(s.client_settings),
+            **s.client_settings,
             "bootstrap.servers": self.runtime.bootstrap,
             "acks": s.acks,
             "enable.idempotence": s.idempotence,
@@ -203,7 +220,7 @@ class ProducerCore:
             conf["transaction.timeout.ms"] = t.timeout_ms
             # librdkafka refuses a message timeout past the transaction's: the harness's
             # default gives way, a message.timeout.ms the spec set stays (and is refused).
-            if "message.timeout.ms" not in s.config:
+            if not ALIASES[0] & set(s.client_settings):
                 conf["message.timeout.ms"] = min(int(conf["message.timeout.ms"]), t.timeout_ms)
         return conf
 
