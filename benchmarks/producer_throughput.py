@@ -1,10 +1,14 @@
-"""The workload's ledger producer against Kafka's own ProducerPerformance tool.
+"""The workload's ledger producers (librdkafka, and Java: `producer.client: java`) against
+Kafka's own ProducerPerformance tool.
 
-Both run on the host against the same 3-broker KRaft cluster (client listener
+All three run on the host against the same 3-broker KRaft cluster (client listener
 127.0.0.1), same acks (1 and all; idempotence on exactly for acks=all, as the
-ledger producer does), same record size and count, alternating, `--repeat` times.
+ledger producer does), same record size and count, in turn, `--repeat` times.
 ProducerPerformance runs from the very jars the broker image was built from
-(classpath resolved by Maven from docker/pom.xml).
+(classpath resolved by Maven from docker/pom.xml). Throughput is records over first send
+to last acknowledgement (ProducerPerformance's own figure; the ledger's send_ts and
+ack_ts for ours, so neither counts its JVM's start); ack p99 is ProducerPerformance's
+99th percentile latency and the ledger's ack_ts - send_ts.
 
 Usage: python benchmarks/producer_throughput.py [--records 200000] [--repeat 3]
        [--out benchmarks/results/producer_throughput.md]
@@ -17,18 +21,21 @@ import re
 import statistics
 import subprocess
 import tempfile
-import time
 from pathlib import Path
+
+import pyarrow.parquet as pq
 
 from harness import DEFAULT_VERSION, KafkaCluster
 from harness.common.spec_base import MAX_RATE
 from harness.results.history import History
 from harness.spec.producer import ProducerSpec
+from harness.workload.producer.supervisor import ProducerSupervisor
 from harness.workload.producer.thread import ProducerThread
 from harness.workload.runtime import Runtime
 
 ROOT = Path(__file__).resolve().parent.parent
 RECORD_SIZE = 100
+CONTENDERS = ("ProducerPerformance", "ledger (librdkafka)", "ledger (Java)")
 
 
 def kafka_classpath(version: str) -> str:
@@ -44,9 +51,12 @@ def kafka_classpath(version: str) -> str:
         return Path(out.name).read_text().strip()
 
 
+Figures = tuple[float, float]  # records/s, ack p99 ms
+
+
 def producer_performance(
     classpath: str, bootstrap: str, topic: str, acks: str, records: int
-) -> float:
+) -> Figures:
     idempotence = "true" if acks == "all" else "false"
     done = subprocess.run(
         [
@@ -59,13 +69,27 @@ def producer_performance(
     )  # fmt: skip
     summary = [line for line in done.stdout.splitlines() if "records sent" in line][-1]
     match = re.search(r"records sent, ([\d.]+) records/sec", summary)
-    assert match, summary
-    return float(match.group(1))
+    p99 = re.search(r"([\d.]+) ms 99th", summary)
+    assert match and p99, summary
+    return float(match.group(1)), float(p99.group(1))
 
 
-def ledger_producer(bootstrap: str, topic: str, acks: str, records: int) -> float:
+def ledger_figures(ledger: Path, records: int) -> Figures:
+    table = pq.read_table(ledger, columns=["status", "send_ts", "ack_ts"]).to_pandas()
+    acked = table[table["status"] == "ok"]
+    if len(acked) != records:
+        raise RuntimeError(f"{ledger}: {len(acked)}/{records} acked")
+    elapsed_ms = int(acked["ack_ts"].max()) - int(table["send_ts"].min())
+    latency = (acked["ack_ts"] - acked["send_ts"]).quantile(0.99)
+    return records / (elapsed_ms / 1000), float(latency)
+
+
+def ledger_producer(
+    bootstrap: str, topic: str, acks: str, records: int, client: str, version: str
+) -> Figures:
     spec = ProducerSpec.model_validate(
         {
+            "client": client,
             "acks": acks,
             "enable_idempotence": acks == "all",
             "rate": MAX_RATE,  # unpaced: far above what one producer reaches
@@ -74,15 +98,17 @@ def ledger_producer(bootstrap: str, topic: str, acks: str, records: int) -> floa
         }
     )
     with tempfile.TemporaryDirectory(prefix="ledger-producer-") as folder:
-        runtime = Runtime(bootstrap, topic, Path(folder), max_s=3600.0, seed=0)
-        producer = ProducerThread(spec, runtime, History())
-        t0 = time.perf_counter()
+        runtime = Runtime(bootstrap, topic, Path(folder), 3600.0, 0, version)
+        producer: ProducerThread | ProducerSupervisor
+        if client == "java":  # a JVM: always a process
+            producer = ProducerSupervisor(spec, runtime, History())
+        else:
+            producer = ProducerThread(spec, runtime, History())
         producer.start()
         producer.join()
-        elapsed = time.perf_counter() - t0
-    if producer.acked != records:
-        raise RuntimeError(f"ledger producer: {producer.acked}/{records} acked")
-    return records / elapsed
+        ledger = Path(folder) / "ledger.parquet"
+        producer.write(ledger)
+        return ledger_figures(ledger, records)
 
 
 def main() -> None:
@@ -94,37 +120,51 @@ def main() -> None:
     )
     args = parser.parse_args()
     classpath = kafka_classpath(DEFAULT_VERSION)
-    rows = []
+    rows: list[tuple[str, str, float, float, float, float]] = []
     with KafkaCluster("kraft", 3, DEFAULT_VERSION) as cluster:
         for acks in ("1", "all"):
-            java: list[float] = []
-            ours: list[float] = []
+            runs: dict[str, list[Figures]] = {name: [] for name in CONTENDERS}
             for i in range(args.repeat):
-                topic = f"bench-{acks}-{i}"
-                cluster.create_topic(topic, partitions=6, replication_factor=3)
-                java.append(
-                    producer_performance(
-                        classpath, cluster.bootstrap_servers, topic, acks, args.records
+                for name in CONTENDERS:
+                    topic = f"bench-{acks}-{i}-{name}"
+                    cluster.create_topic(topic, partitions=6, replication_factor=3)
+                    bootstrap = cluster.bootstrap_servers
+                    if name == "ProducerPerformance":
+                        got = producer_performance(classpath, bootstrap, topic, acks, args.records)
+                    else:
+                        client = "java" if name == "ledger (Java)" else "librdkafka"
+                        got = ledger_producer(
+                            bootstrap, topic, acks, args.records, client, DEFAULT_VERSION
+                        )
+                    runs[name].append(got)
+                    print(
+                        f"acks={acks} run {i + 1}: {name} {got[0]:,.0f}/s, ack p99 {got[1]:,.0f} ms"
+                    )
+            for name, figures in runs.items():
+                rates = [f[0] for f in figures]
+                p99s = [f[1] for f in figures]
+                rows.append(
+                    (
+                        acks,
+                        name,
+                        statistics.median(rates),
+                        min(rates),
+                        max(rates),
+                        statistics.median(p99s),
                     )
                 )
-                topic = f"bench-{acks}-{i}-ledger"
-                cluster.create_topic(topic, partitions=6, replication_factor=3)
-                ours.append(ledger_producer(cluster.bootstrap_servers, topic, acks, args.records))
-                print(
-                    f"acks={acks} run {i + 1}: ProducerPerformance {java[-1]:,.0f}/s, ledger {ours[-1]:,.0f}/s"
-                )
-            rows.append((acks, statistics.median(java), statistics.median(ours)))
+    base = {acks: rate for acks, name, rate, *_ in rows if name == "ProducerPerformance"}
     lines = [
         f"Producer throughput, {args.records:,} records of {RECORD_SIZE} B, 3 brokers KRaft "
-        f"{DEFAULT_VERSION}, topic 6 partitions RF 3, median of {args.repeat} "
+        f"{DEFAULT_VERSION}, topic 6 partitions RF 3, median (min-max) of {args.repeat} "
         f"(`python benchmarks/producer_throughput.py --records {args.records} --repeat {args.repeat}`).",
         "",
-        "| acks | ProducerPerformance rec/s | ledger producer rec/s | ledger / Java |",
-        "|---|---:|---:|---:|",
+        "| acks | producer | rec/s | / ProducerPerformance | ack p99 ms |",
+        "|---|---|---:|---:|---:|",
     ]
-    for acks, java_rate, our_rate in rows:
+    for acks, name, rate, low, high, p99 in rows:
         lines.append(
-            f"| {acks} | {java_rate:,.0f} | {our_rate:,.0f} | {our_rate / java_rate:.2f} |"
+            f"| {acks} | {name} | {rate:,.0f} ({low:,.0f}-{high:,.0f}) | {rate / base[acks]:.2f} | {p99:,.0f} |"
         )
     text = "\n".join(lines) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)

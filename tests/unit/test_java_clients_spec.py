@@ -152,3 +152,12 @@ def test_a_client_config_block_applies_to_its_client_only() -> None:
         "duration_s: 5}", "duration_s: 5, client_config: {java: {message.timeout.ms: 1}}}"
     )
     assert any("producer.client_config.java.message.timeout.ms" in p for p in problems(bad))
+
+
+def test_a_librdkafka_default_gives_way_to_the_spec_under_either_alias() -> None:
+    from harness.workload.producer.core import DEFAULT_CONFIG, defaults_under
+
+    assert defaults_under({}) == DEFAULT_CONFIG
+    assert "message.timeout.ms" not in defaults_under({"delivery.timeout.ms": 10000})
+    assert "linger.ms" not in defaults_under({"queue.buffering.max.ms": 1})
+    assert defaults_under({"debug": "eos"}) == DEFAULT_CONFIG
