@@ -46,9 +46,10 @@ def _processes_mentioning(text: str) -> list[int]:
     return found
 
 
-def test_ctrl_c_mid_workload_leaves_nothing_running(tmp_path: Path) -> None:
+def _start(spec: str, tmp_path: Path) -> tuple[subprocess.Popen[str], list[str]]:
+    """The run, followed until its first fault is in (mid-workload, a broker down)."""
     proc = subprocess.Popen(
-        harness_command("run", HERE / "small-kill.yaml", "--out", tmp_path),
+        harness_command("run", HERE / spec, "--out", tmp_path),
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -72,10 +73,36 @@ def test_ctrl_c_mid_workload_leaves_nothing_running(tmp_path: Path) -> None:
     assert workload.wait(300), "".join(seen[-40:])
     assert _owned_by(proc.pid), "the run should own a cluster now"
     assert _processes_mentioning(str(tmp_path)), "consumer members should be running"
+    return proc, seen
 
+
+# java-kill: the members and the producer are JVMs (Kafka's VerifiableConsumer among them).
+@pytest.mark.parametrize("spec", ["small-kill.yaml", "java-kill.yaml"])
+def test_ctrl_c_mid_workload_leaves_nothing_running(tmp_path: Path, spec: str) -> None:
+    proc, seen = _start(spec, tmp_path)
     proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=240) == 130, "".join(seen[-40:])
     assert _owned_by(proc.pid) == []
     wait_until(lambda: _processes_mentioning(str(tmp_path)) == [], 30, "members to exit")
     history = next(tmp_path.glob("*/cells/*/history.jsonl")).read_text()
     assert "interrupted (Ctrl-C)" in history
+
+
+def test_a_killed_runner_leaves_no_java_client_running(tmp_path: Path) -> None:
+    """SIGKILL: nothing in the runner cleans up. The watchdog removes the cluster; every JVM
+    sees its parent gone (io.kafkachaos.clients.Bounded) and exits, halting if its clean
+    stop hangs on the vanished cluster (30 s)."""
+    proc, _ = _start("java-kill.yaml", tmp_path)
+    java = [p for p in _processes_mentioning(str(tmp_path)) if _is_java(p)]
+    assert len(java) == 4, "a producer and three members should be JVMs"  # 2 + 1 members
+    proc.kill()
+    proc.wait(timeout=30)
+    wait_until(lambda: _processes_mentioning(str(tmp_path)) == [], 90, "the JVMs to exit")
+    wait_until(lambda: _owned_by(proc.pid) == [], 120, "the watchdog to remove the cluster")
+
+
+def _is_java(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/exe").resolve().name == "java"
+    except OSError:
+        return False
