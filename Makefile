@@ -39,8 +39,8 @@ spark-jars: venv ## Spark's Kafka source jars into spark_jobs/jars/ (Maven)
 	scripts/ensure-spark-jars.sh
 
 test: venv actionlint ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
-	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts
-	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts
+	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts examples
+	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m mypy
 	.venv/bin/lint-imports --no-cache --no-logo
 	.venv/bin/actionlint .github/workflows/*.yml
