@@ -102,6 +102,11 @@ def kafka_cluster_factory(tmp_path: Path) -> Iterator[Callable[..., ClusterBuild
 
     def factory(**options: Any) -> ClusterBuilder:
         base = from_markers([options], "kafka_cluster_factory")
+        if base.shared:
+            raise ConfigError(
+                "kafka_cluster_factory: shared: a factory's clusters are the test's own; "
+                "share one with @pytest.mark.kafka_cluster(shared=True)"
+            )
         logs = tmp_path / f"kafka-logs-{next(numbers)}"
         return ClusterBuilder(base, on_start=started.append).with_logs_dir(logs)
 

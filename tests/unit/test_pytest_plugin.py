@@ -256,7 +256,7 @@ def test_pytest_lists_the_fixtures_and_the_marker(tmp_path: Path) -> None:
     )
 
 
-def test_a_wrong_marker_fails_the_set_up_naming_the_key_before_docker(tmp_path: Path) -> None:
+def test_wrong_options_fail_naming_the_key_before_docker(tmp_path: Path) -> None:
     result = run_pytest(
         tmp_path,
         "--strict-markers",
@@ -271,9 +271,13 @@ def test_a_wrong_marker_fails_the_set_up_naming_the_key_before_docker(tmp_path: 
         @pytest.mark.kafka_cluster("kraft")
         def test_positional(kafka_cluster):
             pass
+
+        def test_factory_not_shared(kafka_cluster_factory):
+            kafka_cluster_factory(brokers=1, shared=True)
         """,
     )
-    assert "2 errors" in result.stdout, result.stdout
+    assert "1 failed, 2 errors" in result.stdout, result.stdout
+    assert "kafka_cluster_factory: shared: a factory's clusters are the test's own" in result.stdout
     assert "@pytest.mark.kafka_cluster: brokers: expected <= 5 (got 9)" in result.stdout
     assert "takes keywords only (got ('kraft',))" in result.stdout
     assert "docker" not in result.stdout.lower()
