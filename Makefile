@@ -43,8 +43,8 @@ java-clients: ## the Java clients (java_clients/, Maven) and each Kafka version'
 	scripts/build-java-clients.sh
 
 test: venv actionlint ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
-	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts
-	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts
+	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts examples
+	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m mypy
 	.venv/bin/lint-imports --no-cache --no-logo
 	.venv/bin/actionlint .github/workflows/*.yml

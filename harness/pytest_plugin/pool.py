@@ -1,0 +1,59 @@
+"""Clusters shared across a session: one per distinct options, for tests marked `shared=True`.
+
+A cluster takes 30-60 s to start; tests that only need *a* healthy cluster of some shape can
+share one. After each test its faults are healed (`heal_all`: nothing killed, paused or cut
+remains); a cluster that cannot be healed is removed, and the next test gets a new one.
+What a test leaves in Kafka (topics, groups, records) stays: shared tests use their own names.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.pytest_plugin.builder import ClusterBuilder
+from harness.pytest_plugin.options import ClusterOptions
+
+if TYPE_CHECKING:
+    from harness.cluster import KafkaCluster
+
+
+class ClusterPool:
+    def __init__(self, logs_root: Path) -> None:
+        self.logs_root = logs_root
+        self.clusters: dict[ClusterOptions, KafkaCluster] = {}
+        self._started = 0
+
+    def acquire(self, options: ClusterOptions) -> KafkaCluster:
+        cluster = self.clusters.get(options)
+        if cluster is None:
+            self._started += 1
+            builder = ClusterBuilder(options).with_logs_dir(
+                self.logs_root / f"cluster-{self._started}"
+            )
+            cluster = builder.start()
+            self.clusters[options] = cluster
+        return cluster
+
+    def release(self, options: ClusterOptions) -> None:
+        """Heal what the test left; a cluster that cannot be healed goes (and the error shows)."""
+        cluster = self.clusters.get(options)
+        if cluster is None:
+            return
+        try:
+            cluster.heal_all()
+        except BaseException:
+            del self.clusters[options]
+            cluster.close()
+            raise
+
+    def close_all(self) -> None:
+        clusters, self.clusters = list(self.clusters.values()), {}
+        errors: list[Exception] = []
+        for cluster in clusters:  # each one goes, whatever the others do
+            try:
+                cluster.close()
+            except Exception as exc:
+                errors.append(exc)
+        if errors:
+            raise errors[0]
