@@ -51,6 +51,7 @@ NOT_WRITTEN = frozenset(
         "UnsupportedForMessageFormatException",
         "InvalidRequiredAcksException",
         "NotEnoughReplicasException",
+        "NotLeaderOrFollowerException",  # the broker refused it: not its leader
         "UnknownTopicOrPartitionException",
         "InterruptException",
     }
