@@ -126,7 +126,7 @@ def main() -> None:
             runs: dict[str, list[Figures]] = {name: [] for name in CONTENDERS}
             for i in range(args.repeat):
                 for name in CONTENDERS:
-                    topic = f"bench-{acks}-{i}-{name}"
+                    topic = f"bench-{acks}-{i}-{CONTENDERS.index(name)}"
                     cluster.create_topic(topic, partitions=6, replication_factor=3)
                     bootstrap = cluster.bootstrap_servers
                     if name == "ProducerPerformance":
