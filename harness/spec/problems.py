@@ -10,9 +10,11 @@ from __future__ import annotations
 from harness.faults.kind import CellView
 from harness.nodes.topology import CONTROLLER_ID_BASE, MANAGED_KEYS, MAX_BROKERS
 from harness.results.events import PIPELINE_SET
+from harness.spec.consumers import COMMAND_ENV
 from harness.spec.expect import metric_problem
 from harness.spec.models import (
     ClusterSpec,
+    CommandPipelineSpec,
     GroupConsumerSpec,
     PipelineSpec,
     ProducerSpec,
@@ -240,7 +242,7 @@ _PIPELINE_PRODUCER_OWNED = {
 }
 
 
-def _pipeline_problems(spec: Spec, p: PipelineSpec) -> list[Problem]:
+def _pipeline_problems(spec: Spec, p: PipelineSpec | CommandPipelineSpec) -> list[Problem]:
     out: list[Problem] = []
     if p.input is not None and p.input != spec.topic.name:
         out.append(
@@ -251,6 +253,10 @@ def _pipeline_problems(spec: Spec, p: PipelineSpec) -> list[Problem]:
     groups = {c.group for _, c in spec.consumer_sets() if isinstance(c, GroupConsumerSpec)}
     if p.group in groups:
         out.append(("pipeline.group", f"group {p.group!r} is a consumer set's; give another"))
+    if isinstance(p, CommandPipelineSpec):
+        for key in sorted(set(p.env) & set(COMMAND_ENV)):
+            out.append((f"pipeline.env.{key}", "set by the harness for each member; remove it"))
+        return out
     for key in sorted(set(p.config) & set(_PIPELINE_CONSUMER_OWNED)):
         out.append((f"pipeline.config.{key}", f"set through {_PIPELINE_CONSUMER_OWNED[key]}"))
     for key in sorted(set(p.producer_config) & set(_PIPELINE_PRODUCER_OWNED)):
