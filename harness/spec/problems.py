@@ -76,6 +76,11 @@ def spec_problems(spec: Spec) -> list[Problem]:
         set_names.append(PIPELINE_SET)
     for metric, bound in spec.expect.items():
         why = metric_problem(metric, bound, set_names)
+        if why is None and _unseen_set(spec, metric):
+            why = (
+                "a command pipeline's consumption is not seen by the harness (its set is left "
+                "out of the consumer checks); expect output_lost / output_duplicates instead"
+            )
         if why is None and bound is not None and bound.ref is not None:
             try:
                 number_at(spec, bound.ref)
@@ -84,6 +89,11 @@ def spec_problems(spec: Spec) -> list[Problem]:
         if why:
             out.append((f"expect.{metric}", why))
     return out
+
+
+def _unseen_set(spec: Spec, metric: str) -> bool:
+    """A per-set metric of a command pipeline's set: the consumer checks never decide it."""
+    return isinstance(spec.pipeline, CommandPipelineSpec) and metric.endswith(f".{PIPELINE_SET}")
 
 
 def cell_view(spec: Spec) -> CellView:

@@ -223,3 +223,13 @@ def test_a_killed_runner_leaves_no_program_behind(tmp_path: Path) -> None:
     runner.send_signal(signal.SIGKILL)
     runner.wait()
     wait_for(lambda: not any(map(alive, (launcher, program, child))), "all of them ended")
+
+
+def test_a_per_set_expectation_of_a_command_pipeline_is_refused() -> None:
+    """The consumer checks leave its set out: such a figure would never be decided."""
+    text = with_pipeline("{kind: command, command: [x]}") + "expect: {stall_s.pipeline: '< 30'}\n"
+    assert any(
+        "expect.stall_s.pipeline: a command pipeline's consumption" in ln for ln in problems(text)
+    )
+    ours = with_pipeline("{members: 1}") + "expect: {stall_s.pipeline: '< 30'}\n"
+    assert problems(ours) == []
