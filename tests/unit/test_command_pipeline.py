@@ -233,3 +233,15 @@ def test_a_per_set_expectation_of_a_command_pipeline_is_refused() -> None:
     )
     ours = with_pipeline("{members: 1}") + "expect: {stall_s.pipeline: '< 30'}\n"
     assert problems(ours) == []
+
+
+def test_the_consumer_checks_leave_a_command_pipelines_set_out() -> None:
+    from spark_jobs.history_facts import unseen_sets
+
+    def started(**fields: object) -> list[dict[str, object]]:
+        return [{"ts": 1, "kind": "pipeline.start", "guarantee": "at-least-once", **fields}]
+
+    assert unseen_sets(started(pipeline_kind="command")) == {"pipeline"}
+    assert unseen_sets(started(pipeline_kind="transform")) == set()
+    assert unseen_sets(started()) == set()  # a history from before the field: ours
+    assert unseen_sets([]) == set()
