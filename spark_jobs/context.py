@@ -175,4 +175,4 @@ def _sets(data: CellData) -> list[str]:
     if data.consumed is not None:
         found = data.consumed.select(consumer_set(F.col("consumer")).alias("s")).distinct()
         names |= {str(r["s"]) for r in found.collect()}
-    return sorted(names)
+    return sorted(names - hf.unseen_sets(data.history))

@@ -44,6 +44,16 @@ def pipeline(history: list[Event]) -> dict[str, object] | None:
     return {k: v for k, v in starts[0].items() if k not in ("ts", "kind")}
 
 
+def unseen_sets(history: list[Event]) -> set[str]:
+    """Sets whose consumption the harness cannot see: a command pipeline (a user's program,
+    `pipeline.start` with pipeline_kind command) writes no `consumed` lines, so the consumer
+    checks leave its set out (the output checks judge it); histories before the field: none."""
+    started = pipeline(history)
+    if started is not None and started.get("pipeline_kind") == "command":
+        return {ev.PIPELINE_SET}
+    return set()
+
+
 def output_undecided(history: list[Event], has_output: bool) -> str | None:
     """Why the final read of the pipeline's output topic cannot be trusted to be the whole
     topic (None if it can): every output.read (one per isolation level) must be complete."""

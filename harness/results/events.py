@@ -23,8 +23,10 @@ LOG_READ = "log.read"  # complete: bool, records, ends, detail (the final read o
 # table not written is absent) and consumed_by {consumer: rows}; the `evidence` check holds
 # the files to them (histories before 2026-11-24 lack the event).
 TABLES_WRITTEN = "tables.written"
-# A pipeline (spec `pipeline:`): output, input, group, guarantee, members, at the workload's
-# start; its members are the consumer set PIPELINE_SET ("pipeline/m0", ...).
+# A pipeline (spec `pipeline:`): pipeline_kind (transform | command; histories before
+# 2026-11-24 lack it: transform), output, input, group, guarantee, members, at the workload's
+# start; its members are the consumer set PIPELINE_SET ("pipeline/m0", ...). A command
+# pipeline's members write no consumed/commits lines: the consumer checks leave the set out.
 PIPELINE_START = "pipeline.start"
 # The final read of the pipeline's output topic: topic, isolation, complete, records, ends,
 # detail (as log.read, which stays the input topic's alone).

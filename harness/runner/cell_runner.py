@@ -36,9 +36,9 @@ from harness.results.tables import (
     write_tables,
 )
 from harness.runner.status import Reporter, Status, status_line
-from harness.spec import Cell
+from harness.spec import Cell, CommandPipelineSpec
 from harness.workload.consumer_sets import ConsumerSets
-from harness.workload.log_reader import LogContents, end_offsets, read_log
+from harness.workload.log_reader import LogContents, copied_from, end_offsets, read_log
 from harness.workload.producer.supervisor import ProducerSupervisor
 from harness.workload.producer.thread import ProducerThread
 from harness.workload.runtime import Runtime
@@ -84,6 +84,7 @@ class CellRunner:
         self.status = Status(cell.id)
         self.kept: KafkaCluster | None = None
         self._seen = 0
+        self._input: LogContents | None = None  # the final read of the input (read_uncommitted)
 
     # --- phases --------------------------------------------------------------------------------
     def phase(self, name: str, **fields: Any) -> None:
@@ -153,6 +154,7 @@ class CellRunner:
             if p is not None:
                 self.history.append(
                     ev.PIPELINE_START,
+                    pipeline_kind=p.kind,
                     input=self.spec.topic.name,
                     output=p.output,
                     group=p.group,
@@ -391,6 +393,7 @@ class CellRunner:
     def _read_log(self, cluster: KafkaCluster) -> int:
         """The final read of the input topic into log.parquet; its rows."""
         log, committed = self._read_both(cluster, self.spec.topic.name, ev.LOG_READ)
+        self._input = log
         return write_table(
             self.paths.log,
             LOG,
@@ -404,8 +407,12 @@ class CellRunner:
 
     def _read_output(self, cluster: KafkaCluster, topic: str) -> int:
         """The pipeline's output topic, read as the input is, into output.parquet (with the
-        input place each record names); its rows."""
+        input place each record names, or for a command pipeline the place of the input
+        record whose value it copies); its rows."""
         out, committed = self._read_both(cluster, topic, ev.OUTPUT_READ, output=True)
+        if isinstance(self.spec.pipeline, CommandPipelineSpec):
+            # A user's program copies the input value: its place is looked up in the input.
+            out.input_partition, out.input_offset = copied_from(out, self._input)
         return write_table(
             self.paths.output,
             OUTPUT,

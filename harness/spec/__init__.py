@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from harness.spec.matrix import Cell, excluded_combinations, expand_cells, filter_cells
     from harness.spec.models import (
         ClusterSpec,
+        CommandPipelineSpec,
         FaultSpec,
         GroupConsumerSpec,
         Matrix,
@@ -36,6 +37,7 @@ _WHERE = {
     "Bound": "expect",
     "Cell": "matrix",
     "ClusterSpec": "models",
+    "CommandPipelineSpec": "models",
     "FaultSpec": "models",
     "GroupConsumerSpec": "models",
     "Matrix": "models",
@@ -64,6 +66,7 @@ __all__ = [
     "Bound",
     "Cell",
     "ClusterSpec",
+    "CommandPipelineSpec",
     "FaultSpec",
     "GroupConsumerSpec",
     "Matrix",

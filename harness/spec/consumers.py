@@ -1,5 +1,6 @@
 """The spec's consumer kinds: one typed model per kind, and the union `consumer:` and
-`consumers:` take (`pipeline:` takes its own model).
+`consumers:` take (`pipeline:` takes its own union: `transform`, ours, or `command`, the
+user's program).
 
 Each model is also what its member processes get (`--spec`, its pydantic JSON: immutable,
 serialisable, typed per kind, as Kafka Trogdor's TaskSpec), so this module imports only
@@ -92,6 +93,51 @@ class PipelineSpec(StrictModel):
         return f"{self.transactional_id}-{index}"
 
 
+# What the harness sets in a command member's environment (`env` may not set them).
+COMMAND_ENV = (
+    "KAFKA_BOOTSTRAP_SERVERS",
+    "INPUT_TOPIC",
+    "OUTPUT_TOPIC",
+    "GROUP_ID",
+    "TRANSACTIONAL_ID",
+    "MEMBER_INDEX",
+    "STATE_DIR",
+)
+Arg = Annotated[str, StringConstraints(min_length=1)]
+EnvName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")]
+
+
+class CommandPipelineSpec(StrictModel):
+    """A user's own program as the pipeline: `members` processes of `command` (an argv, no
+    shell), each told where to read and write by its environment (COMMAND_ENV). The harness
+    cannot see what it consumed, only what it wrote: each output record must carry its input
+    record's value (docs/your-pipeline.md). `guarantee` is what the user claims; the
+    expectations say what it allows. Its members are the consumer set "pipeline"."""
+
+    kind: Literal["command"] = "command"
+    command: Annotated[list[Arg], Field(min_length=1)]
+    # Relative to the experiment file's folder (harness.spec.load resolves it), or absolute.
+    cwd: str | None = None
+    env: dict[EnvName, str] = {}
+    input: Name | None = None  # the spec's topic
+    output: Name = "chaos-out"
+    guarantee: Literal["exactly-once", "at-least-once"] = "at-least-once"
+    members: int = Field(default=1, ge=1, le=MAX_MEMBERS)
+    group: Annotated[str, StringConstraints(min_length=1)] = "chaos-pipeline"
+    # TRANSACTIONAL_ID of member i: "<transactional_id>-<i>" (the program may ignore it).
+    transactional_id: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")] = (
+        "chaos-pipeline"
+    )
+
+    def member_transactional_id(self, index: int) -> str:
+        return f"{self.transactional_id}-{index}"
+
+
+# `pipeline:` takes either kind; without `kind` it is a transform (as before `command`).
+PipelineKindSpec = PipelineSpec | CommandPipelineSpec
+PIPELINE_MODELS: tuple[type[PipelineKindSpec], ...] = get_args(PipelineKindSpec)
+
+
 # The kinds `consumer:` / `consumers:` take, in the order errors list them; the first is
 # what a set without `kind` is. A new kind is a model here plus its entry in
 # harness.workload.consumer_kinds.
@@ -123,5 +169,28 @@ else:  # each model tagged with its kind word, built from SET_MODELS
             _consumer_tag,
             custom_error_type="consumer_kind",
             custom_error_message=CONSUMER_KIND_ERROR,
+        ),
+    ]
+
+
+PIPELINE_TAGS: tuple[str, ...] = tuple(kind_word(m) for m in PIPELINE_MODELS)
+PIPELINE_KIND_ERROR = f"expected kind {' or '.join(PIPELINE_TAGS)}"
+
+
+def _pipeline_tag(value: Any) -> str:
+    default = PIPELINE_TAGS[0]
+    kind = value.get("kind", default) if isinstance(value, dict) else getattr(value, "kind", None)
+    return kind if kind in PIPELINE_TAGS else "invalid"
+
+
+if TYPE_CHECKING:
+    AnyPipelineSpec = PipelineKindSpec
+else:  # each model tagged with its kind word, built from PIPELINE_MODELS
+    AnyPipelineSpec = Annotated[
+        Union[tuple(Annotated[m, Tag(kind_word(m))] for m in PIPELINE_MODELS)],  # noqa: UP007
+        Discriminator(
+            _pipeline_tag,
+            custom_error_type="pipeline_kind",
+            custom_error_message=PIPELINE_KIND_ERROR,
         ),
     ]

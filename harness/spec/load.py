@@ -14,7 +14,16 @@ from pydantic import BaseModel, ValidationError
 
 from harness.errors import ConfigError
 from harness.faults.registry import OPTION_NAMES, SPEC_KEYS
-from harness.spec.consumers import CONSUMER_KIND_ERROR, CONSUMER_TAGS, SET_MODELS, kind_word
+from harness.spec.consumers import (
+    CONSUMER_KIND_ERROR,
+    CONSUMER_TAGS,
+    PIPELINE_KIND_ERROR,
+    PIPELINE_MODELS,
+    PIPELINE_TAGS,
+    SET_MODELS,
+    CommandPipelineSpec,
+    kind_word,
+)
 from harness.spec.expect import format_number
 from harness.spec.models import (
     FAULT_TAGS,
@@ -124,9 +133,20 @@ def load_spec(path: Path | str) -> Spec:
     from harness.spec.matrix import expand_cells  # matrix builds on this module
 
     path = Path(path)
-    spec = parse_spec(read_yaml(path), str(path))
+    spec = with_command_cwd(parse_spec(read_yaml(path), str(path)), path.parent)
     expand_cells(spec, str(path))
     return spec
+
+
+def with_command_cwd(spec: Spec, folder: Path) -> Spec:
+    """A command pipeline's `cwd` made absolute: relative to the experiment file's folder,
+    which is also the default (the program sits beside its experiment, wherever the harness
+    runs from). The result folder's spec.yaml then names the folder it ran in."""
+    p = spec.pipeline
+    if not isinstance(p, CommandPipelineSpec):
+        return spec
+    cwd = (folder / (p.cwd or ".")).resolve()
+    return spec.model_copy(update={"pipeline": p.model_copy(update={"cwd": str(cwd)})})
 
 
 def parse_spec(data: Any, source: str = "<spec>") -> Spec:
@@ -168,7 +188,7 @@ def loc_to_path(loc: Sequence[int | str]) -> str:
     kind tags."""
     out = ""
     for i, seg in enumerate(loc):
-        if _is_tag(loc, i):
+        if _is_tag(loc, i) or seg == "[key]":  # a mapping's key itself: the key's own path
             continue
         if isinstance(seg, int):
             out += f"[{seg}]"
@@ -181,6 +201,8 @@ def _is_tag(loc: Sequence[int | str], i: int) -> bool:
     if i == 1 and loc[0] == "matrix" and loc[1] == "axes":
         return True  # the model's name for the flat axis mapping
     if _is_fault_tag(loc, i):
+        return True
+    if i == 1 and loc[0] == "pipeline" and loc[1] in PIPELINE_TAGS:
         return True
     if loc[i] not in CONSUMER_TAGS:
         return False
@@ -253,15 +275,21 @@ def _message(e: Any) -> str:
         return f"expected {bounds[kind]} {shown}{_got(e)}"
     if kind == "string_pattern_mismatch":
         pattern = str(ctx.get("pattern", ""))
+        if pattern.startswith("^[A-Za-z_]"):
+            return f"expected a variable name: letters, digits and '_', not a digit first{_got(e)}"
         if "A-Za-z0-9" in pattern:
             return f"expected letters, digits, '.', '_' or '-' only{_got(e)}"
         return f"expected the form X.Y.Z, e.g. 3.9.2{_got(e)}"
+    if kind == "too_short":
+        return f"expected at least {ctx.get('min_length', 1)} item(s){_got(e)}"
     if kind == "string_too_short":
         return f"expected a non-empty string{_got(e)}"
     if kind == "value_error":
         return str(e["msg"]).removeprefix("Value error, ")
     if kind == "consumer_kind":
         return f"{CONSUMER_KIND_ERROR}{_got_kind(e)}"
+    if kind == "pipeline_kind":
+        return f"{PIPELINE_KIND_ERROR}{_got_kind(e)}"
     return f"{e['msg']}{_got(e)}"
 
 
@@ -279,6 +307,7 @@ _BY_NAME: dict[str, type[BaseModel]] = {
     "recovery": RecoverySpec,
     **{kind_word(model): model for model in SET_MODELS},  # a consumer set, by its kind
 }
+_PIPELINE_BY_NAME: dict[str, type[BaseModel]] = {kind_word(m): m for m in PIPELINE_MODELS}
 
 
 def _allowed_keys(parent: Sequence[int | str]) -> list[str]:
@@ -293,6 +322,8 @@ def _allowed_keys(parent: Sequence[int | str]) -> list[str]:
         model = items.get(str(parent[-2]))
     elif parent[-1] == "matrix":
         return []
+    elif parent[0] == "pipeline":  # the tag is dropped from the path, not from `loc`
+        model = _PIPELINE_BY_NAME.get(str(parent[-1]), _PIPELINE_BY_NAME[PIPELINE_TAGS[0]])
     else:
         model = _BY_NAME.get(str(parent[-1]))
     return list(model.model_fields) if model is not None else []

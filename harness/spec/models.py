@@ -37,6 +37,8 @@ from harness.nodes.topology import DEFAULT_VERSION, MAX_BROKERS
 # The consumer kinds' models (harness.spec.consumers) and the producer's
 # (harness.spec.producer), re-exported: a child process imports only its own part.
 from harness.spec.consumers import CONSUMER_TAGS as CONSUMER_TAGS
+from harness.spec.consumers import AnyPipelineSpec as AnyPipelineSpec
+from harness.spec.consumers import CommandPipelineSpec as CommandPipelineSpec
 from harness.spec.consumers import ConsumerSetSpec as ConsumerSetSpec
 from harness.spec.consumers import ConsumerSpec as ConsumerSpec
 from harness.spec.consumers import GroupConsumerSpec as GroupConsumerSpec
@@ -185,7 +187,7 @@ class Spec(StrictModel):
     producer: ProducerSpec = ProducerSpec()
     consumer: ConsumerSpec | None = None
     consumers: list[ConsumerSpec] | None = None
-    pipeline: PipelineSpec | None = None
+    pipeline: AnyPipelineSpec | None = None  # kind transform (the default) or command
     faults: list[FaultSpec] = []
     recovery: RecoverySpec = RecoverySpec()
     expect: Expect = {}

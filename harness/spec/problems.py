@@ -10,10 +10,12 @@ from __future__ import annotations
 from harness.faults.kind import CellView
 from harness.nodes.topology import CONTROLLER_ID_BASE, MANAGED_KEYS, MAX_BROKERS
 from harness.results.events import PIPELINE_SET
+from harness.spec.consumers import COMMAND_ENV
 from harness.spec.expect import metric_problem
 from harness.spec.java_problems import java_group_problems, java_producer_problems
 from harness.spec.models import (
     ClusterSpec,
+    CommandPipelineSpec,
     GroupConsumerSpec,
     PipelineSpec,
     ProducerSpec,
@@ -76,6 +78,11 @@ def spec_problems(spec: Spec) -> list[Problem]:
         set_names.append(PIPELINE_SET)
     for metric, bound in spec.expect.items():
         why = metric_problem(metric, bound, set_names)
+        if why is None and _unseen_set(spec, metric):
+            why = (
+                "a command pipeline's consumption is not seen by the harness (its set is left "
+                "out of the consumer checks); expect output_lost / output_duplicates instead"
+            )
         if why is None and bound is not None and bound.ref is not None:
             try:
                 number_at(spec, bound.ref)
@@ -84,6 +91,11 @@ def spec_problems(spec: Spec) -> list[Problem]:
         if why:
             out.append((f"expect.{metric}", why))
     return out
+
+
+def _unseen_set(spec: Spec, metric: str) -> bool:
+    """A per-set metric of a command pipeline's set: the consumer checks never decide it."""
+    return isinstance(spec.pipeline, CommandPipelineSpec) and metric.endswith(f".{PIPELINE_SET}")
 
 
 def cell_view(spec: Spec) -> CellView:
@@ -256,7 +268,7 @@ _PIPELINE_PRODUCER_OWNED = {
 }
 
 
-def _pipeline_problems(spec: Spec, p: PipelineSpec) -> list[Problem]:
+def _pipeline_problems(spec: Spec, p: PipelineSpec | CommandPipelineSpec) -> list[Problem]:
     out: list[Problem] = []
     if p.input is not None and p.input != spec.topic.name:
         out.append(
@@ -267,6 +279,10 @@ def _pipeline_problems(spec: Spec, p: PipelineSpec) -> list[Problem]:
     groups = {c.group for _, c in spec.consumer_sets() if isinstance(c, GroupConsumerSpec)}
     if p.group in groups:
         out.append(("pipeline.group", f"group {p.group!r} is a consumer set's; give another"))
+    if isinstance(p, CommandPipelineSpec):
+        for key in sorted(set(p.env) & set(COMMAND_ENV)):
+            out.append((f"pipeline.env.{key}", "set by the harness for each member; remove it"))
+        return out
     for key in sorted(set(p.config) & set(_PIPELINE_CONSUMER_OWNED)):
         out.append((f"pipeline.config.{key}", f"set through {_PIPELINE_CONSUMER_OWNED[key]}"))
     for key in sorted(set(p.producer_config) & set(_PIPELINE_PRODUCER_OWNED)):

@@ -6,7 +6,7 @@ Each kind is laid out by one rule: `harness/workload/<kind>/member.py` is the ch
 `harness/workload/<kind>/supervisor.py` starts, crashes, stops and reads its members. The
 spec's side of a kind is its model in harness.spec.consumers (a set kind's word is the
 model's `kind`, the discriminated union's tag); the pipeline is the kind `pipeline:` declares,
-its set named "pipeline". Adding a kind: its model, its folder, one entry here.
+its set named "pipeline" (a `command` pipeline's too: the kind `command`). Adding a kind: its model, its folder, one entry here.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from harness.spec import Spec
 from harness.spec.consumers import (
     CONSUMER_TAGS,
     SET_MODELS,
+    CommandPipelineSpec,
     GroupConsumerSpec,
     PipelineSpec,
     SparkConsumerSpec,
 )
+from harness.workload.command.supervisor import CommandSupervisor
 from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.pipeline.supervisor import PipelineSupervisor
 from harness.workload.runtime import Runtime
@@ -72,16 +74,18 @@ class ConsumerKind(Generic[S]):
 
 
 PIPELINE = PIPELINE_SET  # the pipeline's kind word is its set's name
+COMMAND = "command"  # a user's program as the pipeline (`pipeline.kind: command`), set "pipeline"
 
 KINDS: dict[str, ConsumerKind[Any]] = {
     "group": ConsumerKind(GroupConsumerSpec, GroupSupervisor),
     "spark": ConsumerKind(SparkConsumerSpec, SparkSupervisor),
     PIPELINE: ConsumerKind(PipelineSpec, PipelineSupervisor),
+    COMMAND: ConsumerKind(CommandPipelineSpec, CommandSupervisor),
 }
 
 # Every model the spec takes is a kind here, under its own word (a set kind's tag).
 assert all(KINDS[tag].spec is m for tag, m in zip(CONSUMER_TAGS, SET_MODELS, strict=True))
-assert {k.spec for k in KINDS.values()} == {*SET_MODELS, PipelineSpec}
+assert {k.spec for k in KINDS.values()} == {*SET_MODELS, PipelineSpec, CommandPipelineSpec}
 
 
 def declared_sets(spec: Spec) -> list[tuple[str, ConsumerKind[Any], BaseModel]]:
@@ -91,5 +95,6 @@ def declared_sets(spec: Spec) -> list[tuple[str, ConsumerKind[Any], BaseModel]]:
         (name, KINDS[consumer.kind], consumer) for name, consumer in spec.consumer_sets()
     ]
     if spec.pipeline is not None:
-        out.append((PIPELINE_SET, KINDS[PIPELINE], spec.pipeline))
+        kind = COMMAND if isinstance(spec.pipeline, CommandPipelineSpec) else PIPELINE
+        out.append((PIPELINE_SET, KINDS[kind], spec.pipeline))
     return out

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -20,6 +21,9 @@ class LogContents:
     # A pipeline's output (read_log(origin=True)): the input record each came from.
     input_partition: list[int | None] = field(default_factory=list)
     input_offset: list[int | None] = field(default_factory=list)
+    # Each record's value digest (read_log always keeps it): a command pipeline's output is
+    # matched to the input record whose value it copies (copied_from).
+    digest: list[bytes] = field(default_factory=list)
     ends: dict[int, int] = field(default_factory=dict)
     complete: bool = False
     detail: str = ""
@@ -109,6 +113,7 @@ def read_log(
                     out.seq.append(seq)
                     out.partition.append(part)
                     out.offset.append(off)
+                    out.digest.append(value_digest(msg.value()))
                     if origin:
                         came = decode_origin(msg.value())
                         out.input_partition.append(None if came is None else came[0])
@@ -125,6 +130,27 @@ def read_log(
         return out
     finally:
         consumer.close()
+
+
+def value_digest(value: bytes | None) -> bytes:
+    return hashlib.blake2b(value or b"", digest_size=8).digest()
+
+
+def copied_from(
+    output: LogContents, source: LogContents | None
+) -> tuple[list[int | None], list[int | None]]:
+    """(input partition, input offset) per output record: the first place in `source` (the
+    input's final read) holding its seq with the same value, byte for byte; None for a
+    record whose value is no input record's (or with no input read)."""
+    places: dict[tuple[int, bytes], tuple[int, int]] = {}
+    if source is not None:
+        rows = zip(source.seq, source.digest, source.partition, source.offset, strict=True)
+        for seq, digest, part, off in rows:
+            places.setdefault((seq, digest), (part, off))
+    found = [places.get(key) for key in zip(output.seq, output.digest, strict=True)]
+    return [None if f is None else f[0] for f in found], [
+        None if f is None else f[1] for f in found
+    ]
 
 
 def _config(bootstrap: str) -> dict[str, object]:

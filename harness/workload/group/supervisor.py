@@ -11,7 +11,7 @@ from harness.results import events as ev
 from harness.results.history import History
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
-from harness.spec.consumers import GroupConsumerSpec, PipelineSpec
+from harness.spec.consumers import CommandPipelineSpec, GroupConsumerSpec, PipelineSpec
 from harness.workload.java import group as java_group
 from harness.workload.java.follow import seal
 from harness.workload.member_process import member_command, member_name
@@ -29,7 +29,7 @@ class GroupSupervisor:
     def __init__(
         self,
         set_name: str,
-        spec: GroupConsumerSpec | PipelineSpec,
+        spec: GroupConsumerSpec | PipelineSpec | CommandPipelineSpec,
         runtime: Runtime,
         history: History,
     ) -> None:
