@@ -1,6 +1,6 @@
 """Kafka's verifiable clients' events (and our Java clients', which print the same) as the
 harness's rows, on event streams recorded from real runs (tests/unit/data/java_events:
-java-kill and a Java run with a paused leader, delivery.timeout.ms 3 s and a SIGKILLed
+java-kill, a Java run with a paused leader, delivery.timeout.ms 3 s and a SIGKILLed
 member, Kafka 3.9.2)."""
 
 from __future__ import annotations
@@ -155,3 +155,21 @@ def test_the_follower_reads_whole_lines_once_and_seal_drops_a_torn_one(tmp_path:
     follower.poll()
     follower.poll()
     assert seen == ['{"a": 1}', '{"c": 3}']
+
+
+def test_kafkas_verifiable_producer_events_map_too() -> None:
+    """A real VerifiableProducer stream (Kafka 3.9.2, acks=1, retries 0, --value-prefix 3,
+    the leader of t/0 killed mid-run): its values are `<prefix>.<counter>`, its exception
+    names carry Java's "class " prefix, and it prints no send events (no sends rows)."""
+    stream = lines("verifiable_producer.jsonl")
+    rows = map_producer(stream, {})
+    assert rows.sends == []
+    ok = [r for r in rows.acks if r[3] == "ok"]
+    assert [(r[0], r[1], r[2]) for r in ok[:2]] == [(0, 0, 0), (1, 0, 1)]
+    assert ok[-1][:3] == (2122, 1, 2)  # later sticky batches go to partition 1
+    failed = [r for r in rows.acks if r[3] != "ok"]
+    assert [r[0] for r in failed] == list(range(1014, 1027))
+    # A broken connection to the dying leader: it may have appended the batch.
+    assert {r[3] for r in failed} == {"unknown"}
+    assert all(str(r[5]).startswith("NetworkException: Disconnected from node 2") for r in failed)
+    assert [e["kind"] for e in rows.events] == [ev.PRODUCER_START, ev.PRODUCER_END]
