@@ -107,7 +107,9 @@ def test_a_spec_declares_its_sets_in_order_the_pipeline_last(tmp_path: Path) -> 
     ]
     assert sets.sets["pipeline"].names == ["pipeline/m0", "pipeline/m1", "pipeline/m2"]
     assert sets.sets["spark"].names == ["spark/q"]
-    assert sets.runtime == Runtime("b:9092", "chaos", tmp_path / "cell" / "consumers", 30, 5)
+    assert sets.runtime == Runtime(
+        "b:9092", "chaos", tmp_path / "cell" / "consumers", 30, 5, spec.cluster.version
+    )
 
 
 def test_member_names_and_indexes() -> None:

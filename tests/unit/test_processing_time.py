@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.nodes.topology import DEFAULT_VERSION
 from harness.results.history import History
 from harness.spec import GroupConsumerSpec, SpecError, load_spec
 from harness.workload.consumer_sets import ConsumerSets
@@ -56,7 +57,9 @@ def test_spec_value_reaches_the_member_command_line(tmp_path: Path) -> None:
         "chaos-group",
     )
     assert args.name == "group/m1"
-    assert args.runtime == Runtime("b:9092", "chaos", tmp_path / "cell" / "consumers", 60.0, 0)
+    assert args.runtime == Runtime(
+        "b:9092", "chaos", tmp_path / "cell" / "consumers", 60.0, 0, DEFAULT_VERSION
+    )
 
 
 def test_a_member_refuses_a_spec_its_model_refuses() -> None:

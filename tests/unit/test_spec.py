@@ -169,7 +169,7 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
         ),
         (
             "name: a\nproducer: {records: 1}\nconsumer: {kind: group, trigger_ms: 5}\n",
-            "consumer.trigger_ms: unknown key; allowed: kind, group, members, commit, processing_ms, processing_jitter_ms, config",
+            "consumer.trigger_ms: unknown key; allowed: kind, client, group, members, commit, processing_ms, processing_jitter_ms, config, client_config",
         ),
         (
             "name: a\nproducer: {records: 1}\nconsumer: {commit: sometimes}\n",
