@@ -150,47 +150,34 @@ def kind_word(model: type[StrictModel]) -> str:
     return str(model.model_fields["kind"].default)
 
 
+def _tagged_union(models: tuple[type[StrictModel], ...], error_type: str) -> tuple[Any, str]:
+    """The union of `models` discriminated on their kind words (the first is what a value
+    without `kind` is), and its error for any other kind."""
+    tags = tuple(kind_word(m) for m in models)
+    error = f"expected kind {' or '.join(tags)}"
+
+    def tag(value: Any) -> str:
+        kind = (
+            value.get("kind", tags[0]) if isinstance(value, dict) else getattr(value, "kind", None)
+        )
+        return kind if kind in tags else "invalid"
+
+    members = tuple(Annotated[m, Tag(t)] for m, t in zip(models, tags, strict=True))
+    union: Any = Annotated[
+        Union[members],  # noqa: UP007
+        Discriminator(tag, custom_error_type=error_type, custom_error_message=error),
+    ]
+    return union, error
+
+
 CONSUMER_TAGS: tuple[str, ...] = tuple(kind_word(m) for m in SET_MODELS)
-CONSUMER_KIND_ERROR = f"expected kind {' or '.join(CONSUMER_TAGS)}"
-
-
-def _consumer_tag(value: Any) -> str:
-    default = CONSUMER_TAGS[0]
-    kind = value.get("kind", default) if isinstance(value, dict) else getattr(value, "kind", None)
-    return kind if kind in CONSUMER_TAGS else "invalid"
-
+PIPELINE_TAGS: tuple[str, ...] = tuple(kind_word(m) for m in PIPELINE_MODELS)
+_CONSUMER_UNION, CONSUMER_KIND_ERROR = _tagged_union(SET_MODELS, "consumer_kind")
+_PIPELINE_UNION, PIPELINE_KIND_ERROR = _tagged_union(PIPELINE_MODELS, "pipeline_kind")
 
 if TYPE_CHECKING:
     ConsumerSpec = ConsumerSetSpec
-else:  # each model tagged with its kind word, built from SET_MODELS
-    ConsumerSpec = Annotated[
-        Union[tuple(Annotated[m, Tag(kind_word(m))] for m in SET_MODELS)],  # noqa: UP007
-        Discriminator(
-            _consumer_tag,
-            custom_error_type="consumer_kind",
-            custom_error_message=CONSUMER_KIND_ERROR,
-        ),
-    ]
-
-
-PIPELINE_TAGS: tuple[str, ...] = tuple(kind_word(m) for m in PIPELINE_MODELS)
-PIPELINE_KIND_ERROR = f"expected kind {' or '.join(PIPELINE_TAGS)}"
-
-
-def _pipeline_tag(value: Any) -> str:
-    default = PIPELINE_TAGS[0]
-    kind = value.get("kind", default) if isinstance(value, dict) else getattr(value, "kind", None)
-    return kind if kind in PIPELINE_TAGS else "invalid"
-
-
-if TYPE_CHECKING:
     AnyPipelineSpec = PipelineKindSpec
-else:  # each model tagged with its kind word, built from PIPELINE_MODELS
-    AnyPipelineSpec = Annotated[
-        Union[tuple(Annotated[m, Tag(kind_word(m))] for m in PIPELINE_MODELS)],  # noqa: UP007
-        Discriminator(
-            _pipeline_tag,
-            custom_error_type="pipeline_kind",
-            custom_error_message=PIPELINE_KIND_ERROR,
-        ),
-    ]
+else:  # each model tagged with its kind word
+    ConsumerSpec = _CONSUMER_UNION
+    AnyPipelineSpec = _PIPELINE_UNION

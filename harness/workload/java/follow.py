@@ -9,6 +9,7 @@ poll, its tables, its readiness), so every reader downstream sees the usual file
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,14 +18,20 @@ from harness.results.member_files import open_for_append
 
 
 class Follower:
-    """Hands each new whole line of `source` to `handle` (in order, once)."""
+    """Hands each new whole line of `source` to `handle` (in order, once), from the runner's
+    loop and the nemesis's restart threads alike."""
 
     def __init__(self, source: Path, handle: Callable[[list[str]], None]) -> None:
         self.source = source
         self.handle = handle
         self.position = 0
+        self._lock = threading.Lock()
 
     def poll(self) -> None:
+        with self._lock:
+            self._poll()
+
+    def _poll(self) -> None:
         if not self.source.exists():
             return
         with self.source.open("rb") as f:

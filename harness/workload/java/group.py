@@ -13,7 +13,6 @@ as arguments, with the Java consumer's own defaults (not the tool's: session.tim
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -104,12 +103,10 @@ class JavaMember:
             next_generation=lambda: next_generation(paths.directory, set_name),
             start_fields=lambda: {"pid": self.pid, "isolation": isolation},
         )
-        self._lock = threading.Lock()  # the runner's loop and the nemesis's restarts
         self.follower = Follower(stdout_path(paths), self._write)
 
     def poll(self) -> None:
-        with self._lock:
-            self.follower.poll()
+        self.follower.poll()
 
     def _write(self, lines: list[str]) -> None:
         rows = self.mapper.map(lines)

@@ -12,7 +12,6 @@ delivery.timeout.ms 120 s, linger.ms 0 before Kafka 4.0 and 5 from it).
 from __future__ import annotations
 
 import csv
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -57,12 +56,10 @@ class JavaIncarnation:
     def __init__(self, spec: ProducerSpec, paths: IncarnationPaths) -> None:
         self.paths = paths
         self.start_fields = {"acks": spec.acks, "rate": spec.rate, "idempotence": spec.idempotence}
-        self._lock = threading.Lock()  # the runner's loop and the nemesis's restarts
         self.follower = Follower(stdout_path(paths), self._write)
 
     def poll(self) -> None:
-        with self._lock:
-            self.follower.poll()
+        self.follower.poll()
 
     def _write(self, lines: list[str]) -> None:
         rows = map_producer(lines, self.start_fields)
