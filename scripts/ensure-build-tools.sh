@@ -6,7 +6,7 @@ set -euo pipefail
 
 missing=()
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
-command -v java >/dev/null 2>&1 || missing+=(default-jdk-headless)
+{ command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; } || missing+=(default-jdk-headless)  # javac: the Java clients
 if [ "${KAFKA_CHAOS_BASE:-debootstrap}" = debootstrap ]; then
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 fi
