@@ -113,14 +113,9 @@ def kafka_cluster_factory(tmp_path: Path) -> Iterator[Callable[..., ClusterBuild
     try:
         yield factory
     finally:
-        errors: list[Exception] = []
-        for cluster in reversed(started):
-            try:
-                cluster.close()
-            except Exception as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]
+        from harness.pytest_plugin.pool import close_clusters
+
+        close_clusters(reversed(started))
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ What a test leaves in Kafka (topics, groups, records) stays: shared tests use th
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,11 +50,16 @@ class ClusterPool:
 
     def close_all(self) -> None:
         clusters, self.clusters = list(self.clusters.values()), {}
-        errors: list[Exception] = []
-        for cluster in clusters:  # each one goes, whatever the others do
-            try:
-                cluster.close()
-            except Exception as exc:
-                errors.append(exc)
-        if errors:
-            raise errors[0]
+        close_clusters(clusters)
+
+
+def close_clusters(clusters: Iterable[KafkaCluster]) -> None:
+    """Close each one, whatever the others do; then raise the first error, if any."""
+    errors: list[Exception] = []
+    for cluster in clusters:
+        try:
+            cluster.close()
+        except Exception as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0]
