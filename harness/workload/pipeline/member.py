@@ -54,6 +54,7 @@ TXN_CALL_TIMEOUT_S = 30.0
 TXN_CALL_ATTEMPTS = 3  # retriable errors: the call again, this many times in all
 FLUSH_TIMEOUT_S = 60.0
 REWIND_TIMEOUT_S = 120.0  # the group's committed offsets: asked again until this
+SEEK_ATTEMPTS = 10  # a refused seek, tried again every 0.5 s
 # A batch still in hand after this long (a call's retries, or a call that ignored its
 # timeout) dumps the member's stacks to stderr.log, again every as long: where it waits.
 HANG_DUMP_S = 2 * TXN_CALL_TIMEOUT_S
@@ -188,7 +189,7 @@ class PipelineMember(GroupMember):
 
     def transact(self, consumer: Consumer, batch: list[Message]) -> None:
         producer = self.producer
-        offsets: list[TopicPartition] = [TopicPartition(self.runtime.topic, -1, 0)]  # none yet
+        offsets: list[TopicPartition] = []  # none yet: nothing of the batch can be committed
         try:
             self.call("begin_transaction", producer.begin_transaction)
             self.produce_batch(batch)
@@ -214,8 +215,11 @@ class PipelineMember(GroupMember):
                 self.reinit()
             # A new producer may have completed the commit the old one could not confirm:
             # then the group's offsets are past the batch, and it was processed after all.
-            positions = self.rewind(consumer)
-            if all(positions.get(tp.partition, -1) >= tp.offset for tp in offsets):
+            # Asked for the batch's own partitions, not the assignment: a member that spent
+            # max.poll.interval.ms in the calls has lost its partitions, not its commit.
+            done = bool(offsets) and self.batch_committed(consumer, offsets)
+            self.rewind(consumer)
+            if done:
                 self.process(batch)
             self.pending.clear()
             return
@@ -257,6 +261,17 @@ class PipelineMember(GroupMember):
                     raise
                 time.sleep(1)
 
+    def batch_committed(self, consumer: Consumer, offsets: list[TopicPartition]) -> bool:
+        """Whether the group's committed offsets are at or past the batch's next offsets.
+        Unanswerable: the process ends with the batch still pending, for the next one."""
+        asked = [TopicPartition(tp.topic, tp.partition) for tp in offsets]
+        try:
+            found = {tp.partition: tp.offset for tp in self.committed(consumer, asked)}
+        except KafkaException as exc:
+            self.txn_error("committed", str(exc.args[0]), "rewind", "exit")
+            raise SystemExit(3) from exc
+        return all(found.get(tp.partition, -1) >= tp.offset for tp in offsets)
+
     def starting(self, consumer: Consumer) -> None:
         """Resolve the batch a SIGKILLed process of this member left pending (see transact):
         the new producer has completed or aborted its transaction, so the group's committed
@@ -292,11 +307,28 @@ class PipelineMember(GroupMember):
         seeks: dict[int, int] = {}
         for tp in committed:
             offset = tp.offset if tp.offset >= 0 else OFFSET_BEGINNING
-            with contextlib.suppress(KafkaException):  # revoked meanwhile: nothing to rewind
-                consumer.seek(TopicPartition(self.runtime.topic, tp.partition, offset))
+            error = self.seek(consumer, TopicPartition(self.runtime.topic, tp.partition, offset))
+            if error is None:
                 seeks[tp.partition] = offset
+            elif any(a.partition == tp.partition for a in consumer.assignment()):
+                # Still ours but not rewound: going on would skip the batch (KAFKA-17582).
+                self.txn_error("seek", error, "rewind", "exit")
+                raise SystemExit(3)
         self.event(ev.PIPELINE_REWIND, generation=self.generation, partitions=seeks)
         return seeks
+
+    def seek(self, consumer: Consumer, to: TopicPartition) -> str | None:
+        """Seek, tried again for a few seconds (a partition whose fetcher is still starting
+        refuses it); the last error when it never took, None when it did."""
+        error = ""
+        for _ in range(SEEK_ATTEMPTS):
+            try:
+                consumer.seek(to)
+                return None
+            except KafkaException as exc:
+                error = str(exc.args[0])
+                time.sleep(0.5)
+        return error
 
     def start_fields(self) -> dict[str, Any]:
         return {"guarantee": self.pipeline.guarantee, "output": self.pipeline.output}
