@@ -24,8 +24,9 @@ from harness.common.client_log import CLIENT_LOGGER
 from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, ConfigError, HarnessError
 from harness.faults.control import ActiveFaults
+from harness.nodes import links
 from harness.nodes.images import require_image
-from harness.nodes.node import ClusterNode, NodeRef, disable_ryuk
+from harness.nodes.node import ClusterNode, NodeLinks, NodeRef, disable_ryuk
 from harness.nodes.ports import busy_ports, free_ports
 from harness.nodes.reaper import RunGuard, remove_dead_runs, remove_run, run_labels
 from harness.nodes.topology import (
@@ -82,6 +83,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         history: History | None = None,
         start_timeout_s: float = 180,
         logs_dir: Path | None = None,
+        link_proxies: bool = False,
     ) -> None:
         config = dict(broker_config or {})
         validate(mode, brokers, version, controllers, config, spare_brokers)
@@ -95,6 +97,10 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         self.history = history or History()
         self.start_timeout_s = start_timeout_s
         self.logs_dir = logs_dir
+        # Every link through a Toxiproxy (harness.nodes.links): what latency, bandwidth and
+        # reset faults act on. Off: the cluster is wired exactly as without them.
+        self.link_proxies = link_proxies
+        self._server = links.server_binary() if link_proxies else None
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
@@ -140,6 +146,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             mode=self.mode,
             version=self.version,
             nodes=[s.name for s in specs],
+            **({"link_proxies": True} if self.link_proxies else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
         )
@@ -178,13 +185,33 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         self, image: str, network: Network, specs: list[NodeSpec], cluster_id: str | None
     ) -> None:
         for spec in specs:
-            if spec.role == "zookeeper":
-                properties = zookeeper_properties()
-            else:
-                properties = kafka_properties(self.mode, spec, specs, self.broker_config)
-            node = ClusterNode(spec, image, network, self.run_id, properties, cluster_id)
+            node = self._node(spec, image, network, specs, cluster_id)
             self.nodes.append(node)
             node.create()  # all nodes run before any is awaited: a KRaft quorum needs a majority
+
+    def _node(
+        self,
+        spec: NodeSpec,
+        image: str,
+        network: Network,
+        specs: list[NodeSpec],
+        cluster_id: str | None,
+    ) -> ClusterNode:
+        if spec.role == "zookeeper":  # no proxy: it opens no link; brokers' proxies reach it
+            return ClusterNode(spec, image, network, self.run_id, zookeeper_properties(), None)
+        node_links = None
+        backend = None
+        if self._server is not None:
+            everyone = [*specs, *self._spares]  # a spare's name resolves through proxies too
+            node_links = NodeLinks(
+                proxies_json=links.proxies_json(spec, everyone, self.run_id),
+                hosts=links.hosts(spec, everyone),
+                server=self._server,
+                entrypoint=links.ENTRYPOINT,
+            )
+            backend = links.CLIENT_BACKEND_PORT
+        properties = kafka_properties(self.mode, spec, specs, self.broker_config, backend)
+        return ClusterNode(spec, image, network, self.run_id, properties, cluster_id, node_links)
 
     def _wait_ready(self, deadline: float) -> None:
         """Every node logged start-up, every broker registered, and an RF=N topic takes a write."""
@@ -286,8 +313,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             raise HarnessError("the cluster is not running; use it inside 'with KafkaCluster(...)'")
         image, network, specs, cluster_id = self._wiring
         for attempt in range(1, PORT_ATTEMPTS + 1):
-            properties = kafka_properties(self.mode, spec, specs, self.broker_config)
-            node = ClusterNode(spec, image, network, self.run_id, properties, cluster_id)
+            node = self._node(spec, image, network, specs, cluster_id)
             try:
                 node.create()
                 return node

@@ -10,12 +10,16 @@ from __future__ import annotations
 from typing import Protocol
 
 from harness.faults import healing
+from harness.faults.bandwidth import BandwidthFault
 from harness.faults.base import Fault
 from harness.faults.clients import ClientCutFault
 from harness.faults.control import Booked, NodeControl, NodeRef
 from harness.faults.kill import KillFault
+from harness.faults.latency import LatencyFault
+from harness.faults.links import Scope
 from harness.faults.partition import PartitionFault
 from harness.faults.pause import PauseFault
+from harness.faults.reset import ResetFault
 from harness.faults.restart import RestartFault
 from harness.faults.stop import StopFault
 
@@ -48,6 +52,19 @@ class FaultShortcuts:
 
     def cut_clients(self: NodeControl, ref: NodeRef) -> Fault:
         return ClientCutFault(self, ref).inject()
+
+    def latency(
+        self: NodeControl, ref: NodeRef, delay_ms: int, jitter_ms: int = 0, scope: Scope = "all"
+    ) -> Fault:
+        """Needs KafkaCluster(link_proxies=True), as bandwidth and reset do."""
+        return LatencyFault(self, ref, delay_ms, jitter_ms, scope).inject()
+
+    def bandwidth(self: NodeControl, ref: NodeRef, rate_kbit: int, scope: Scope = "all") -> Fault:
+        return BandwidthFault(self, ref, rate_kbit, scope).inject()
+
+    def reset(self: NodeControl, ref: NodeRef, scope: Scope = "all") -> Fault:
+        """Reset the node's connections in scope once (returns when done)."""
+        return ResetFault(self, ref, None, scope).inject()
 
     def start(self: NodeControl, ref: NodeRef) -> None:
         """Bring back a killed or stopped node (healing its fault) and wait until it has started."""

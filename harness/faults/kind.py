@@ -113,6 +113,7 @@ class FaultKind(StrictModel):
     modes: ClassVar[tuple[Mode, ...]] = ("kraft", "zookeeper")
     broker_only: ClassVar[bool] = False  # a node target must be a broker, not a controller
     zookeeper_target: ClassVar[bool] = False  # may target ZooKeeper (mode zookeeper)
+    link_proxies: ClassVar[bool] = False  # acts on the links' proxies: the cluster needs them
     own_options: ClassVar[tuple[str, ...]] = ()  # set from the fields the kind declares
 
     at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)

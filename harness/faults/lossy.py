@@ -17,7 +17,9 @@ from harness.faults import iptables
 from harness.faults.base import NodeFault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
 from harness.faults.kind import CellView, FaultKind, Problem, required
+from harness.faults.links import Scope
 
+# The links' scope word (one option name means one thing across kinds); lossy takes three.
 LossScope = Literal["all", "replication", "clients"]
 
 # Packets on the loopback interface (the node talking to itself) are never dropped.
@@ -92,9 +94,11 @@ class Lossy(FaultKind):
     broker_only: ClassVar[bool] = True
 
     loss: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)  # packets dropped
-    scope: LossScope | None = None  # all links, only between brokers, only to clients
+    scope: Scope | None = None  # all links, only between brokers, only to clients
 
     def rules(self, cell: CellView) -> list[Problem]:
+        if self.scope == "controller":
+            return [("scope", "lossy takes scope all, replication or clients (not controller)")]
         if self.loss is None:
             return [("loss", "lossy needs loss: the fraction of packets dropped (0 < loss <= 1)")]
         if self.scope == "replication" and len(cell.brokers) < 2:
@@ -102,4 +106,5 @@ class Lossy(FaultKind):
         return []
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> LossyFault:
+        assert self.scope != "controller"  # rules()
         return LossyFault(cluster, required(target), self.loss, self.scope)

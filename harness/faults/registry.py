@@ -16,6 +16,7 @@ from pydantic.fields import FieldInfo
 from harness.errors import ConfigError
 from harness.faults.add_broker import AddBroker
 from harness.faults.add_partitions import AddPartitions
+from harness.faults.bandwidth import Bandwidth
 from harness.faults.base import Fault
 from harness.faults.clients import CutClients
 from harness.faults.consumer import ConsumerCrash, PipelineCrash
@@ -23,12 +24,14 @@ from harness.faults.control import ChaosTarget, NodeRef
 from harness.faults.decommission import Decommission
 from harness.faults.kill import Kill
 from harness.faults.kind import COMMON_KEYS, FaultKind, listing_rank
+from harness.faults.latency import Latency
 from harness.faults.lossy import Lossy
 from harness.faults.partition import CutReplication, CutZookeeper, Isolate
 from harness.faults.pause import Pause
 from harness.faults.producer import ProducerCrash, ProducerPause
 from harness.faults.quorum import CutQuorum
 from harness.faults.reassign import Reassign
+from harness.faults.reset import Reset
 from harness.faults.restart import Restart
 from harness.faults.rolling_restart import RollingRestart
 from harness.faults.split import Split
@@ -49,6 +52,9 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     CutZookeeper,
     Split,
     Lossy,
+    Latency,
+    Bandwidth,
+    Reset,
     Reassign,
     AddPartitions,
     AddBroker,

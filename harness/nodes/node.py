@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from docker.models.containers import Container
@@ -68,6 +70,19 @@ def disable_ryuk() -> None:
 
 NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
 
+LINKS_DIR = "/opt/kafka-chaos-links"  # the Toxiproxy server and entry point, mounted read-only
+
+
+@dataclass(frozen=True)
+class NodeLinks:
+    """What a node with link proxies gets (harness.nodes.links): its proxies, its /etc/hosts
+    entries, and the host files mounted into it."""
+
+    proxies_json: str
+    hosts: dict[str, str]
+    server: Path
+    entrypoint: Path
+
 
 class ClusterNode:
     """A started container plus the Kafka identity it runs with."""
@@ -80,6 +95,7 @@ class ClusterNode:
         run_id: str,
         properties: str,
         cluster_id: str | None,
+        links: NodeLinks | None = None,
     ) -> None:
         self.spec = spec
         self.network = network
@@ -104,6 +120,18 @@ class ClusterNode:
         if spec.host_port is not None:
             # Same port inside and out, on loopback only: the advertised address stays valid.
             self.container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
+        self.proxied = links is not None
+        if links is not None:
+            self.container.with_env("KAFKA_CHAOS_PROXIES", links.proxies_json)
+            self.container.with_volume_mapping(str(links.server), f"{LINKS_DIR}/toxiproxy-server")
+            self.container.with_volume_mapping(str(links.entrypoint), f"{LINKS_DIR}/entrypoint")
+            self.container.with_kwargs(
+                labels=run_labels(run_id),
+                cap_add=["NET_ADMIN"],
+                hostname=spec.name,
+                extra_hosts=links.hosts,
+                entrypoint=[f"{LINKS_DIR}/entrypoint"],
+            )
 
     @property
     def name(self) -> str:

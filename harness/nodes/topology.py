@@ -175,16 +175,31 @@ def zookeeper_properties() -> str:
 
 
 def kafka_properties(
-    mode: Mode, node: NodeSpec, nodes: list[NodeSpec], config: dict[str, object]
+    mode: Mode,
+    node: NodeSpec,
+    nodes: list[NodeSpec],
+    config: dict[str, object],
+    client_backend_port: int | None = None,
 ) -> str:
-    """Wiring for one Kafka node, then the experiment's settings (Kafka defaults otherwise)."""
+    """Wiring for one Kafka node, then the experiment's settings (Kafka defaults otherwise).
+
+    With `client_backend_port` (link proxies, harness.nodes.links) the client listener
+    listens there on loopback, behind the proxy that holds the published port; it is
+    advertised at the published port all the same, and the other listeners bind the node's
+    own address only: the proxies of its links to peers listen on loopback at their ports."""
     assert node.node_id is not None
+    bind = "" if client_backend_port is None else node.name
     wiring: dict[str, object] = {"log.dirs": DATA_DIR}
     listeners: list[str] = []
     advertised: list[str] = []
     protocols = ["CONTROLLER:PLAINTEXT", "INTERNAL:PLAINTEXT", "EXTERNAL:PLAINTEXT"]
     if node.is_broker:
-        listeners += [f"INTERNAL://:{INTERNAL_PORT}", f"EXTERNAL://:{node.host_port}"]
+        external = (
+            f"EXTERNAL://:{node.host_port}"
+            if client_backend_port is None
+            else f"EXTERNAL://127.0.0.1:{client_backend_port}"
+        )
+        listeners += [f"INTERNAL://{bind}:{INTERNAL_PORT}", external]
         advertised += [
             f"INTERNAL://{node.name}:{INTERNAL_PORT}",
             f"EXTERNAL://127.0.0.1:{node.host_port}",
@@ -204,7 +219,7 @@ def kafka_properties(
         )
         wiring["controller.listener.names"] = "CONTROLLER"
         if node.is_controller:
-            listeners.append(f"CONTROLLER://:{CONTROLLER_PORT}")
+            listeners.append(f"CONTROLLER://{bind}:{CONTROLLER_PORT}")
     wiring["listeners"] = ",".join(listeners)
     if advertised:
         wiring["advertised.listeners"] = ",".join(advertised)

@@ -19,10 +19,11 @@ class FaultWindow:
     target: str
     start_ms: int
     end_ms: int | None  # None: never healed
+    level: str = ""  # how bad, when the fault says (a link fault: "+200±50 ms clients")
 
     @property
     def label(self) -> str:
-        return f"{self.fault} {self.target}"
+        return f"{self.fault} {self.target}" + (f" {self.level}" if self.level else "")
 
     @property
     def consumer_crash(self) -> bool:
@@ -68,4 +69,5 @@ def _window(start: dict[str, Any], end_ms: int | None) -> FaultWindow:
         target=str(start.get("target", "?")),
         start_ms=int(start["ts"]),
         end_ms=end_ms,
+        level=str(start.get("level") or ""),
     )

@@ -103,6 +103,7 @@ class CellRunner:
             c.broker_config,
             controllers=c.controllers,
             spare_brokers=c.spare_brokers,
+            link_proxies=self.spec.link_proxies,
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,

@@ -56,6 +56,8 @@ class ClusterSpec(StrictModel):
     controllers: int = Field(default=0, ge=0, le=MAX_BROKERS)
     spare_brokers: int = Field(default=0, ge=0, le=MAX_BROKERS)  # declared, started by add-broker
     broker_config: Settings = {}
+    # Every link through a Toxiproxy (harness.nodes.links). None: when a link fault is planned.
+    link_proxies: bool | None = None
 
 
 class TopicSpec(StrictModel):
@@ -211,6 +213,14 @@ class Spec(StrictModel):
 
     def pipeline_input(self) -> str:
         return self.topic.name
+
+    @property
+    def link_proxies(self) -> bool:
+        """Whether the cell's cluster runs its links through proxies: as the spec says, else
+        when a planned fault acts on them."""
+        if self.cluster.link_proxies is not None:
+            return self.cluster.link_proxies
+        return any(f.link_proxies for f in self.faults)
 
     def default_group(self) -> str | None:
         """The group plain `coordinator-of` names: the first group set's."""

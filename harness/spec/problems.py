@@ -73,6 +73,13 @@ def spec_problems(spec: Spec) -> list[Problem]:
         cell = cell_view(spec)
         for i, fault in enumerate(spec.faults):
             out += [(f"faults[{i}].{k}", msg) for k, msg in fault.problems(cell)]
+            if fault.link_proxies and c.link_proxies is False:
+                out.append(
+                    (
+                        f"faults[{i}].kind",
+                        f"{fault.kind} acts on link proxies; cluster.link_proxies is false",
+                    )
+                )
     set_names = [name for name, _ in spec.consumer_sets()]
     if spec.pipeline is not None:
         set_names.append(PIPELINE_SET)

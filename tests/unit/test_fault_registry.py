@@ -145,5 +145,8 @@ def test_a_kind_knows_its_flags() -> None:
         "restart",
         "pause",
         "isolate",
+        "latency",
+        "bandwidth",
+        "reset",
     }
     assert registry.ALIASES == {"partition": "isolate"}

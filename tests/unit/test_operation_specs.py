@@ -151,7 +151,7 @@ def test_spares_make_add_broker_and_decommission_valid(tmp_path: Path) -> None:
         (
             "{at_s: 1, kind: lossy, target: broker:1, loss: 0.2, scope: disks}",
             "{}",
-            "faults[0].scope: expected one of all, replication, clients (got 'disks')",
+            "faults[0].scope: expected one of all, clients, replication, controller (got 'disks')",
         ),
         (
             "{at_s: 1, kind: lossy, target: zookeeper, loss: 0.2}",
