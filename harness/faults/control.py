@@ -113,6 +113,10 @@ class NodeControl(Protocol):
     @property
     def start_timeout_s(self) -> float: ...
     @property
+    def link_proxies(self) -> bool:
+        """Whether every link runs through a Toxiproxy (harness.nodes.links)."""
+
+    @property
     def faults(self) -> ActiveFaults: ...
     @property
     def nodes(self) -> Sequence[Node]: ...

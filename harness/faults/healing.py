@@ -17,6 +17,7 @@ from harness.faults.control import Node, NodeControl, NodeRef
 from harness.faults.kill import KillFault
 from harness.faults.pause import PauseFault
 from harness.faults.stop import StopFault
+from harness.nodes import toxiproxy
 
 DOWN = ("exited", "created", "dead")
 
@@ -66,6 +67,13 @@ def heal_all(cluster: NodeControl, wait_registered: Callable[[float], None]) -> 
             node.start()
             restarted.append(node)
         iptables.remove_all(node)
+        # A toxic whose fault's heal failed goes too (a node started now has fresh proxies).
+        address = node.ip() if cluster.link_proxies and node.node_id is not None else None
+        if address is not None and node not in restarted:
+            try:
+                toxiproxy.reset(address)
+            except Exception as exc:
+                errors.append(f"toxics of {node.name}: {exc}")
     deadline = time.monotonic() + cluster.start_timeout_s
     for node in restarted:
         node.wait_started(max(1.0, deadline - time.monotonic()))

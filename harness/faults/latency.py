@@ -55,7 +55,9 @@ class Latency(FaultKind):
     zookeeper_target: ClassVar[bool] = True
     link_proxies: ClassVar[bool] = True
 
-    delay_ms: int | None = Field(default=None, ge=1, le=MAX_DELAY_MS)  # added per round trip
+    delay_ms: int | None = Field(
+        default=None, ge=0, le=MAX_DELAY_MS
+    )  # added per round trip (0: a control cell)
     jitter_ms: int | None = Field(default=None, ge=0, le=MAX_DELAY_MS)  # ± around it
     scope: Scope | None = None  # all (default), clients, replication, controller
 

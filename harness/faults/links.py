@@ -86,7 +86,7 @@ class LinkFault(NodeFault):
 
     def __init__(self, cluster: NodeControl, target: NodeRef, scope: Scope | None) -> None:
         super().__init__(cluster, target)
-        if not getattr(cluster, "link_proxies", False):
+        if not cluster.link_proxies:
             raise ConfigError(
                 f"{self.kind} needs link proxies: start the cluster with link_proxies=True "
                 "(a spec that plans a link fault gets them)"

@@ -54,6 +54,14 @@ def remove_toxic(address: str, proxy: str, name: str) -> bool:
     return True
 
 
+def reset(address: str) -> None:
+    """Every toxic of every proxy removed, every proxy enabled (Toxiproxy's POST /reset)."""
+    try:
+        _call(address, "POST", "/reset")
+    except (urllib.error.URLError, OSError) as exc:
+        raise FaultError(f"toxiproxy at {address}: reset: {exc}") from exc
+
+
 def toxic_names(address: str, proxy: str) -> list[str]:
     """The toxics on one proxy now."""
     toxics = _call(address, "GET", f"/proxies/{proxy}/toxics") or []

@@ -34,6 +34,7 @@ class ClusterBuilder:
             "version": base.version,
             "broker_config": dict(base.broker_config),
             "controllers": base.controllers,
+            "link_proxies": base.link_proxies,
             "start_timeout_s": base.start_timeout_s,
         }
         self._logs_dir: Path | None = None
@@ -63,6 +64,11 @@ class ClusterBuilder:
     ) -> Self:
         """Adds to the settings given so far; dotted names go in the mapping."""
         self._raw["broker_config"] = {**self._raw["broker_config"], **(config or {}), **settings}
+        return self
+
+    def with_link_proxies(self, on: bool = True) -> Self:
+        """Every link through a Toxiproxy: what latency, bandwidth and reset faults act on."""
+        self._raw["link_proxies"] = on
         return self
 
     def with_start_timeout(self, seconds: float) -> Self:

@@ -15,7 +15,7 @@ from harness.errors import ConfigError
 from harness.nodes.topology import DEFAULT_VERSION, validate
 
 MARKER = "kafka_cluster"
-CLUSTER_KEYS = ("mode", "brokers", "version", "broker_config", "controllers")
+CLUSTER_KEYS = ("mode", "brokers", "version", "broker_config", "controllers", "link_proxies")
 PLUGIN_KEYS = ("shared", "start_timeout_s")  # how the plugin runs it, not what Kafka is
 MARKER_KEYS = (*CLUSTER_KEYS, *PLUGIN_KEYS)
 DEFAULT_START_TIMEOUT_S = 180.0
@@ -32,6 +32,7 @@ class ClusterOptions:
     version: str = DEFAULT_VERSION
     broker_config: tuple[tuple[str, Scalar], ...] = ()  # sorted items
     controllers: int = 0
+    link_proxies: bool = False  # every link through a Toxiproxy: for latency, bandwidth, reset
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     shared: bool = False  # one cluster per distinct options for the whole session
 
@@ -44,12 +45,14 @@ class ClusterOptions:
             "broker_config": dict(self.broker_config),
             "controllers": self.controllers,
             "start_timeout_s": self.start_timeout_s,
+            "link_proxies": self.link_proxies,
         }
 
     def describe(self) -> str:
         config = ", ".join(f"{k}={v}" for k, v in self.broker_config)
         dedicated = f" + {self.controllers} controllers" if self.controllers else ""
-        return f"{self.mode}, {self.brokers} brokers{dedicated}, Kafka {self.version}" + (
+        proxied = ", link proxies" if self.link_proxies else ""
+        return f"{self.mode}, {self.brokers} brokers{dedicated}{proxied}, Kafka {self.version}" + (
             f", {config}" if config else ""
         )
 
@@ -87,6 +90,7 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         version=cluster.get("version", defaults.version),
         broker_config=tuple(sorted(config.items())),
         controllers=cluster.get("controllers", defaults.controllers),
+        link_proxies=bool(cluster.get("link_proxies") or False),
         start_timeout_s=float(timeout),
         shared=shared,
     )

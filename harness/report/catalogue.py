@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.spec import load_spec
 
 # Where the catalogue's experiments live, relative to the project root, in the order shown.
-FOLDERS = ("experiments", "experiments/incidents", "experiments/operations")
+FOLDERS = ("experiments", "experiments/incidents", "experiments/operations", "experiments/network")
 BEGIN, END = "<!-- incidents:begin -->", "<!-- incidents:end -->"
 
 

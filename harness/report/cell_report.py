@@ -31,7 +31,10 @@ LATENCY_ROWS = {
     "ack_p99_ms": ("all", "p99, all acked records"),
     "ack_max_ms": ("all", "slowest acked record"),
     "ack_p99_ms_faulted": ("faulted", "p99, records sent while a fault window was open"),
-    "ack_p99_ms_steady": ("steady", "p99, records sent outside every fault window"),
+    "ack_p99_ms_steady": (
+        "steady",
+        "p99, records sent outside every fault window, from the first ack on",
+    ),
 }
 
 

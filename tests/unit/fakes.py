@@ -155,6 +155,7 @@ class FakeCluster:
     coordinators: dict[str, int | None] = field(default_factory=dict)
     controller_id: int = 1
     start_timeout_s: float = 5.0
+    link_proxies: bool = False
     history: History = field(default_factory=History)
     faults: ActiveFaults = field(default_factory=ActiveFaults)
     log: list[tuple[float, str, str]] = field(default_factory=list)

@@ -116,8 +116,7 @@ def test_controller_scope_follows_the_mode() -> None:
 
 def test_latency_is_half_each_way_and_bandwidth_is_in_kilobytes() -> None:
     assert split(201) == (101, 100) and sum(split(7)) == 7
-    c = FakeCluster(brokers_n=3)
-    c.link_proxies = True  # type: ignore[attr-defined]
+    c = FakeCluster(brokers_n=3, link_proxies=True)
     fault = LatencyFault(c, 1, delay_ms=200, jitter_ms=51, scope="clients")
     assert fault.attributes("upstream") == {"latency": 100, "jitter": 26}
     assert fault.attributes("downstream") == {"latency": 100, "jitter": 25}

@@ -1,0 +1,29 @@
+"""A spec written from the docs alone: latency on every broker's client links. The acks sent
+while it was on show the delay (`ack_p99_ms_faulted` >= it), the others do not (steady far
+below it); each heal removed every toxic it placed, and the timeline names the level."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.experiments.cli import HERE, not_passed, run_single_cell
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def test_latency_on_every_client_link_shows_in_the_faulted_acks_only(tmp_path: Path) -> None:
+    done, cell, cell_dir = run_single_cell(HERE / "latency-everywhere.yaml", tmp_path)
+    assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
+    assert cell["verdict"] == "pass"
+    summary = json.loads((cell_dir / "summary.json").read_text())
+    assert summary["ack_p99_ms_faulted"] >= 800 > 2 * summary["ack_p99_ms_steady"]
+    events = [json.loads(line) for line in (cell_dir / "history.jsonl").read_text().splitlines()]
+    starts = [e for e in events if e["kind"] == "cluster.start"]
+    assert starts and starts[0]["link_proxies"] is True
+    heals = [e for e in events if e["kind"] == "fault.heal" and e["fault"] == "latency"]
+    assert sorted(e["target"] for e in heals) == ["broker-1", "broker-2", "broker-3"]
+    assert all((e["toxics_removed"], e["toxics_gone"]) == (2, 0) for e in heals)
+    assert all(e["level"] == "+800 ms clients" for e in heals)
