@@ -1,14 +1,19 @@
 """The topic's ISR: the summary's `isr` figures from hand-built histories with known answers,
-no Docker."""
+and the partition watch (which records them) against a fake poll, no Docker."""
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 
+from harness.faults.control import PartitionState
 from harness.results import events as ev
+from harness.results.history import History
 from harness.results.isr import isr_figures, partition_samples, under_replicated_ms
+from harness.runner.partition_watch import PartitionWatch
 
 T0 = 1_700_000_000_000
 
@@ -146,3 +151,97 @@ def test_samples_come_in_time_order_with_their_change() -> None:
         (2000, (1, 2, 3), 1),
     ]
     assert under_replicated_ms(samples) == 1000
+
+
+# --- the watch ----------------------------------------------------------------------------
+
+
+class Polls:
+    """Answers (or raises) in turn, then repeats the last answer."""
+
+    def __init__(self, *answers: Mapping[int, PartitionState] | Exception) -> None:
+        self.answers = list(answers)
+        self.calls = 0
+
+    def __call__(self) -> Mapping[int, PartitionState]:
+        answer = self.answers[min(self.calls, len(self.answers) - 1)]
+        self.calls += 1
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+
+def states(**isr_by_partition: tuple[int | None, tuple[int, ...]]) -> dict[int, PartitionState]:
+    """p0=(leader, isr), ... with replicas (1, 2, 3)."""
+    return {
+        int(name[1:]): PartitionState(int(name[1:]), leader, (1, 2, 3), isr)
+        for name, (leader, isr) in isr_by_partition.items()
+    }
+
+
+def recorded(history: History) -> list[dict[str, Any]]:
+    return [e.as_dict() for e in history.events]
+
+
+def test_the_watch_records_the_first_state_then_only_changes_and_counts_failures() -> None:
+    history = History()
+    poll = Polls(
+        states(p0=(1, (3, 1, 2)), p1=(2, (1, 2, 3))),
+        states(p0=(1, (1, 2, 3)), p1=(2, (1, 2, 3))),  # nothing changed: nothing recorded
+        TimeoutError("no trusted broker answered"),  # skipped, counted
+        states(p0=(1, (1, 3)), p1=(2, (1, 2, 3))),  # p0's ISR shrank
+        states(p0=(3, (1, 3)), p1=(None, (2,))),  # p0's leader moved, p1 lost its leader
+    )
+    watch = PartitionWatch("chaos", poll, history)
+    for _ in range(5):
+        watch.poll_once()
+    kept = [
+        (e["partition"], e["leader"], e["isr"])
+        for e in recorded(history)
+        if e["kind"] == ev.PARTITION_STATE
+    ]
+    assert kept == [
+        (0, 1, [1, 2, 3]),
+        (1, 2, [1, 2, 3]),
+        (0, 1, [1, 3]),
+        (0, 3, [1, 3]),
+        (1, None, [2]),
+    ]
+    first = recorded(history)[0]
+    assert first == {**first, "topic": "chaos", "replicas": [1, 2, 3]}
+    assert (watch.polls, watch.failed, watch.changes) == (4, 1, 5)
+    assert watch.error == "TimeoutError: no trusted broker answered"
+
+
+def test_a_watch_never_started_records_nothing_at_stop() -> None:
+    history = History()
+    PartitionWatch("chaos", Polls(states(p0=(1, (1,)))), history).stop()
+    assert history.events == []
+
+
+def test_the_thread_polls_until_stop_and_records_nothing_after_it() -> None:
+    history = History()
+    polled = threading.Event()
+    release = threading.Event()
+    answer = states(p0=(1, (1, 2, 3)))
+
+    def poll() -> Mapping[int, PartitionState]:
+        if polled.is_set():  # the second poll hangs until the watch is stopped
+            release.wait(5)
+            return states(p0=(1, (1,)))
+        polled.set()
+        return answer
+
+    watch = PartitionWatch("chaos", poll, history, interval_s=0.01).start()
+    assert polled.wait(5)
+    assert watch.running
+    watch.stop()  # returns at once: a poll under way is not waited for
+    release.set()
+    watch._thread.join(5)  # type: ignore[union-attr]
+    assert not watch.running
+    kinds = [e["kind"] for e in recorded(history)]
+    assert kinds == [ev.PARTITION_STATE, ev.PARTITION_WATCH_END]  # the late answer is dropped
+    end = recorded(history)[-1]
+    assert end == {**end, "topic": "chaos", "polls": 1, "failed": 0, "changes": 1, "error": ""}
+    watch.stop()  # twice: still one end
+    assert [e["kind"] for e in recorded(history)].count(ev.PARTITION_WATCH_END) == 1
