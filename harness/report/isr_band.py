@@ -36,7 +36,8 @@ GREW = Mark("^", "tab:green", "ISR grew")
 # Rows drawn at most (a history is input: a million partitions must not make a figure that
 # tall); the others are counted in the axis label.
 MAX_ROWS = 24
-# A segment narrower than this share of the axis gets no size written in it (unreadable).
+# A segment narrower than this share of the axis gets no size written in it (unreadable),
+# unless it is a partition's first or last.
 MIN_LABELLED_SHARE = 0.025
 
 
@@ -80,7 +81,11 @@ class IsrBand:
                 style = self._style(sample)
                 used.add(style)
                 ax.broken_barh([(start, width)], (y - 0.38, 0.76), facecolors=style[0])
-                if width >= MIN_LABELLED_SHARE * span_s or sample is states[0]:
+                if (
+                    width >= MIN_LABELLED_SHARE * span_s
+                    or sample is states[0]
+                    or sample is states[-1]
+                ):
                     ax.annotate(
                         str(len(sample.isr)),
                         (start, y),
