@@ -47,9 +47,12 @@ class ClusterOperations:
         """Every topic, internal ones (__consumer_offsets) included."""
         return sorted(self.admin.topics())
 
-    def partition_states(self: Operated, topic: str) -> dict[int, PartitionState]:
-        """partition -> leader, replicas, ISR, as a trusted broker's metadata has them."""
-        parts = self.admin.topic(topic).partitions
+    def partition_states(
+        self: Operated, topic: str, timeout_s: float = 10
+    ) -> dict[int, PartitionState]:
+        """partition -> leader, replicas, ISR, as a trusted broker's metadata has them (each
+        trusted broker asked for up to `timeout_s` in turn)."""
+        parts = self.admin.topic(topic, timeout_s).partitions
         return {
             p: PartitionState(
                 partition=p,

@@ -16,7 +16,7 @@ from harness.report.timeline import plot_timeline, png_data_uri, utc
 from harness.results import events as ev
 from harness.results.history import read_jsonl
 from harness.results.layout import RAW_FILES, CellPaths
-from harness.results.metrics import COUNT_NAMES, LATENCY_METRICS
+from harness.results.metrics import COUNT_NAMES, ISR_FIGURES, LATENCY_METRICS
 from harness.results.verdicts import as_verdict
 from harness.results.windows import fault_windows
 
@@ -171,6 +171,25 @@ def _faults(inputs: _Inputs) -> tuple[list[dict[str, str]], list[dict[str, Any]]
     return sorted(rows, key=lambda r: r["inject"]), tails
 
 
+# What each figure of the summary's `isr` section is (harness.results.isr).
+ISR_ROWS = {
+    "isr_shrinks": "partition states whose ISR was smaller than the partition's previous one",
+    "isr_expands": "partition states whose ISR was larger than the partition's previous one",
+    "min_isr_size": "the smallest ISR seen",
+    "under_replicated_s": "seconds during which some partition's ISR was smaller than its replicas",
+    "failed_polls": "polls of the partition states that failed (skipped)",
+}
+
+
+def _isr(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(figure, what it is, value) of the summary's `isr` section; none without one."""
+    section = summary.get("isr")
+    if not isinstance(section, dict):
+        return []
+    names = [*ISR_FIGURES, "failed_polls"]
+    return [(name, ISR_ROWS.get(name, ""), fmt(section.get(name))) for name in names]
+
+
 def _latency(summary: dict[str, Any], undecided: dict[str, Any]) -> list[tuple[str, ...]]:
     """(figure, what it is over and how many records, value, why undecided) per latency figure."""
     parts = summary.get("ack_latency") or {}
@@ -212,6 +231,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "max_stall_s": summary.get("max_stall_s"),
         "unavailable_s": summary.get("unavailable_s"),
         "latency": _latency(summary, undecided),
+        "isr": _isr(summary),
         "stalls_by_set": sorted((summary.get("stalls_by_set") or {}).items()),
         "resumptions": generic_table(summary.get("resumptions") or []),
         "spark": generic_table(

@@ -1,4 +1,5 @@
-"""Timeline of a cell: per-second series, fault windows and phases, drawn to a PNG.
+"""Timeline of a cell: per-second series, fault windows and phases, drawn to a PNG; below
+them the ISR of the workload's topic when the history has it (harness.report.isr_band).
 
 pandas is used for presentation only (the checks live in spark_jobs/verify).
 """
@@ -14,6 +15,7 @@ from typing import Any
 import pandas as pd
 from matplotlib.figure import Figure
 
+from harness.report.isr_band import IsrBand, band_height_in
 from harness.results import events as ev
 from harness.results.consumers import set_of
 from harness.results.windows import fault_windows as fault_windows  # (re-exported)
@@ -100,16 +102,29 @@ def per_second_series(
 def plot_timeline(
     ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, events: list[dict[str, Any]]
 ) -> bytes:
-    """PNG of rates (top) and lag (bottom), fault windows shaded, phase changes as lines.
+    """The timeline as a PNG (timeline_figure)."""
+    return _png(timeline_figure(ledger, consumed, events))
+
+
+def timeline_figure(
+    ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, events: list[dict[str, Any]]
+) -> Figure:
+    """Rates (top) and lag (middle), and the ISR band (bottom) when the history has
+    partition states; fault windows shaded, phase changes as lines.
 
     Uses a bare Figure (no pyplot): no global backend state, safe from any thread.
     """
-    fig = Figure(figsize=(11, 6.5), layout="constrained")
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
+    isr = IsrBand(events)
+    band_in = band_height_in(len(isr.rows)) if isr else 0.0
+    fig = Figure(figsize=(11, 6.5 + band_in), layout="constrained")
+    # The rates and the lag keep their 6.5 in (5 parts of 1.3 in); the band gets its own.
+    ratios = (3, 2, band_in / 1.3) if isr else (3, 2)
+    top, bottom, *band = fig.subplots(len(ratios), 1, sharex=True, height_ratios=ratios)
+    axes = (top, bottom, *band)
     span = time_span(ledger, consumed, events)
     if span is None:
         top.text(0.5, 0.5, "no records and no history: nothing to draw", ha="center")
-        return _png(fig)
+        return fig
     t0, t_end = span
     rates, lag = per_second_series(ledger, consumed, t0, t_end)
     set_styles: dict[str, dict[str, Any]] = {}
@@ -137,7 +152,7 @@ def plot_timeline(
         start = (window.start_ms - t0) / 1000
         stop = end_s if window.end_ms is None else (window.end_ms - t0) / 1000
         colour = FAULT_COLOURS[i % len(FAULT_COLOURS)]
-        for ax in (top, bottom):
+        for ax in axes:
             ax.axvspan(start, stop, color=colour, alpha=0.15, linewidth=0)
         suffix = "" if window.end_ms is not None else " (not healed)"
         top.text(
@@ -151,7 +166,7 @@ def plot_timeline(
         )
     for mark in phase_marks(events):
         x = (mark.ts - t0) / 1000
-        for ax in (top, bottom):
+        for ax in axes:
             ax.axvline(x, color="grey", linestyle="--", linewidth=0.8)
         bottom.text(
             x,
@@ -163,14 +178,16 @@ def plot_timeline(
             va="bottom",
             transform=bottom.get_xaxis_transform(),
         )
+    for ax in band:
+        isr.draw(ax, t0, t_end)
     top.set_ylabel("records / s")
     bottom.set_ylabel("consumer lag (records)")
-    bottom.set_xlabel(f"seconds since {utc(t0)} UTC")
+    axes[-1].set_xlabel(f"seconds since {utc(t0)} UTC")
     for ax in (top, bottom):
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="upper right", fontsize=8)
         ax.grid(True, alpha=0.3)
-    return _png(fig)
+    return fig
 
 
 def _png(fig: Figure) -> bytes:

@@ -10,6 +10,7 @@ interface).
 - history.py       history.jsonl: History (the writer), read_jsonl (a lenient reader)
 - events.py        the history's event kinds and their fields
 - windows.py       fault windows (inject .. heal) read from a history
+- isr.py           the topic's partition states read from a history, the summary's ISR figures
 - consumers.py     ConsumerRef: "<set>/<member>" names and their file stems
 - member_files.py  a consumer process's files (consumed/commits CSV, events, generation)
 - member_tables.py those files read as Arrow tables (the runner's side: no pyarrow in members)

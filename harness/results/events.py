@@ -60,6 +60,16 @@ CLUSTER_HEALED = "cluster.healed"  # errors: heals that failed in the heal-all s
 CLUSTER_REMOVED = "cluster.removed"  # run_id
 TOPIC_CREATE = "topic.create"  # topic, partitions, replication_factor, config
 NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
+# The workload topic's partitions as a trusted broker's metadata has them, polled about once a
+# second from the topic's creation to the collect phase (harness.runner.partition_watch): one
+# event per partition at the first poll, then one each time its leader or ISR changed: topic,
+# partition, leader (int, null: none), isr (sorted ids), replicas. Histories before
+# 2026-11-25 lack it (their ISR figures are undecided).
+PARTITION_STATE = "partition.state"
+# The watch's end (at the collect phase): topic, polls (answered), failed (polls that raised or
+# timed out: skipped, so a change may be seen up to that much later), changes (partition.state
+# events), error (the last failure's text, "" if none).
+PARTITION_WATCH_END = "partition.watch_end"
 
 # --- faults (the nemesis) -----------------------------------------------------------------
 # fault_id, fault (kind), target (node name), + kind's own fields; a planned one also index,

@@ -56,6 +56,9 @@ PER_SET_KEYS = {
 }
 # Whether the cluster healed in the recovery phase (true / false; null: never got there).
 RECOVERED = "recovered"
+# The workload topic's ISR over the cell (summary "isr", harness.results.isr), from the
+# history's partition.state events: figures to read, not expectation metrics.
+ISR_FIGURES = ("isr_shrinks", "isr_expands", "min_isr_size", "under_replicated_s")
 
 
 # --- The figures as types: what a check returns and what a verdict reads ---------------------
@@ -184,12 +187,23 @@ class Figures(TypedDict, total=False):
     failed_checks: dict[str, str]
 
 
+class IsrFigures(TypedDict):
+    """The workload topic's ISR changes (summary "isr"); null: no partition.state event."""
+
+    isr_shrinks: int | None  # events whose partition's ISR got smaller than its previous one
+    isr_expands: int | None  # ... larger
+    min_isr_size: int | None  # the smallest ISR seen
+    under_replicated_s: float | None  # time some partition's ISR was smaller than its replicas
+    failed_polls: int | None  # the watch's polls that failed (null: no partition.watch_end)
+
+
 class Summary(Figures, total=False):
     """A cell's summary.json: its figures, then what the verdict adds (harness.verdict)."""
 
     cell: str
     params: dict[str, object]
     recovered: bool | None  # RECOVERED
+    isr: IsrFigures
     checks: list[dict[str, str]]  # the verdict's checks: name, verdict, detail
     verdict: str
     duration_s: float

@@ -2,7 +2,8 @@
 
 steady-state gate → workload + nemesis → heal all → recovery (bounded) → drain
 (bounded) → collect (log, tables, broker logs, history). Checks come after, from
-the folder alone (harness.experiment.verify_run), so `verify` can redo them.
+the folder alone (harness.experiment.verify_run), so `verify` can redo them. From the
+topic's creation to the collect phase a watch records its leader and ISR changes.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from harness.results.tables import (
     write_table,
     write_tables,
 )
+from harness.runner.partition_watch import POLL_TIMEOUT_S, PartitionWatch
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell, CommandPipelineSpec
 from harness.workload.consumer_sets import ConsumerSets
@@ -56,6 +58,7 @@ class Parts:
     producer: Callable[..., ProducerThread] = ProducerThread
     producer_process: Callable[..., ProducerSupervisor] = ProducerSupervisor
     nemesis: Callable[..., Nemesis] = Nemesis
+    partition_watch: Callable[..., PartitionWatch] = PartitionWatch
 
 
 class CellRunner:
@@ -85,6 +88,7 @@ class CellRunner:
         self.kept: KafkaCluster | None = None
         self._seen = 0
         self._input: LogContents | None = None  # the final read of the input (read_uncommitted)
+        self._watch: PartitionWatch | None = None  # the topic's leaders and ISRs, once it exists
 
     # --- phases --------------------------------------------------------------------------------
     def phase(self, name: str, **fields: Any) -> None:
@@ -120,6 +124,7 @@ class CellRunner:
             self.history.append("cell.error", error=error)
             raise
         finally:
+            self._stop_watch()  # the steady state failed: _run_on never stopped it
             if self.keep_cluster:
                 self.kept = cluster
                 with contextlib.suppress(Exception):
@@ -188,6 +193,7 @@ class CellRunner:
             producer.stop()
             producer.join(120)
             consumers.stop()
+            self._stop_watch()
             self.phase("collect")
             self._collect(cluster, producer, consumers, with_log=not interrupted)
 
@@ -236,6 +242,11 @@ class CellRunner:
     def _steady_state(self, cluster: KafkaCluster) -> None:
         t = self.spec.topic
         cluster.create_topic(t.name, t.partitions, t.replication_factor, t.config)
+        self._watch = self.parts.partition_watch(
+            t.name,
+            lambda: cluster.partition_states(t.name, timeout_s=POLL_TIMEOUT_S),
+            self.history,
+        ).start()
         if any(c.kind == "group" for _, c in self.spec.consumer_sets()):
             cluster.admin.ensure_offsets_topic()
         p = self.spec.pipeline
@@ -251,6 +262,10 @@ class CellRunner:
                 f"steady state not reached within {STEADY_STATE_TIMEOUT_S} s "
                 f"(a partition of {t.name!r} leaderless or its ISR short)"
             )
+
+    def _stop_watch(self) -> None:
+        if self._watch is not None:
+            self._watch.stop()
 
     def _wait_healthy(self, cluster: KafkaCluster, timeout_s: float) -> bool:
         """Until every partition is led with a full ISR, and every running broker says so alike."""

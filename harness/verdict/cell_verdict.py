@@ -10,6 +10,7 @@ from harness.report import write_cell_report
 from harness.results import events as ev
 from harness.results.events import Event
 from harness.results.history import read_jsonl
+from harness.results.isr import isr_figures
 from harness.results.layout import CellPaths
 from harness.results.metrics import COUNT_NAMES, RECOVERED, Figures, Summary
 from harness.spec import Cell, Spec
@@ -178,6 +179,7 @@ def summarize(
     # The figures, then what the verdict adds below (mypy wants those among the ** items).
     summary: Summary = {"cell": cell.id, "params": cell_params(cell), **metrics}  # type: ignore[typeddict-item]
     summary["recovered"] = recovered(history)[0]  # RECOVERED
+    summary["isr"] = isr_figures(history)  # figures to read, no expectation bounds them
     plan = planned_kinds(cell.spec)
     checks = cell_checks(resolved_expect(cell.spec), history, summary, plan, measured)
     if not measured:

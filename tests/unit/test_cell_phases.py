@@ -258,3 +258,32 @@ def test_the_history_file_is_json_lines_sorted_by_time(tmp_path: Path) -> None:
     lines = (tmp_path / "cell" / "history.jsonl").read_text(encoding="utf-8").splitlines()
     ts = [json.loads(line)["ts"] for line in lines]
     assert ts == sorted(ts) and len(ts) > len(PHASES)
+
+
+def test_the_partition_watch_runs_from_the_topic_to_the_collect_phase(tmp_path: Path) -> None:
+    """The topic's states are recorded once the topic exists; the watch ends before collect."""
+    from harness.faults.control import PartitionState
+
+    class Watched(Fakes):
+        def partition_states(self, topic: str, timeout_s: float) -> dict[int, PartitionState]:
+            assert timeout_s <= 3
+            return {0: PartitionState(0, 1, (1, 2, 3), (1, 2, 3))}
+
+    history, _ = run(tmp_path, Watched())
+    kinds = [e["kind"] for e in history]
+    at = {e["phase"]: i for i, e in enumerate(history) if e["kind"] == "phase"}
+    first, end = kinds.index("partition.state"), kinds.index("partition.watch_end")
+    assert at["steady-state"] < first < end < at["collect"]
+    state = history[first]
+    assert state == {**state, "topic": "chaos", "partition": 0, "leader": 1, "isr": [1, 2, 3]}
+    assert kinds.count("partition.state") == 1  # the state never changed
+    assert history[end]["failed"] == 0 and history[end]["polls"] >= 1
+
+
+def test_a_watch_that_cannot_poll_never_breaks_the_cell(tmp_path: Path) -> None:
+    """The fakes have no partition_states: every poll fails, is counted, and the cell runs on."""
+    history, _ = run(tmp_path, Fakes())
+    assert phases(history) == PHASES and run_check(history).verdict == "pass"
+    (end,) = [e for e in history if e["kind"] == "partition.watch_end"]
+    assert end["polls"] == 0 and end["failed"] >= 1 and "AttributeError" in end["error"]
+    assert "partition.state" not in {e["kind"] for e in history}

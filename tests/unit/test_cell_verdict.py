@@ -100,6 +100,37 @@ def test_a_healed_cluster_passes_recovery(tmp_path: Path) -> None:
     assert checks(summary)["recovery"] == ("pass", "the cluster healed: every partition led")
 
 
+def test_the_summary_holds_the_isr_figures_of_the_history_and_they_decide_nothing(
+    tmp_path: Path,
+) -> None:
+    def state(ts: int, isr: list[int]) -> dict[str, Any]:
+        return {
+            "ts": ts,
+            "kind": "partition.state",
+            "topic": "chaos",
+            "partition": 0,
+            "leader": 1,
+            "isr": isr,
+            "replicas": [1, 2, 3],
+        }
+
+    events = [*history(True), state(T + 2100, [1, 2, 3]), state(T + 2600, [1, 3])]
+    events += [state(T + 4100, [1, 2, 3]), {"ts": T + 5500, "kind": "partition.watch_end"}]
+    summary = verdict_of(tmp_path, "{lost: 0}", sorted(events, key=lambda e: e["ts"]))
+    assert summary["isr"] == {
+        "isr_shrinks": 1,
+        "isr_expands": 1,
+        "min_isr_size": 2,
+        "under_replicated_s": 1.5,
+        "failed_polls": None,
+    }
+    assert summary["verdict"] == "pass"  # a figure to read, not a check
+    assert not any("isr" in c["name"] for c in summary["checks"])
+    # A history without partition states (older than the watch): undecided figures.
+    (tmp_path / "old").mkdir()
+    assert verdict_of(tmp_path / "old", "{lost: 0}", history(True))["isr"]["isr_shrinks"] is None
+
+
 def test_a_cell_that_expects_nothing_is_unknown(tmp_path: Path) -> None:
     summary = verdict_of(tmp_path, "{}", history(True))
     assert summary["verdict"] == "unknown"

@@ -16,7 +16,7 @@ import pytest
 
 from harness.report import overall_verdict, render_table, write_cell_report, write_run_summary
 from harness.report.log_tails import LogEntry, parse_log, tail_around
-from harness.report.timeline import fault_windows, per_second_series
+from harness.report.timeline import fault_windows, per_second_series, timeline_figure
 from harness.results.tables import CONSUMED, COUNT_NAMES, LEDGER
 
 T0 = int(datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc).timestamp() * 1000)
@@ -277,6 +277,104 @@ def test_cell_report_shows_a_consumer_crash_as_a_fault(tmp_path: Path) -> None:
     assert "consumer-crash group/m0" in html
     assert '<td class="num">5.0 s</td>' in html
     assert "kill leader-of:chaos/0" in html and "skipped: partition chaos/0 has no leader" in html
+
+
+def _isr_history() -> list[dict[str, Any]]:
+    """Two partitions of RF 3: p0's follower 2 leaves the ISR and returns, p1 loses its
+    leader for a while; the watch ends at 40 s."""
+
+    def state(s: float, p: int, leader: int | None, isr: list[int]) -> dict[str, Any]:
+        return {
+            "ts": T0 + int(s * 1000),
+            "kind": "partition.state",
+            "topic": "chaos",
+            "partition": p,
+            "leader": leader,
+            "isr": isr,
+            "replicas": [1, 2, 3],
+        }
+
+    return [
+        {"ts": T0, "kind": "phase", "phase": "steady-state"},
+        state(0.5, 0, 1, [1, 2, 3]),
+        state(0.5, 1, 3, [1, 2, 3]),
+        {"ts": T0 + 10_000, "kind": "fault.inject", "fault_id": 1, "fault": "kill", "target": "b2"},
+        state(16, 0, 1, [1, 3]),
+        state(18, 1, None, [3]),
+        {"ts": T0 + 20_000, "kind": "fault.heal", "fault_id": 1, "fault": "kill", "target": "b2"},
+        state(24, 1, 3, [1, 2, 3]),
+        state(30, 0, 1, [1, 2, 3]),
+        {"ts": T0 + 40_000, "kind": "partition.watch_end", "topic": "chaos", "failed": 1},
+        {"ts": T0 + 41_000, "kind": "phase", "phase": "collect"},
+    ]
+
+
+def test_timeline_draws_an_isr_band_per_partition_under_the_series() -> None:
+    fig = timeline_figure(None, None, _isr_history())
+    rates, _lag, band = fig.axes
+    assert band.get_shared_x_axes().joined(band, rates)  # one time axis, the fault shaded on it
+    assert [t.get_text() for t in band.get_yticklabels()] == ["p0", "p1"]
+    assert band.get_ylabel() == "ISR size"
+    legend = band.get_legend()
+    assert legend is not None
+    # p1's ISR [3] without a leader is drawn as leaderless (and counts as a shrink)
+    assert [t.get_text() for t in legend.get_texts()] == [
+        "ISR full",
+        "ISR 1 replica short",
+        "no leader",
+        "ISR shrank",
+        "ISR grew",
+    ]
+    # one bar per state, each up to the partition's next state or the watch's end (40 s)
+    bars = [
+        path.get_extents() for collection in band.collections for path in collection.get_paths()
+    ]
+    spans = sorted((round(b.x0, 1), round(b.x1, 1), round(b.y0 + b.height / 2)) for b in bars)
+    assert spans == [
+        (0.5, 16.0, 0),
+        (0.5, 18.0, 1),
+        (16.0, 30.0, 0),
+        (18.0, 24.0, 1),
+        (24.0, 40.0, 1),
+        (30.0, 40.0, 0),
+    ]
+    # the ISR's size written at each state; a mark where it shrank (v) or grew (^)
+    assert sorted(t.get_text() for t in band.texts) == ["1", "2", "3", "3", "3", "3"]
+    marks = [line.get_marker() for line in band.lines if line.get_marker() in ("v", "^")]
+    assert sorted(marks) == ["^", "^", "v", "v"]
+
+
+def test_timeline_without_partition_states_has_no_isr_band() -> None:
+    history = [e for e in _isr_history() if e["kind"] != "partition.state"]
+    assert len(timeline_figure(None, None, history).axes) == 2
+
+
+def test_cell_report_shows_the_isr_figures_and_band(tmp_path: Path) -> None:
+    cell_dir = tmp_path / "c4"
+    _write_cell(cell_dir)
+    isr = {
+        "isr_shrinks": 2,
+        "isr_expands": 2,
+        "min_isr_size": 1,
+        "under_replicated_s": 14.0,
+        "failed_polls": 1,
+    }
+    (cell_dir / "summary.json").write_text(json.dumps({**SUMMARY, "isr": isr}))
+    (cell_dir / "history.jsonl").write_text("".join(json.dumps(e) + "\n" for e in _isr_history()))
+
+    html = write_cell_report(cell_dir).read_text()
+
+    assert "<h2>ISR of the topic</h2>" in html
+    assert (
+        "<td><code>under_replicated_s</code></td>" in html and '<td class="num">14.0</td>' in html
+    )
+    assert "<td><code>min_isr_size</code></td>" in html
+    assert "timeline plot failed" not in html
+    # An old summary (no `isr`) or one of another shape: no section, no crash.
+    for other in (None, [1, 2], "x"):
+        summary = {**SUMMARY, **({} if other is None else {"isr": other})}
+        (cell_dir / "summary.json").write_text(json.dumps(summary))
+        assert "ISR of the topic" not in write_cell_report(cell_dir).read_text()
 
 
 def test_lag_is_acked_minus_distinct_consumed() -> None:
