@@ -84,7 +84,10 @@ class ResetFault(LinkFault):
         try:
             self._stop.wait(RESET_WINDOW_S)
         finally:
-            self.counts = {**self.counts, **self.lift()}
+            lifted = self.lift()
+            for key in ("toxics_removed", "toxics_gone"):  # summed over the resets
+                lifted[key] += int(self.counts.get(key, 0))
+            self.counts = {**self.counts, **lifted}
             self.resets += 1
 
     def _heal(self) -> None:
