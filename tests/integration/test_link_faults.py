@@ -118,6 +118,15 @@ def test_link_faults_act_on_the_wire_and_leave_nothing_behind(
     assert heal_event(cluster, fault.id)["resets"] == 1
     assert no_toxic_left(cluster)
 
+    # heal_all heals what is still on, and its sweep clears any toxic a heal left behind.
+    cluster.latency(leader, delay_ms=50, scope="all")
+    stray = cluster.node(leader)
+    address = stray.ip()
+    assert address is not None
+    toxiproxy.add_toxic(address, links.CLIENTS, "stray", "latency", "upstream", {"latency": 5})
+    cluster.heal_all()
+    assert not cluster.active_faults and no_toxic_left(cluster)
+
 
 def test_a_cluster_without_link_faults_runs_no_proxy(start_cluster: ClusterFactory) -> None:
     cluster = start_cluster(mode="zookeeper", brokers=1)
