@@ -45,7 +45,7 @@ java-clients: ## the Java clients (java_clients/, Maven) and each Kafka version'
 	scripts/ensure-build-tools.sh
 	scripts/build-java-clients.sh
 
-test: venv actionlint ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
+test: venv actionlint toxiproxy ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
 	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m mypy
