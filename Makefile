@@ -93,9 +93,10 @@ docs: venv ## the docs site (mkdocs.yml, docs/) into site/, broken links fail; o
 incidents: venv ## docs/incidents.md and README's incident rows again, from the experiments' incident: sections
 	$(PY) scripts/docs_incidents.py
 
-bench: venv ## the benchmarks (docs/benchmarks.md): tables into benchmarks/results/
+bench: venv toxiproxy ## the benchmarks (docs/benchmarks.md): tables into benchmarks/results/
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md
 	$(PY) benchmarks/producer_throughput.py --repeat 3 --out benchmarks/results/producer_throughput.md
 	$(PY) benchmarks/verify_throughput.py --repeat 3 --out benchmarks/results/verify_throughput.md
 	$(PY) benchmarks/verify_floor.py --repeat 3 --out benchmarks/results/verify_floor.md
 	$(PY) benchmarks/collect_memory.py --out benchmarks/results/collect_memory.md
+	$(PY) benchmarks/link_proxy_overhead.py --rounds 3 --out benchmarks/results/link_proxy_overhead.md
