@@ -8,6 +8,7 @@ of each, so both directions of every link in scope are degraded, whoever opened 
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -135,17 +136,22 @@ class LinkFault(NodeFault):
         if self.node.ip() is None:
             raise FaultError(f"{self.kind}: {self.node.name} is not running")
         unreached: set[str] = set()
-        for link in self.links:
-            address = link.node.ip()
-            if address is None:
-                unreached.add(link.node.name)
-                continue
-            for stream in STREAMS:
-                name = f"kc{self.id}-{next(self._names)}-{stream}"
-                toxiproxy.add_toxic(
-                    address, link.proxy, name, self.toxic, stream, self.attributes(stream)
-                )
-                self.placed.append((link, address, name))
+        try:
+            for link in self.links:
+                address = link.node.ip()
+                if address is None:
+                    unreached.add(link.node.name)
+                    continue
+                for stream in STREAMS:
+                    name = f"kc{self.id}-{next(self._names)}-{stream}"
+                    toxiproxy.add_toxic(
+                        address, link.proxy, name, self.toxic, stream, self.attributes(stream)
+                    )
+                    self.placed.append((link, address, name))
+        except BaseException:
+            with contextlib.suppress(Exception):  # a half-placed fault takes nothing away
+                self.lift()
+            raise
         if unreached:
             self.counts["unreached"] = sorted(unreached)
 
