@@ -193,7 +193,7 @@ class CellRunner:
             producer.stop()
             producer.join(120)
             consumers.stop()
-            self._stop_watch()
+            self._stop_watch(final_poll=not interrupted)
             self.phase("collect")
             self._collect(cluster, producer, consumers, with_log=not interrupted)
 
@@ -263,9 +263,9 @@ class CellRunner:
                 f"(a partition of {t.name!r} leaderless or its ISR short)"
             )
 
-    def _stop_watch(self) -> None:
+    def _stop_watch(self, final_poll: bool = False) -> None:
         if self._watch is not None:
-            self._watch.stop()
+            self._watch.stop(final_poll=final_poll)
 
     def _wait_healthy(self, cluster: KafkaCluster, timeout_s: float) -> bool:
         """Until every partition is led with a full ISR, and every running broker says so alike."""

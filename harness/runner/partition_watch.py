@@ -54,8 +54,14 @@ class PartitionWatch:
             self._thread.start()
         return self
 
-    def stop(self) -> None:
-        """No event after this returns; the watch's end recorded once (if it ever started)."""
+    def stop(self, final_poll: bool = False) -> None:
+        """No event after this returns; the watch's end recorded once (if it ever started).
+
+        `final_poll`: one last poll first, so the history ends on the state the cell ends in
+        (the loop may be a second from its next poll: an ISR that came back just before the
+        drain ended was missed, measured on a loaded machine)."""
+        if final_poll and self._thread is not None and not self._stop.is_set():
+            self.poll_once()
         with self._lock:
             if self._stop.is_set():
                 return

@@ -4,6 +4,7 @@ and the partition watch (which records them) against a fake poll, no Docker."""
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -245,3 +246,17 @@ def test_the_thread_polls_until_stop_and_records_nothing_after_it() -> None:
     assert end == {**end, "topic": "chaos", "polls": 1, "failed": 0, "changes": 1, "error": ""}
     watch.stop()  # twice: still one end
     assert [e["kind"] for e in recorded(history)].count(ev.PARTITION_WATCH_END) == 1
+
+
+def test_a_final_poll_at_stop_records_the_state_the_cell_ends_in() -> None:
+    """The loop sleeps up to a second between polls: an ISR that came back just before the
+    drain ended was missed (the run's recovery saw it full, the watch's last event did not)."""
+    history = History()
+    poll = Polls(states(p0=(1, (1, 2))), states(p0=(1, (1, 2, 3))))
+    watch = PartitionWatch("chaos", poll, history, interval_s=60).start()
+    while poll.calls < 1:
+        time.sleep(0.01)
+    watch.stop(final_poll=True)
+    isr = [e["isr"] for e in recorded(history) if e["kind"] == ev.PARTITION_STATE]
+    assert isr == [[1, 2], [1, 2, 3]]
+    assert recorded(history)[-1]["kind"] == ev.PARTITION_WATCH_END
