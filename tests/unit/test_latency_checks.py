@@ -169,7 +169,8 @@ def test_the_producer_s_start_up_is_no_part_of_the_steady_baseline(
         "p99_ms": 1500,
         "max_ms": 1500,
     }
-    assert out["ack_p99_ms"] == 1500  # the run's own p99 keeps every record
+    # The run's own p99 keeps every record: rank 297 of 300 is the 47th start-up one, 1470.
+    assert out["ack_p99_ms"] == 1470
 
 
 @needs_java
