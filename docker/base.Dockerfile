@@ -3,5 +3,5 @@
 FROM debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      default-jre-headless iptables procps iproute2 \
+      default-jre-headless iptables procps iproute2 faketime \
  && rm -rf /var/lib/apt/lists/* /usr/share/doc /usr/share/man

@@ -12,7 +12,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 base_mode="${KAFKA_CHAOS_BASE:-debootstrap}"
 base_tag="kafka-chaos/base:latest"
-base_packages="default-jre-headless,iptables,procps,iproute2"
+base_packages="default-jre-headless,iptables,procps,iproute2,faketime"
 
 if [ "$#" -gt 0 ]; then
   versions=("$@")

@@ -7,6 +7,8 @@ set -euo pipefail
 missing=()
 command -v mvn >/dev/null 2>&1 || missing+=(maven)
 { command -v java >/dev/null 2>&1 && command -v javac >/dev/null 2>&1; } || missing+=(default-jdk-headless)  # javac: the Java clients
+# libfaketime: clock-skew on the harness's own clients (producer, members) runs them under it.
+compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || missing+=(faketime)
 if [ "${KAFKA_CHAOS_BASE:-debootstrap}" = debootstrap ]; then
   command -v debootstrap >/dev/null 2>&1 || missing+=(debootstrap)
 fi
