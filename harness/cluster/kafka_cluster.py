@@ -25,6 +25,7 @@ from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, ConfigError, HarnessError
 from harness.faults.control import ActiveFaults
 from harness.nodes import links
+from harness.nodes.disks import DiskPlan
 from harness.nodes.images import require_image
 from harness.nodes.node import ClusterNode, NodeLinks, NodeRef, disable_ryuk
 from harness.nodes.ports import busy_ports, free_ports
@@ -35,6 +36,7 @@ from harness.nodes.topology import (
     Mode,
     NodeSpec,
     kafka_properties,
+    log_dir_paths,
     new_cluster_id,
     plan_nodes,
     plan_spares,
@@ -84,9 +86,13 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         start_timeout_s: float = 180,
         logs_dir: Path | None = None,
         link_proxies: bool = False,
+        log_dirs: int = 1,
+        log_dir_size_mb: int | None = None,
     ) -> None:
         config = dict(broker_config or {})
-        validate(mode, brokers, version, controllers, config, spare_brokers)
+        validate(
+            mode, brokers, version, controllers, config, spare_brokers, log_dirs, log_dir_size_mb
+        )
         self.mode = cast(Mode, mode)
         self.broker_count = brokers
         self.version = version
@@ -101,6 +107,10 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         # reset faults act on. Off: the cluster is wired exactly as without them.
         self.link_proxies = link_proxies
         self._server = links.server_binary() if link_proxies else None
+        # Each broker's log directories (JBOD) and, if sized, each one its own tmpfs
+        # (harness.nodes.disks): what disk-full fills. Default: one, on the container's disk.
+        self.log_dirs = log_dirs
+        self.log_dir_size_mb = log_dir_size_mb
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
@@ -147,6 +157,8 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             version=self.version,
             nodes=[s.name for s in specs],
             **({"link_proxies": True} if self.link_proxies else {}),
+            **({"log_dirs": self.log_dirs} if self.log_dirs > 1 else {}),
+            **({"log_dir_size_mb": self.log_dir_size_mb} if self.log_dir_size_mb else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
         )
@@ -210,8 +222,12 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
                 entrypoint=links.ENTRYPOINT,
             )
             backend = links.CLIENT_BACKEND_PORT
-        properties = kafka_properties(self.mode, spec, specs, self.broker_config, backend)
-        return ClusterNode(spec, image, network, self.run_id, properties, cluster_id, node_links)
+        dirs = self.log_dirs if spec.is_broker else 1  # a dedicated controller: metadata only
+        properties = kafka_properties(self.mode, spec, specs, self.broker_config, backend, dirs)
+        disks = DiskPlan(log_dir_paths(dirs), self.log_dir_size_mb if spec.is_broker else None)
+        return ClusterNode(
+            spec, image, network, self.run_id, properties, cluster_id, node_links, disks
+        )
 
     def _wait_ready(self, deadline: float) -> None:
         """Every node logged start-up, every broker registered, and an RF=N topic takes a write."""

@@ -53,6 +53,27 @@ class Node(Protocol):
     def exec(self, *argv: str) -> tuple[int, str]:
         """Run a command inside the node: (exit code, output)."""
 
+    def logs(self, tail: int | None = None) -> str:
+        """The container's log (all of it by default), across restarts."""
+
+    @property
+    def log_dirs(self) -> tuple[str, ...]:
+        """Its log directories inside the container (a broker's; JBOD: several)."""
+
+    @property
+    def log_dir_mb(self) -> int | None:
+        """Each log directory's own size (cluster.log_dir_size_mb); None: unbounded."""
+
+    def fill_log_dir(self, index: int) -> int:
+        """Write into log directory `index` until its filesystem is full; bytes written."""
+
+    def free_log_dir(self, index: int) -> int:
+        """Delete what fill_log_dir wrote; bytes freed."""
+
+    def clear_log_dir(self, index: int) -> tuple[int, int]:
+        """Empty size-limited log directory `index` while the node is down: (bytes,
+        partition directories) it held."""
+
 
 class Booked(Protocol):
     """What the book needs of a fault (harness.faults.base.Fault)."""

@@ -1,9 +1,10 @@
 """Hard kill: SIGKILL the JVM; the container stays, so heal restarts it with its data.
 
 With wipe=True the broker comes back with empty log directories, like a replaced
-machine with a new disk and the same broker id. The data directory is renamed aside
-(one atomic rename) and recreated empty just before the SIGKILL, so nothing the broker
-wrote survives; at heal it starts on the empty directory (KRaft: the entry point formats
+machine with a new disk and the same broker id. Each log directory is renamed aside
+(one atomic rename each) and recreated empty just before the SIGKILL, so nothing the broker
+wrote survives (a size-limited log directory is its own filesystem and cannot be renamed:
+it is emptied right after the SIGKILL, through the keeper that holds it, harness.nodes.disks); at heal it starts on the empty directory (KRaft: the entry point formats
 it again with the cluster's id, ZooKeeper mode: the broker writes a new meta.properties),
 and the old copy is deleted once the node is back. Only a broker without a controller role
 may be wiped (a KRaft voter losing its metadata log is another story): the spec rules
@@ -19,9 +20,9 @@ from harness.errors import ConfigError, FaultError
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
 from harness.faults.kind import CellView, FaultKind, Problem, required
-from harness.nodes.topology import CONTROLLER_ID_BASE, DATA_DIR
+from harness.nodes.topology import CONTROLLER_ID_BASE
 
-WIPED_DIR = f"{DATA_DIR}.wiped"  # where the old log directory waits for deletion
+WIPED = ".wiped"  # <log dir>.wiped: where an old log directory waits for deletion
 
 
 class KillFault(NodeFault):
@@ -46,26 +47,37 @@ class KillFault(NodeFault):
         return {**out, "wipe": True, **self.wiped} if self.wipe else out
 
     def _inject(self) -> None:
-        if self.wipe:
+        sized = self.wipe and self.node.log_dir_mb is not None
+        if self.wipe and not sized:
             self._set_aside()
         self.node.kill()
+        if sized:
+            held = [self.node.clear_log_dir(i) for i in range(len(self.node.log_dirs))]
+            self.wiped = {
+                "disk_wiped": True,
+                "wiped_bytes": sum(b for b, _ in held),
+                "wiped_partitions": sum(p for _, p in held),
+            }
 
     def _heal(self) -> None:
         self._bring_back()
-        if self.wipe:
+        if self.wipe and self.node.log_dir_mb is None:
             self._delete_old_copy()
 
     def _set_aside(self) -> None:
-        script = f"rm -rf {WIPED_DIR} && mv {DATA_DIR} {WIPED_DIR} && mkdir -p {DATA_DIR}"
-        code, out = self.node.exec("sh", "-c", script)
-        if code != 0:
-            raise FaultError(f"kill wipe: could not empty {DATA_DIR} on {self.node.name}: {out}")
+        for path in self.node.log_dirs:
+            old = path + WIPED
+            script = f"rm -rf {old} && mv {path} {old} && mkdir -p {path}"
+            code, out = self.node.exec("sh", "-c", script)
+            if code != 0:
+                raise FaultError(f"kill wipe: could not empty {path} on {self.node.name}: {out}")
 
     def _delete_old_copy(self) -> None:
+        olds = " ".join(path + WIPED for path in self.node.log_dirs)
         script = (
-            f"du -sB1 {WIPED_DIR} | cut -f1; "  # space used, not apparent size
-            f"find {WIPED_DIR} -mindepth 1 -maxdepth 1 -type d -name '*-[0-9]*' | wc -l; "
-            f"rm -rf {WIPED_DIR}"
+            f"du -scB1 {olds} | tail -1 | cut -f1; "  # space used, not apparent size
+            f"find {olds} -mindepth 1 -maxdepth 1 -type d -name '*-[0-9]*' | wc -l; "
+            f"rm -rf {olds}"
         )
         code, out = self.node.exec("sh", "-c", script)
         numbers = [int(w) for w in out.split() if w.isdigit()]

@@ -89,6 +89,7 @@ class CellView:
     transactional_ids: tuple[str, ...]  # the producer's, each pipeline member's
     member_counts: Mapping[str, int] = field(default_factory=dict)  # per consumer set
     has_pipeline: bool = False
+    log_dirs: int = 1  # each broker's log directories (cluster.log_dirs)
 
     @property
     def offsets_rf(self) -> int:
@@ -114,6 +115,7 @@ class FaultKind(StrictModel):
     broker_only: ClassVar[bool] = False  # a node target must be a broker, not a controller
     zookeeper_target: ClassVar[bool] = False  # may target ZooKeeper (mode zookeeper)
     link_proxies: ClassVar[bool] = False  # acts on the links' proxies: the cluster needs them
+    fills_disks: ClassVar[bool] = False  # fills log directories: they need a size of their own
     own_options: ClassVar[tuple[str, ...]] = ()  # set from the fields the kind declares
 
     at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)

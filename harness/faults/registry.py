@@ -22,6 +22,7 @@ from harness.faults.clients import CutClients
 from harness.faults.consumer import ConsumerCrash, PipelineCrash
 from harness.faults.control import ChaosTarget, NodeRef
 from harness.faults.decommission import Decommission
+from harness.faults.disk_full import DiskFull
 from harness.faults.kill import Kill
 from harness.faults.kind import COMMON_KEYS, FaultKind, listing_rank
 from harness.faults.latency import Latency
@@ -55,6 +56,7 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     Latency,
     Bandwidth,
     Reset,
+    DiskFull,
     Reassign,
     AddPartitions,
     AddBroker,

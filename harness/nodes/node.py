@@ -15,9 +15,10 @@ from testcontainers.core.wait_strategies import WaitStrategy
 from testcontainers.core.waiting_utils import WaitStrategyTarget
 
 from harness.common.waiting import wait_until
-from harness.errors import ClusterStartError, WaitTimeout
+from harness.errors import ClusterStartError, FaultError, WaitTimeout
+from harness.nodes.disks import DiskPlan, NodeDisks
 from harness.nodes.reaper import run_labels
-from harness.nodes.topology import NodeSpec
+from harness.nodes.topology import DATA_DIR, NodeSpec
 
 _STARTED = {
     "zookeeper": re.compile(r"binding to port"),
@@ -96,8 +97,13 @@ class ClusterNode:
         properties: str,
         cluster_id: str | None,
         links: NodeLinks | None = None,
+        disks: DiskPlan | None = None,
     ) -> None:
         self.spec = spec
+        self.run_id = run_id
+        self.image = image
+        self.disk_plan = disks or DiskPlan((DATA_DIR,))
+        self._disks: NodeDisks | None = None
         self.network = network
         self.starts = 0
         role = "zookeeper" if spec.role == "zookeeper" else "kafka"
@@ -159,7 +165,17 @@ class ClusterNode:
         return self.container.get_wrapped_container()
 
     def create(self) -> None:
-        """Create and start the container without waiting (nodes of a quorum start together)."""
+        """Create and start the container without waiting (nodes of a quorum start together).
+
+        Size-limited log directories first: their volumes and the keeper holding them."""
+        if self.disk_plan.size_mb is not None and self._disks is None:
+            name = f"kc-{self.run_id}-{self.spec.name}"
+            self._disks = NodeDisks(
+                self.container.get_docker_client().client, name, self.run_id, self.disk_plan
+            )
+            self._disks.create(self.image)
+            for volume, bind in self._disks.volumes.items():
+                self.container.with_volume_mapping(volume, bind["bind"], "rw")
         self.container.start()
         self.starts = 1
 
@@ -209,6 +225,39 @@ class ClusterNode:
         code, output = self.docker.exec_run(list(argv), demux=False)
         text = output.decode(errors="replace") if isinstance(output, bytes) else ""
         return (-1 if code is None else int(code)), text
+
+    # --- its log directories (disk-full, kill wipe) ------------------------------------------
+    @property
+    def log_dirs(self) -> tuple[str, ...]:
+        return self.disk_plan.paths
+
+    @property
+    def log_dir_mb(self) -> int | None:
+        """Each log directory's size (its own tmpfs); None: unbounded, on the container's disk."""
+        return self.disk_plan.size_mb
+
+    def _sized(self) -> NodeDisks:
+        if self._disks is None:
+            raise FaultError(
+                f"{self.name}: its log directories have no size of their own "
+                "(cluster.log_dir_size_mb): filling them would fill the machine's disk"
+            )
+        return self._disks
+
+    def fill_log_dir(self, index: int) -> int:
+        """Fill log directory `index` until writes fail; the bytes written."""
+        return self._sized().fill(index)
+
+    def free_log_dir(self, index: int) -> int:
+        return self._sized().free(index)
+
+    def clear_log_dir(self, index: int) -> tuple[int, int]:
+        """Empty log directory `index` (the broker is down): (bytes, partitions) it held."""
+        return self._sized().clear(index)
+
+    def disk_usage(self) -> list[tuple[int, int]]:
+        """(used, size) bytes of each size-limited log directory."""
+        return self._sized().usage()
 
     def logs(self, tail: int | None = None) -> str:
         raw: bytes = self.docker.logs(tail=tail if tail is not None else "all")

@@ -1,6 +1,6 @@
 """The reaper's job, done by us: Testcontainers' Ryuk image cannot be pulled here.
 
-Every container and network carries `kafka-chaos.run=<run id>` and an owner
+Every container, network and volume carries `kafka-chaos.run=<run id>` and an owner
 label naming the process that made it. Resources of a run are removed when it
 ends (context exit, atexit, SIGINT/SIGTERM); when its owner process is killed
 with SIGKILL, the run's watchdog (harness.nodes.watchdog) removes them within
@@ -61,7 +61,7 @@ def run_labels(run_id: str) -> dict[str, str]:
 def remove_run(
     client: docker.DockerClient, run_id: str | None = None, *, networks: bool = True
 ) -> list[str]:
-    """Remove containers then networks of one run (or of every run); return their names."""
+    """Remove containers, then networks and volumes of one run (or of every run); their names."""
     selector = f"{RUN_LABEL}={run_id}" if run_id else RUN_LABEL
     return _remove(client, selector, lambda _labels: True, networks)
 
@@ -96,6 +96,12 @@ def _remove(
             with contextlib.suppress(NotFound, APIError):
                 network.remove()
                 removed.append(str(network.name))
+    # Size-limited log directories (harness.nodes.disks): free once their containers are gone.
+    for volume in client.volumes.list(filters={"label": selector}) if networks else []:
+        if doomed(volume.attrs.get("Labels") or {}):
+            with contextlib.suppress(NotFound, APIError):
+                volume.remove(force=True)
+                removed.append(str(volume.name))
     return removed
 
 

@@ -18,7 +18,12 @@ Role = Literal["broker", "combined", "controller", "zookeeper"]
 INTERNAL_PORT = 9092
 CONTROLLER_PORT = 9093
 ZOOKEEPER_PORT = 2181
-DATA_DIR = "/var/lib/kafka/data"
+DATA_DIR = "/var/lib/kafka/data"  # the first (often only) log directory
+MAX_LOG_DIRS = 3
+# A size-limited log directory is a tmpfs (harness.nodes.disks): memory, so bounded.
+MIN_LOG_DIR_MB = 16
+MAX_LOG_DIR_MB = 4096
+JBOD_KRAFT_SINCE = (3, 7)  # KRaft brokers take several log directories from 3.7 (KIP-858)
 CONTROLLER_ID_BASE = 100  # dedicated controllers are 101, 102, ...
 MAX_BROKERS = 5
 
@@ -91,6 +96,8 @@ def validate(
     controllers: int,
     config: dict[str, object],
     spares: int = 0,
+    log_dirs: int = 1,
+    log_dir_size_mb: int | None = None,
 ) -> None:
     if mode not in ("kraft", "zookeeper"):
         raise ConfigError(f"mode must be 'kraft' or 'zookeeper', not {mode!r}")
@@ -115,12 +122,40 @@ def validate(
         raise ConfigError(
             f"controllers must be 0 (combined nodes) to {MAX_BROKERS}, not {controllers}"
         )
+    if (
+        isinstance(log_dirs, bool)
+        or not isinstance(log_dirs, int)
+        or not 1 <= log_dirs <= MAX_LOG_DIRS
+    ):
+        raise ConfigError(f"log_dirs must be an integer from 1 to {MAX_LOG_DIRS}, not {log_dirs!r}")
+    if log_dirs > 1 and mode == "kraft" and version_tuple(version) < JBOD_KRAFT_SINCE:
+        raise ConfigError(
+            f"log_dirs {log_dirs}: KRaft brokers take several log directories from Kafka 3.7 "
+            f"(KIP-858), not {version}; use one log directory or mode='zookeeper'"
+        )
+    if log_dir_size_mb is not None and not MIN_LOG_DIR_MB <= log_dir_size_mb <= MAX_LOG_DIR_MB:
+        raise ConfigError(
+            f"log_dir_size_mb must be from {MIN_LOG_DIR_MB} to {MAX_LOG_DIR_MB}, "
+            f"not {log_dir_size_mb!r}"
+        )
     managed = sorted(MANAGED_KEYS & set(config))
     if managed:
         raise ConfigError(
             f"broker_config sets {', '.join(managed)}: the harness manages these to wire the "
             "containers together; remove them"
         )
+
+
+def log_dir_paths(count: int) -> tuple[str, ...]:
+    """The log directories of a broker with `count` of them: DATA_DIR, then DATA_DIR-1, -2.
+
+    The first holds KRaft's metadata log (Kafka's default metadata.log.dir)."""
+    return (DATA_DIR, *(f"{DATA_DIR}-{i}" for i in range(1, count)))
+
+
+def version_tuple(version: str) -> tuple[int, int]:
+    major, minor = str(version).split(".")[:2]
+    return int(major), int(minor)
 
 
 def plan_nodes(mode: Mode, brokers: int, controllers: int, host_ports: list[int]) -> list[NodeSpec]:
@@ -180,6 +215,7 @@ def kafka_properties(
     nodes: list[NodeSpec],
     config: dict[str, object],
     client_backend_port: int | None = None,
+    log_dirs: int = 1,
 ) -> str:
     """Wiring for one Kafka node, then the experiment's settings (Kafka defaults otherwise).
 
@@ -189,7 +225,7 @@ def kafka_properties(
     own address only: the proxies of its links to peers listen on loopback at their ports."""
     assert node.node_id is not None
     bind = "" if client_backend_port is None else node.name
-    wiring: dict[str, object] = {"log.dirs": DATA_DIR}
+    wiring: dict[str, object] = {"log.dirs": ",".join(log_dir_paths(log_dirs))}
     listeners: list[str] = []
     advertised: list[str] = []
     protocols = ["CONTROLLER:PLAINTEXT", "INTERNAL:PLAINTEXT", "EXTERNAL:PLAINTEXT"]

@@ -108,6 +108,8 @@ class CellRunner:
             controllers=c.controllers,
             spare_brokers=c.spare_brokers,
             link_proxies=self.spec.link_proxies,
+            log_dirs=c.log_dirs,
+            log_dir_size_mb=self.spec.log_dir_size_mb,
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,

@@ -32,7 +32,13 @@ from harness.common.spec_base import (
 from harness.faults.kind import FaultKind
 from harness.faults.registry import ALIASES, PARSE_MODELS, SPEC_WORDS, every_option
 from harness.faults.registry import FAULT_KINDS as FAULT_KINDS  # the spec's kinds are these
-from harness.nodes.topology import DEFAULT_VERSION, MAX_BROKERS
+from harness.nodes.topology import (
+    DEFAULT_VERSION,
+    MAX_BROKERS,
+    MAX_LOG_DIR_MB,
+    MAX_LOG_DIRS,
+    MIN_LOG_DIR_MB,
+)
 
 # The consumer kinds' models (harness.spec.consumers) and the producer's
 # (harness.spec.producer), re-exported: a child process imports only its own part.
@@ -58,6 +64,13 @@ class ClusterSpec(StrictModel):
     broker_config: Settings = {}
     # Every link through a Toxiproxy (harness.nodes.links). None: when a link fault is planned.
     link_proxies: bool | None = None
+    log_dirs: int = Field(default=1, ge=1, le=MAX_LOG_DIRS)  # each broker's (JBOD)
+    # Each log directory its own filesystem of this size (harness.nodes.disks). None:
+    # unbounded, on the container's disk, unless a planned fault fills disks (then the default).
+    log_dir_size_mb: int | None = Field(default=None, ge=MIN_LOG_DIR_MB, le=MAX_LOG_DIR_MB)
+
+
+DEFAULT_FILLABLE_MB = 256  # a log directory's size when disk-full is planned and none given
 
 
 class TopicSpec(StrictModel):
@@ -221,6 +234,14 @@ class Spec(StrictModel):
         if self.cluster.link_proxies is not None:
             return self.cluster.link_proxies
         return any(f.link_proxies for f in self.faults)
+
+    @property
+    def log_dir_size_mb(self) -> int | None:
+        """Each log directory's size: as the spec says, else DEFAULT_FILLABLE_MB when a planned
+        fault fills disks (it must never fill the machine's), else unbounded."""
+        if self.cluster.log_dir_size_mb is not None:
+            return self.cluster.log_dir_size_mb
+        return DEFAULT_FILLABLE_MB if any(f.fills_disks for f in self.faults) else None
 
     def default_group(self) -> str | None:
         """The group plain `coordinator-of` names: the first group set's."""

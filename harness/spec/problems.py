@@ -8,7 +8,13 @@ through its own key) is checked here, once a matrix cell is complete.
 from __future__ import annotations
 
 from harness.faults.kind import CellView
-from harness.nodes.topology import CONTROLLER_ID_BASE, MANAGED_KEYS, MAX_BROKERS
+from harness.nodes.topology import (
+    CONTROLLER_ID_BASE,
+    JBOD_KRAFT_SINCE,
+    MANAGED_KEYS,
+    MAX_BROKERS,
+    version_tuple,
+)
 from harness.results.events import PIPELINE_SET
 from harness.spec.consumers import COMMAND_ENV
 from harness.spec.expect import metric_problem
@@ -123,6 +129,7 @@ def cell_view(spec: Spec) -> CellView:
         transactional_ids=tuple(transactional_ids(spec)),
         member_counts=member_counts(spec),
         has_pipeline=spec.pipeline is not None,
+        log_dirs=c.log_dirs,
     )
 
 
@@ -177,6 +184,14 @@ def _cluster_problems(c: ClusterSpec) -> list[Problem]:
         )
     if c.mode == "zookeeper" and c.controllers:
         out.append(("cluster.controllers", f"expected 0 in zookeeper mode (got {c.controllers})"))
+    if c.log_dirs > 1 and c.mode == "kraft" and version_tuple(c.version) < JBOD_KRAFT_SINCE:
+        out.append(
+            (
+                "cluster.log_dirs",
+                f"expected 1 in KRaft mode before Kafka 3.7 (KIP-858: JBOD) (got {c.log_dirs} "
+                f"on {c.version})",
+            )
+        )
     for key in sorted(MANAGED_KEYS & set(c.broker_config)):
         out.append(
             (

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from harness.errors import ConfigError
 from harness.faults.control import ActiveFaults, NodeRef
 from harness.faults.kind import FaultKind
+from harness.nodes.topology import DATA_DIR
 from harness.results.history import History
 
 
@@ -88,6 +89,29 @@ class FakeNode:
         self._busy = threading.Lock()
         self.commands: list[tuple[str, ...]] = []
         self.chains: set[str] = set()  # iptables chains in the node (KC_<fault id>)
+        self.log_dirs: tuple[str, ...] = (DATA_DIR,)
+        self.log_dir_mb: int | None = None
+        self.log_text = ""  # what the container logged (a test appends Kafka's lines)
+        self.filled: dict[int, int] = {}  # log dir index -> bytes disk-full wrote there
+        self.on_fill: list[str] = []  # log lines "Kafka" writes when a directory fills
+
+    def logs(self, tail: int | None = None) -> str:
+        return self.log_text
+
+    def fill_log_dir(self, index: int) -> int:
+        self._op(f"fill {index}")
+        assert self.log_dir_mb is not None, "filled a log directory without a size"
+        self.filled[index] = self.log_dir_mb * 1024 * 1024
+        self.log_text += "".join(line + "\n" for line in self.on_fill)
+        return self.filled[index]
+
+    def free_log_dir(self, index: int) -> int:
+        self._op(f"free {index}")
+        return self.filled.pop(index, 0)
+
+    def clear_log_dir(self, index: int) -> tuple[int, int]:
+        self._op(f"clear {index}")
+        return 1000, 2
 
     def _op(self, op: str, state: str | None = None) -> None:
         if not self._busy.acquire(blocking=False):

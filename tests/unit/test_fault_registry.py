@@ -138,6 +138,7 @@ def test_a_kind_knows_its_flags() -> None:
         "lossy",
         "decommission",
         "split",
+        "disk-full",
     }
     assert {k for k, c in kinds.items() if c.zookeeper_target} == {
         "kill",

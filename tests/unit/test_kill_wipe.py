@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import ConfigError
-from harness.faults.kill import WIPED_DIR, Kill
+from harness.faults.kill import WIPED, Kill
 from harness.faults.registry import make_fault
 from harness.nodes.topology import DATA_DIR
 from harness.spec import expand_cells, load_spec
@@ -68,10 +68,10 @@ def test_wipe_sets_the_data_aside_before_the_kill_and_records_it_at_heal() -> No
     node.is_controller = False  # the fake's brokers are KRaft combined nodes in every mode
     fault = make_fault("kill", cluster, 2, {"wipe": True}).inject()  # type: ignore[arg-type]
     aside = [" ".join(c) for c in node.commands]
-    assert len(aside) == 1 and f"mv {DATA_DIR} {WIPED_DIR}" in aside[0]
+    assert len(aside) == 1 and f"mv {DATA_DIR} {DATA_DIR}{WIPED}" in aside[0]
     assert [op for _, op, _ in cluster.ops()] == ["kill"]
     fault.heal()
-    assert f"rm -rf {WIPED_DIR}" in " ".join(node.commands[-1])
+    assert f"rm -rf {DATA_DIR}{WIPED}" in " ".join(node.commands[-1])
     inject, heal = cluster.history.events
     assert inject.fields["wipe"] is True and heal.fields["wipe"] is True
     assert "disk_wiped" in heal.fields
