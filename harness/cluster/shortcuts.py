@@ -13,7 +13,8 @@ from harness.faults import healing
 from harness.faults.bandwidth import BandwidthFault
 from harness.faults.base import Fault
 from harness.faults.clients import ClientCutFault
-from harness.faults.control import Booked, NodeControl, NodeRef
+from harness.faults.control import Booked, ChaosTarget, NodeControl, NodeRef
+from harness.faults.disk_full import DiskFullFault
 from harness.faults.kill import KillFault
 from harness.faults.latency import LatencyFault
 from harness.faults.links import Scope
@@ -65,6 +66,12 @@ class FaultShortcuts:
     def reset(self: NodeControl, ref: NodeRef, scope: Scope = "all") -> Fault:
         """Reset the node's connections in scope once (returns when done)."""
         return ResetFault(self, ref, None, scope).inject()
+
+    def disk_full(self: ChaosTarget, ref: NodeRef, log_dir: int | None = None) -> Fault:
+        """Fill a broker's log directory (every one by default) until writes fail. Needs
+        KafkaCluster(log_dir_size_mb=...); the heal frees it and restarts the broker if
+        Kafka took a directory offline or stopped."""
+        return DiskFullFault(self, ref, log_dir).inject()
 
     def start(self: NodeControl, ref: NodeRef) -> None:
         """Bring back a killed or stopped node (healing its fault) and wait until it has started."""

@@ -35,6 +35,8 @@ class ClusterBuilder:
             "broker_config": dict(base.broker_config),
             "controllers": base.controllers,
             "link_proxies": base.link_proxies,
+            "log_dirs": base.log_dirs,
+            "log_dir_size_mb": base.log_dir_size_mb,
             "start_timeout_s": base.start_timeout_s,
         }
         self._logs_dir: Path | None = None
@@ -69,6 +71,13 @@ class ClusterBuilder:
     def with_link_proxies(self, on: bool = True) -> Self:
         """Every link through a Toxiproxy: what latency, bandwidth and reset faults act on."""
         self._raw["link_proxies"] = on
+        return self
+
+    def with_log_dirs(self, count: int, size_mb: int | None = None) -> Self:
+        """Each broker's log directories (JBOD) and, with `size_mb`, each its own filesystem of
+        that size: what disk-full fills."""
+        self._raw["log_dirs"] = count
+        self._raw["log_dir_size_mb"] = size_mb
         return self
 
     def with_start_timeout(self, seconds: float) -> Self:

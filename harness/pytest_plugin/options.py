@@ -15,7 +15,16 @@ from harness.errors import ConfigError
 from harness.nodes.topology import DEFAULT_VERSION, validate
 
 MARKER = "kafka_cluster"
-CLUSTER_KEYS = ("mode", "brokers", "version", "broker_config", "controllers", "link_proxies")
+CLUSTER_KEYS = (
+    "mode",
+    "brokers",
+    "version",
+    "broker_config",
+    "controllers",
+    "link_proxies",
+    "log_dirs",
+    "log_dir_size_mb",
+)
 PLUGIN_KEYS = ("shared", "start_timeout_s")  # how the plugin runs it, not what Kafka is
 MARKER_KEYS = (*CLUSTER_KEYS, *PLUGIN_KEYS)
 DEFAULT_START_TIMEOUT_S = 180.0
@@ -33,6 +42,8 @@ class ClusterOptions:
     broker_config: tuple[tuple[str, Scalar], ...] = ()  # sorted items
     controllers: int = 0
     link_proxies: bool = False  # every link through a Toxiproxy: for latency, bandwidth, reset
+    log_dirs: int = 1  # each broker's log directories (JBOD)
+    log_dir_size_mb: int | None = None  # each its own filesystem of this size: for disk-full
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     shared: bool = False  # one cluster per distinct options for the whole session
 
@@ -46,14 +57,19 @@ class ClusterOptions:
             "controllers": self.controllers,
             "start_timeout_s": self.start_timeout_s,
             "link_proxies": self.link_proxies,
+            "log_dirs": self.log_dirs,
+            "log_dir_size_mb": self.log_dir_size_mb,
         }
 
     def describe(self) -> str:
         config = ", ".join(f"{k}={v}" for k, v in self.broker_config)
         dedicated = f" + {self.controllers} controllers" if self.controllers else ""
         proxied = ", link proxies" if self.link_proxies else ""
-        return f"{self.mode}, {self.brokers} brokers{dedicated}{proxied}, Kafka {self.version}" + (
-            f", {config}" if config else ""
+        dirs = f", {self.log_dirs} log dirs" if self.log_dirs > 1 else ""
+        sized = f" of {self.log_dir_size_mb} MB" if self.log_dir_size_mb else ""
+        return (
+            f"{self.mode}, {self.brokers} brokers{dedicated}{proxied}{dirs}{sized}, Kafka {self.version}"
+            + (f", {config}" if config else "")
         )
 
 
@@ -91,6 +107,8 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         broker_config=tuple(sorted(config.items())),
         controllers=cluster.get("controllers", defaults.controllers),
         link_proxies=bool(cluster.get("link_proxies") or False),
+        log_dirs=cluster.get("log_dirs", defaults.log_dirs),
+        log_dir_size_mb=cluster.get("log_dir_size_mb", defaults.log_dir_size_mb),
         start_timeout_s=float(timeout),
         shared=shared,
     )
@@ -108,7 +126,15 @@ def _cluster_problems(cluster: Mapping[str, Any]) -> list[tuple[str, str]]:
     except ValidationError as exc:
         return validation_problems(exc)
     try:
-        validate(spec.mode, spec.brokers, spec.version, spec.controllers, dict(spec.broker_config))
+        validate(
+            spec.mode,
+            spec.brokers,
+            spec.version,
+            spec.controllers,
+            dict(spec.broker_config),
+            log_dirs=spec.log_dirs,
+            log_dir_size_mb=spec.log_dir_size_mb,
+        )
     except ConfigError as exc:
         return [(_key_of(str(exc)), str(exc))]
     return []
@@ -117,7 +143,12 @@ def _cluster_problems(cluster: Mapping[str, Any]) -> list[tuple[str, str]]:
 def _key_of(message: str) -> str:
     """The key a rule of `validate` is about (what the model let through: mode vs version,
     controllers vs mode, the wiring keys)."""
-    for word, key in (("broker_config", "broker_config"), ("controllers", "controllers")):
+    for word, key in (
+        ("broker_config", "broker_config"),
+        ("controllers", "controllers"),
+        ("log_dirs", "log_dirs"),
+        ("log_dir_size_mb", "log_dir_size_mb"),
+    ):
         if word in message:
             return key
     return "mode"
