@@ -13,7 +13,8 @@ History: inject records `log_dirs` (the paths it fills); heal adds `filled_mb` a
 Kafka did: `offline_dirs`, `broker_stopped`, `shutdown` (Kafka's last word on it, if any),
 `storage_errors` (log lines about failed writes), `led_at_inject` / `leaders_moved`
 (partitions the broker led when its disk filled, and how many had another leader by the
-heal), `freed_mb` and `restarted`.
+heal), `freed_mb` and `restarted`. A broker already down when its disk filled (another
+fault's doing) is left to that fault: the heal only frees the space (`down_at_inject`).
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ class DiskFullFault(NodeFault):
         self.observed: dict[str, Any] = {}
         self._log_mark = 0
         self._led: set[tuple[str, int]] | None = None
+        self._was_up = True
 
     def describe(self) -> dict[str, Any]:
         paths = [self.node.log_dirs[i] for i in self.indexes]
@@ -81,6 +83,7 @@ class DiskFullFault(NodeFault):
             return None
 
     def _inject(self) -> None:
+        self._was_up = self.node.is_up()
         self._log_mark = len(self.node.logs())
         self._led = self._led_now()
         self.observed = {}
@@ -89,6 +92,10 @@ class DiskFullFault(NodeFault):
 
     def _heal(self) -> None:
         freed = sum(self.node.free_log_dir(i) for i in self.indexes)
+        if not self._was_up:
+            # Down when its disk filled (another fault's doing): that fault brings it back.
+            self.observed = {"down_at_inject": True, "freed_mb": round(freed / MB, 1)}
+            return
         stopped = not self.node.is_up()
         seen = what_kafka_did(self.node.logs()[self._log_mark :])
         led_now = None if stopped else self._led_now()

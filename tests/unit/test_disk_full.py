@@ -148,3 +148,16 @@ def test_a_full_disk_kafka_never_noticed_is_freed_and_nothing_restarted() -> Non
     assert ops == ["fill 0", "free 0"]
     heal = cluster.history.events[-1].fields
     assert heal["restarted"] is False and heal["offline_dirs"] == [] and heal["shutdown"] is None
+
+
+def test_a_broker_down_before_its_disk_filled_is_left_to_the_fault_that_downed_it() -> None:
+    cluster = FakeCluster()
+    node = cluster.node(2)
+    node.log_dir_mb = 32
+    node.state = "exited"  # killed by another fault
+    fault = _disk_full(cluster).inject()
+    fault.heal()
+    ops = [op for _, op, name in cluster.ops() if name == "broker-2"]
+    assert ops == ["fill 0", "free 0"]  # not started: the kill's heal does that
+    heal = cluster.history.events[-1].fields
+    assert heal["down_at_inject"] is True and heal["freed_mb"] == 32.0
