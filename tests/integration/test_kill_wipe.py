@@ -1,6 +1,7 @@
 """kill with wipe: a follower SIGKILLed and started again with empty log directories (a new
 disk, same broker id) has none of its old files; it rejoins and re-replicates its partition
-from the leader as a follower, in KRaft (dedicated controller) and ZooKeeper mode."""
+from the leader as a follower, in KRaft (dedicated controller) and ZooKeeper mode, and with a
+size-limited log directory (emptied through its keeper)."""
 
 from __future__ import annotations
 
@@ -27,11 +28,14 @@ def _log_bytes(cluster: object, broker: int) -> int:
     return int(_sh(cluster, broker, f"cat {DATA_DIR}/t-0/*.log | wc -c"))
 
 
-@pytest.mark.parametrize(("mode", "controllers"), [("kraft", 1), ("zookeeper", 0)])
+@pytest.mark.parametrize(
+    ("mode", "controllers", "size_mb"),
+    [("kraft", 1, None), ("zookeeper", 0, None), ("kraft", 1, 64)],  # 64: its own filesystem
+)
 def test_wiped_follower_rejoins_empty(
-    start_cluster: ClusterFactory, mode: str, controllers: int
+    start_cluster: ClusterFactory, mode: str, controllers: int, size_mb: int | None
 ) -> None:
-    cluster = start_cluster(mode=mode, brokers=3, controllers=controllers)
+    cluster = start_cluster(mode=mode, brokers=3, controllers=controllers, log_dir_size_mb=size_mb)
     cluster.create_topic("t", partitions=1, replication_factor=3)
     sent = produce(cluster.bootstrap_servers, "t", RECORDS, "all")
     assert len(sent.acked) == RECORDS
