@@ -12,12 +12,10 @@ Keepers and volumes carry the run's labels: the reaper removes them with the con
 
 from __future__ import annotations
 
-import contextlib
 import shlex
 from dataclasses import dataclass
 
 import docker
-from docker.errors import APIError, NotFound
 from docker.models.containers import Container
 
 from harness.errors import FaultError
@@ -126,12 +124,3 @@ class NodeDisks:
         )
         used, partitions = (int(w) for w in out.split()[:2])
         return used, partitions
-
-    def remove(self) -> None:
-        """The keeper and the volumes (the reaper does the same for a run that died)."""
-        if self._keeper is not None:
-            with contextlib.suppress(NotFound, APIError):
-                self._keeper.remove(force=True)
-        for i in range(len(self.plan.paths)):
-            with contextlib.suppress(NotFound, APIError):
-                self.client.volumes.get(volume_name(self.container, i)).remove(force=True)
