@@ -42,6 +42,7 @@ class FakeDocker:
     def __init__(self, run_id: str | None = None) -> None:
         self.containers = FakeCollection()
         self.networks = FakeCollection()
+        self.volumes = FakeCollection()  # size-limited log directories (harness.nodes.disks)
         if run_id:
             self.add(run_id)
 
@@ -50,6 +51,8 @@ class FakeDocker:
         c, n = self.containers.items, self.networks.items
         c.append(FakeResource(f"kc-{run_id}-broker-1", labels, c))
         n.append(FakeResource(f"kc-{run_id}", labels, n))
+        v = self.volumes.items
+        v.append(FakeResource(f"kc-{run_id}-broker-1-log0", labels, v))
 
 
 def dead_owner() -> str:
@@ -69,7 +72,8 @@ def test_owner_gone_removes_the_run_and_only_it() -> None:
         "kc-other-broker-1",
         "kc-other",
     ]
-    assert said and "kc-mine-broker-1, kc-mine" in said[0]
+    assert [r.name for r in docker.volumes.items] == ["kc-other-broker-1-log0"]
+    assert said and "kc-mine-broker-1, kc-mine, kc-mine-broker-1-log0" in said[0]
 
 
 def test_released_run_ends_the_watch_without_removing() -> None:
