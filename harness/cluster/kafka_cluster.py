@@ -84,6 +84,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         start_timeout_s: float = 180,
         logs_dir: Path | None = None,
         link_proxies: bool = False,
+        fake_clock: bool = False,
     ) -> None:
         config = dict(broker_config or {})
         validate(mode, brokers, version, controllers, config, spare_brokers)
@@ -101,6 +102,9 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         # reset faults act on. Off: the cluster is wired exactly as without them.
         self.link_proxies = link_proxies
         self._server = links.server_binary() if link_proxies else None
+        # Every Kafka node's JVM under libfaketime (harness.faults.clock): what clock-skew on
+        # a node acts on. Off: the nodes start exactly as without it.
+        self.fake_clock = fake_clock
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
@@ -147,6 +151,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             version=self.version,
             nodes=[s.name for s in specs],
             **({"link_proxies": True} if self.link_proxies else {}),
+            **({"fake_clock": True} if self.fake_clock else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
         )
@@ -211,7 +216,16 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             )
             backend = links.CLIENT_BACKEND_PORT
         properties = kafka_properties(self.mode, spec, specs, self.broker_config, backend)
-        return ClusterNode(spec, image, network, self.run_id, properties, cluster_id, node_links)
+        return ClusterNode(
+            spec,
+            image,
+            network,
+            self.run_id,
+            properties,
+            cluster_id,
+            node_links,
+            fake_clock=self.fake_clock,
+        )
 
     def _wait_ready(self, deadline: float) -> None:
         """Every node logged start-up, every broker registered, and an RF=N topic takes a write."""

@@ -13,6 +13,7 @@ from harness.faults import healing
 from harness.faults.bandwidth import BandwidthFault
 from harness.faults.base import Fault
 from harness.faults.clients import ClientCutFault
+from harness.faults.clock import NodeClockSkewFault
 from harness.faults.control import Booked, NodeControl, NodeRef
 from harness.faults.kill import KillFault
 from harness.faults.latency import LatencyFault
@@ -65,6 +66,10 @@ class FaultShortcuts:
     def reset(self: NodeControl, ref: NodeRef, scope: Scope = "all") -> Fault:
         """Reset the node's connections in scope once (returns when done)."""
         return ResetFault(self, ref, None, scope).inject()
+
+    def clock_skew(self: NodeControl, ref: NodeRef, offset_s: float) -> Fault:
+        """The node's wall clock `offset_s` off until heal; needs KafkaCluster(fake_clock=True)."""
+        return NodeClockSkewFault(self, ref, offset_s).inject()
 
     def start(self: NodeControl, ref: NodeRef) -> None:
         """Bring back a killed or stopped node (healing its fault) and wait until it has started."""

@@ -29,6 +29,7 @@ from harness.common.spec_base import (
     Settings,
     StrictModel,
 )
+from harness.faults.clock import is_process_target
 from harness.faults.kind import FaultKind
 from harness.faults.registry import ALIASES, PARSE_MODELS, SPEC_WORDS, every_option
 from harness.faults.registry import FAULT_KINDS as FAULT_KINDS  # the spec's kinds are these
@@ -221,6 +222,19 @@ class Spec(StrictModel):
         if self.cluster.link_proxies is not None:
             return self.cluster.link_proxies
         return any(f.link_proxies for f in self.faults)
+
+    @property
+    def fake_clock(self) -> bool:
+        """Whether the cell's Kafka nodes run under libfaketime: a planned fault skews a node's
+        clock (harness.faults.clock)."""
+        return any(f.fake_clock and not is_process_target(f.target) for f in self.faults)
+
+    def skewed_clients(self) -> frozenset[str]:
+        """The client processes a planned clock-skew acts on (producer, consumer:<set>/<i>):
+        only they run under libfaketime."""
+        return frozenset(
+            f.target for f in self.faults if f.fake_clock and is_process_target(f.target)
+        )
 
     def default_group(self) -> str | None:
         """The group plain `coordinator-of` names: the first group set's."""
