@@ -35,6 +35,7 @@ class ClusterBuilder:
             "broker_config": dict(base.broker_config),
             "controllers": base.controllers,
             "link_proxies": base.link_proxies,
+            "fake_clock": base.fake_clock,
             "start_timeout_s": base.start_timeout_s,
         }
         self._logs_dir: Path | None = None
@@ -69,6 +70,11 @@ class ClusterBuilder:
     def with_link_proxies(self, on: bool = True) -> Self:
         """Every link through a Toxiproxy: what latency, bandwidth and reset faults act on."""
         self._raw["link_proxies"] = on
+        return self
+
+    def with_fake_clock(self, on: bool = True) -> Self:
+        """Every Kafka node's JVM under libfaketime: what clock-skew on a node acts on."""
+        self._raw["fake_clock"] = on
         return self
 
     def with_start_timeout(self, seconds: float) -> Self:

@@ -15,7 +15,15 @@ from harness.errors import ConfigError
 from harness.nodes.topology import DEFAULT_VERSION, validate
 
 MARKER = "kafka_cluster"
-CLUSTER_KEYS = ("mode", "brokers", "version", "broker_config", "controllers", "link_proxies")
+CLUSTER_KEYS = (
+    "mode",
+    "brokers",
+    "version",
+    "broker_config",
+    "controllers",
+    "link_proxies",
+    "fake_clock",
+)
 PLUGIN_KEYS = ("shared", "start_timeout_s")  # how the plugin runs it, not what Kafka is
 MARKER_KEYS = (*CLUSTER_KEYS, *PLUGIN_KEYS)
 DEFAULT_START_TIMEOUT_S = 180.0
@@ -33,6 +41,7 @@ class ClusterOptions:
     broker_config: tuple[tuple[str, Scalar], ...] = ()  # sorted items
     controllers: int = 0
     link_proxies: bool = False  # every link through a Toxiproxy: for latency, bandwidth, reset
+    fake_clock: bool = False  # every Kafka node's JVM under libfaketime: for clock-skew
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     shared: bool = False  # one cluster per distinct options for the whole session
 
@@ -46,12 +55,14 @@ class ClusterOptions:
             "controllers": self.controllers,
             "start_timeout_s": self.start_timeout_s,
             "link_proxies": self.link_proxies,
+            "fake_clock": self.fake_clock,
         }
 
     def describe(self) -> str:
         config = ", ".join(f"{k}={v}" for k, v in self.broker_config)
         dedicated = f" + {self.controllers} controllers" if self.controllers else ""
         proxied = ", link proxies" if self.link_proxies else ""
+        proxied += ", fake clock" if self.fake_clock else ""
         return f"{self.mode}, {self.brokers} brokers{dedicated}{proxied}, Kafka {self.version}" + (
             f", {config}" if config else ""
         )
@@ -91,6 +102,7 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         broker_config=tuple(sorted(config.items())),
         controllers=cluster.get("controllers", defaults.controllers),
         link_proxies=bool(cluster.get("link_proxies") or False),
+        fake_clock=bool(cluster.get("fake_clock") or False),
         start_timeout_s=float(timeout),
         shared=shared,
     )

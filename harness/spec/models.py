@@ -59,6 +59,9 @@ class ClusterSpec(StrictModel):
     broker_config: Settings = {}
     # Every link through a Toxiproxy (harness.nodes.links). None: when a link fault is planned.
     link_proxies: bool | None = None
+    # Every Kafka node's JVM under libfaketime (harness.faults.clock). None: when a clock-skew
+    # on a node is planned.
+    fake_clock: bool | None = None
 
 
 class TopicSpec(StrictModel):
@@ -227,6 +230,8 @@ class Spec(StrictModel):
     def fake_clock(self) -> bool:
         """Whether the cell's Kafka nodes run under libfaketime: a planned fault skews a node's
         clock (harness.faults.clock)."""
+        if self.cluster.fake_clock is not None:
+            return self.cluster.fake_clock
         return any(f.fake_clock and not is_process_target(f.target) for f in self.faults)
 
     def skewed_clients(self) -> frozenset[str]:

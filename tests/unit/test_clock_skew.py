@@ -208,3 +208,33 @@ def test_the_client_environment_preloads_libfaketime_and_keeps_an_offset(tmp_pat
     assert env["FAKETIME_DONT_FAKE_MONOTONIC"] == "1"
     assert env["FAKETIME_CACHE_DURATION"] == "1"
     assert TRUE_CLOCK_ENV in env
+
+
+def test_a_node_skew_needs_fake_clock_and_a_java_producer_cannot_be_skewed(
+    tmp_path: Path,
+) -> None:
+    node = "{at_s: 1, kind: clock-skew, offset_s: 60, duration_s: 5, target: broker:1}"
+    text = SPEC.format(mode="kraft", fault=node).replace(
+        "brokers: 3", "brokers: 3, fake_clock: false"
+    )
+    assert errors_of(tmp_path, text) == [
+        "faults[0].kind: clock-skew on a node needs cluster.fake_clock"
+    ]
+    producer = "{at_s: 1, kind: clock-skew, offset_s: 60, duration_s: 5, target: producer}"
+    text = SPEC.format(mode="kraft", fault=producer).replace(
+        "{records: 100}", "{records: 100, client: java}"
+    )
+    assert any(
+        e.startswith("faults[0].target: clock-skew on the producer needs client librdkafka")
+        for e in errors_of(tmp_path, text)
+    )
+
+
+def test_the_pytest_plugin_takes_fake_clock() -> None:
+    from harness.pytest_plugin.builder import ClusterBuilder
+    from harness.pytest_plugin.options import parse
+
+    options = parse({"brokers": 1, "fake_clock": True}, "test")
+    assert options.cluster_kwargs()["fake_clock"] is True
+    assert "fake clock" in options.describe()
+    assert ClusterBuilder().with_fake_clock()._raw["fake_clock"] is True
