@@ -9,7 +9,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsIndex
 
 # A process whose wall clock a clock-skew fault moves (it runs under libfaketime) is given
 # the true wall clock of its start with the monotonic clock of that moment, "<wall_ns>:<mono_ns>"
@@ -28,6 +28,16 @@ def _true_clock_anchor() -> tuple[int, int] | None:
 
 
 _ANCHOR = _true_clock_anchor()
+
+
+def _monotonic_sleep(seconds: float | SupportsIndex) -> None:
+    """time.sleep on a monotonic wait: under libfaketime 0.9.10 Python's time.sleep (an
+    absolute clock_nanosleep) fails with EINVAL, while a timed wait on an Event does not."""
+    threading.Event().wait(max(0.0, float(seconds)))
+
+
+if _ANCHOR is not None:  # a process under libfaketime (harness.common.fake_clock)
+    time.sleep = _monotonic_sleep
 
 
 def true_clock_anchor() -> str:

@@ -238,3 +238,21 @@ def test_the_pytest_plugin_takes_fake_clock() -> None:
     assert options.cluster_kwargs()["fake_clock"] is True
     assert "fake clock" in options.describe()
     assert ClusterBuilder().with_fake_clock()._raw["fake_clock"] is True
+
+
+def test_time_sleep_works_in_a_skewed_process(tmp_path: Path) -> None:
+    """libfaketime makes Python's time.sleep fail (EINVAL); a skewed process gets a working one."""
+    path = tmp_path / "offset"
+    fake_clock.write_offset(path, 7200)
+    try:
+        env = fake_clock.environment(path)
+    except ConfigError:
+        pytest.skip("no libfaketime on this machine")
+    code = (
+        "import time; from harness.results.history import now_ms; t = time.monotonic(); "
+        "time.sleep(0.2); print(time.monotonic() - t >= 0.2, time.time() * 1000 - now_ms() > 7e6)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["True", "True"]
