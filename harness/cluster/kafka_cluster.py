@@ -88,6 +88,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         link_proxies: bool = False,
         log_dirs: int = 1,
         log_dir_size_mb: int | None = None,
+        fake_clock: bool = False,
     ) -> None:
         config = dict(broker_config or {})
         validate(
@@ -111,6 +112,9 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         # (harness.nodes.disks): what disk-full fills. Default: one, on the container's disk.
         self.log_dirs = log_dirs
         self.log_dir_size_mb = log_dir_size_mb
+        # Every Kafka node's JVM under libfaketime (harness.faults.clock): what clock-skew on
+        # a node acts on. Off: the nodes start exactly as without it.
+        self.fake_clock = fake_clock
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
@@ -159,6 +163,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             **({"link_proxies": True} if self.link_proxies else {}),
             **({"log_dirs": self.log_dirs} if self.log_dirs > 1 else {}),
             **({"log_dir_size_mb": self.log_dir_size_mb} if self.log_dir_size_mb else {}),
+            **({"fake_clock": True} if self.fake_clock else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
         )
@@ -226,7 +231,15 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         properties = kafka_properties(self.mode, spec, specs, self.broker_config, backend, dirs)
         disks = DiskPlan(log_dir_paths(dirs), self.log_dir_size_mb if spec.is_broker else None)
         return ClusterNode(
-            spec, image, network, self.run_id, properties, cluster_id, node_links, disks
+            spec,
+            image,
+            network,
+            self.run_id,
+            properties,
+            cluster_id,
+            node_links,
+            disks,
+            fake_clock=self.fake_clock,
         )
 
     def _wait_ready(self, deadline: float) -> None:

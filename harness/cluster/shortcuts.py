@@ -13,6 +13,7 @@ from harness.faults import healing
 from harness.faults.bandwidth import BandwidthFault
 from harness.faults.base import Fault
 from harness.faults.clients import ClientCutFault
+from harness.faults.clock import NodeClockSkewFault
 from harness.faults.control import Booked, ChaosTarget, NodeControl, NodeRef
 from harness.faults.disk_full import DiskFullFault
 from harness.faults.kill import KillFault
@@ -72,6 +73,10 @@ class FaultShortcuts:
         KafkaCluster(log_dir_size_mb=...); the heal frees it and restarts the broker if
         Kafka took a directory offline or stopped."""
         return DiskFullFault(self, ref, log_dir).inject()
+
+    def clock_skew(self: NodeControl, ref: NodeRef, offset_s: float) -> Fault:
+        """The node's wall clock `offset_s` off until heal; needs KafkaCluster(fake_clock=True)."""
+        return NodeClockSkewFault(self, ref, offset_s).inject()
 
     def start(self: NodeControl, ref: NodeRef) -> None:
         """Bring back a killed or stopped node (healing its fault) and wait until it has started."""

@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
 
@@ -31,9 +31,16 @@ class ManagedProcess:
     """A command started in its own session; stop() = SIGTERM, grace, then SIGKILL of its group."""
 
     def __init__(
-        self, argv: Sequence[str], stderr: Path | None = None, stdout: Path | None = None
+        self,
+        argv: Sequence[str],
+        stderr: Path | None = None,
+        stdout: Path | None = None,
+        env: Callable[[], Mapping[str, str]] | None = None,
     ) -> None:
         self.argv = list(argv)
+        # The child's environment, made at each start (a fake clock's true start time);
+        # None: the runner's own.
+        self.env = env
         self.stderr = stderr  # appended to; None discards it
         self.stdout = stdout  # appended to (a Java client's events); None discards it
         self._proc: subprocess.Popen[bytes] | None = None
@@ -52,6 +59,7 @@ class ManagedProcess:
                 stdout=out if out is not None else subprocess.DEVNULL,
                 stderr=err if err is not None else subprocess.DEVNULL,
                 start_new_session=True,
+                env=None if self.env is None else dict(self.env()),
             )
         self._swept = False
         return self

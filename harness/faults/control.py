@@ -138,6 +138,10 @@ class NodeControl(Protocol):
         """Whether every link runs through a Toxiproxy (harness.nodes.links)."""
 
     @property
+    def fake_clock(self) -> bool:
+        """Whether the Kafka nodes' JVMs run under libfaketime (harness.faults.clock)."""
+
+    @property
     def faults(self) -> ActiveFaults: ...
     @property
     def nodes(self) -> Sequence[Node]: ...

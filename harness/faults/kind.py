@@ -116,6 +116,7 @@ class FaultKind(StrictModel):
     zookeeper_target: ClassVar[bool] = False  # may target ZooKeeper (mode zookeeper)
     link_proxies: ClassVar[bool] = False  # acts on the links' proxies: the cluster needs them
     fills_disks: ClassVar[bool] = False  # fills log directories: they need a size of their own
+    fake_clock: ClassVar[bool] = False  # skews a clock: its target runs under libfaketime
     own_options: ClassVar[tuple[str, ...]] = ()  # set from the fields the kind declares
 
     at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)

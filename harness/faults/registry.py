@@ -19,6 +19,7 @@ from harness.faults.add_partitions import AddPartitions
 from harness.faults.bandwidth import Bandwidth
 from harness.faults.base import Fault
 from harness.faults.clients import CutClients
+from harness.faults.clock import ClockSkew
 from harness.faults.consumer import ConsumerCrash, PipelineCrash
 from harness.faults.control import ChaosTarget, NodeRef
 from harness.faults.decommission import Decommission
@@ -62,6 +63,7 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     AddBroker,
     Decommission,
     RollingRestart,
+    ClockSkew,
     ConsumerCrash,
     PipelineCrash,
     ProducerCrash,

@@ -10,6 +10,7 @@ from typing import Protocol
 
 from harness.errors import HarnessError
 from harness.faults.base import Fault
+from harness.faults.clock import ClockFiles, ClockSkew, is_process_target
 from harness.faults.control import ChaosTarget
 from harness.faults.kind import FaultKind
 from harness.faults.producer import ProducerControl, ProducerCrash
@@ -77,6 +78,11 @@ def _spec(p: Planned) -> FaultKind:
     return p.spec if p.spec is not None else spec_of(p.kind)
 
 
+def _on_process(p: Planned) -> bool:
+    """A clock-skew of a client process (the producer, a consumer member), not of a node."""
+    return isinstance(_spec(p), ClockSkew) and is_process_target(p.target)
+
+
 def _sequential(kind: str) -> bool:
     """Operations on the cluster (not the one-node restart) run one after the other."""
     return is_operation(kind) and kind != "restart"
@@ -102,9 +108,11 @@ class Nemesis:
         default_group: str,
         clock: Clock | None = None,
         producer: ProducerControl | None = None,
+        clocks: ClockFiles | None = None,
     ) -> None:
         self.cluster = cluster
         self.producer = producer  # a producer process (producer-crash, producer-pause)
+        self.clocks = clocks  # the client processes' offset files (clock-skew on a client)
         self.clock = clock or RealClock()
         self.consumers = consumers
         self.history = history
@@ -194,6 +202,9 @@ class Nemesis:
         if is_producer_fault(p.kind) and self.producer is None:
             self._skipped(p, "the producer is not a process the nemesis can act on")
             return
+        if _on_process(p) and self.clocks is None:
+            self._skipped(p, "no client process of this cell runs with a fake clock")
+            return
         resolved = self._resolve(p)
         if resolved is None:
             return
@@ -205,11 +216,12 @@ class Nemesis:
         node = OPERATIONS_LOCK if _sequential(p.kind) else resolved
         spec = _spec(p)
         with self._node_lock(node):
-            fault = (
-                spec.make_on(self.cluster, self.producer)
-                if self.producer is not None and isinstance(spec, ProducerCrash)
-                else spec.make(self.cluster, resolved or None)
-            )
+            if self.producer is not None and isinstance(spec, ProducerCrash):
+                fault = spec.make_on(self.cluster, self.producer)
+            elif isinstance(spec, ClockSkew) and self.clocks is not None and _on_process(p):
+                fault = spec.make_on_process(self.cluster, p.target, self.clocks)
+            else:
+                fault = spec.make(self.cluster, resolved or None)
             fault.planned = {
                 "index": p.index,
                 "spec_kind": p.kind,
@@ -248,6 +260,7 @@ class Nemesis:
         text = p.target
         if (
             is_producer_fault(p.kind)
+            or _on_process(p)
             or _spec(p).target_style in ("topic", "spare", "none")
             or not text
         ):

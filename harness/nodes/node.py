@@ -72,6 +72,8 @@ def disable_ryuk() -> None:
 NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
 
 LINKS_DIR = "/opt/kafka-chaos-links"  # the Toxiproxy server and entry point, mounted read-only
+CLOCK_DIR = "/opt/kafka-chaos-clock"  # the fake clock's entry point, mounted read-only
+CLOCK_ENTRYPOINT = Path(__file__).resolve().parents[2] / "docker" / "clock-entrypoint.sh"
 
 
 @dataclass(frozen=True)
@@ -98,6 +100,7 @@ class ClusterNode:
         cluster_id: str | None,
         links: NodeLinks | None = None,
         disks: DiskPlan | None = None,
+        fake_clock: bool = False,
     ) -> None:
         self.spec = spec
         self.run_id = run_id
@@ -127,17 +130,26 @@ class ClusterNode:
             # Same port inside and out, on loopback only: the advertised address stays valid.
             self.container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
         self.proxied = links is not None
+        # The JVM under libfaketime (harness.faults.clock): a wrapper entry point, mounted,
+        # before the links' one or the image's own. Not ZooKeeper's.
+        self.fake_clock = fake_clock and spec.role != "zookeeper"
+        kwargs: dict[str, Any] = {
+            "labels": run_labels(run_id),
+            "cap_add": ["NET_ADMIN"],
+            "hostname": spec.name,
+        }
         if links is not None:
             self.container.with_env("KAFKA_CHAOS_PROXIES", links.proxies_json)
             self.container.with_volume_mapping(str(links.server), f"{LINKS_DIR}/toxiproxy-server")
             self.container.with_volume_mapping(str(links.entrypoint), f"{LINKS_DIR}/entrypoint")
-            self.container.with_kwargs(
-                labels=run_labels(run_id),
-                cap_add=["NET_ADMIN"],
-                hostname=spec.name,
-                extra_hosts=links.hosts,
-                entrypoint=[f"{LINKS_DIR}/entrypoint"],
-            )
+            kwargs |= {"extra_hosts": links.hosts, "entrypoint": [f"{LINKS_DIR}/entrypoint"]}
+        if self.fake_clock:
+            self.container.with_volume_mapping(str(CLOCK_ENTRYPOINT), f"{CLOCK_DIR}/entrypoint")
+            if links is not None:
+                self.container.with_env("KAFKA_CHAOS_NEXT_ENTRYPOINT", f"{LINKS_DIR}/entrypoint")
+            kwargs["entrypoint"] = [f"{CLOCK_DIR}/entrypoint"]
+        if links is not None or self.fake_clock:
+            self.container.with_kwargs(**kwargs)
 
     @property
     def name(self) -> str:

@@ -37,6 +37,7 @@ class ClusterBuilder:
             "link_proxies": base.link_proxies,
             "log_dirs": base.log_dirs,
             "log_dir_size_mb": base.log_dir_size_mb,
+            "fake_clock": base.fake_clock,
             "start_timeout_s": base.start_timeout_s,
         }
         self._logs_dir: Path | None = None
@@ -78,6 +79,11 @@ class ClusterBuilder:
         that size: what disk-full fills."""
         self._raw["log_dirs"] = count
         self._raw["log_dir_size_mb"] = size_mb
+        return self
+
+    def with_fake_clock(self, on: bool = True) -> Self:
+        """Every Kafka node's JVM under libfaketime: what clock-skew on a node acts on."""
+        self._raw["fake_clock"] = on
         return self
 
     def with_start_timeout(self, seconds: float) -> Self:

@@ -24,6 +24,7 @@ CLUSTER_KEYS = (
     "link_proxies",
     "log_dirs",
     "log_dir_size_mb",
+    "fake_clock",
 )
 PLUGIN_KEYS = ("shared", "start_timeout_s")  # how the plugin runs it, not what Kafka is
 MARKER_KEYS = (*CLUSTER_KEYS, *PLUGIN_KEYS)
@@ -44,6 +45,7 @@ class ClusterOptions:
     link_proxies: bool = False  # every link through a Toxiproxy: for latency, bandwidth, reset
     log_dirs: int = 1  # each broker's log directories (JBOD)
     log_dir_size_mb: int | None = None  # each its own filesystem of this size: for disk-full
+    fake_clock: bool = False  # every Kafka node's JVM under libfaketime: for clock-skew
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     shared: bool = False  # one cluster per distinct options for the whole session
 
@@ -59,12 +61,14 @@ class ClusterOptions:
             "link_proxies": self.link_proxies,
             "log_dirs": self.log_dirs,
             "log_dir_size_mb": self.log_dir_size_mb,
+            "fake_clock": self.fake_clock,
         }
 
     def describe(self) -> str:
         config = ", ".join(f"{k}={v}" for k, v in self.broker_config)
         dedicated = f" + {self.controllers} controllers" if self.controllers else ""
         proxied = ", link proxies" if self.link_proxies else ""
+        proxied += ", fake clock" if self.fake_clock else ""
         dirs = f", {self.log_dirs} log dirs" if self.log_dirs > 1 else ""
         sized = f" of {self.log_dir_size_mb} MB" if self.log_dir_size_mb else ""
         return (
@@ -109,6 +113,7 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         link_proxies=bool(cluster.get("link_proxies") or False),
         log_dirs=cluster.get("log_dirs", defaults.log_dirs),
         log_dir_size_mb=cluster.get("log_dir_size_mb", defaults.log_dir_size_mb),
+        fake_clock=bool(cluster.get("fake_clock") or False),
         start_timeout_s=float(timeout),
         shared=shared,
     )

@@ -14,7 +14,13 @@ from pathlib import Path
 from harness.spec import load_spec
 
 # Where the catalogue's experiments live, relative to the project root, in the order shown.
-FOLDERS = ("experiments", "experiments/incidents", "experiments/operations", "experiments/network")
+FOLDERS = (
+    "experiments",
+    "experiments/incidents",
+    "experiments/operations",
+    "experiments/network",
+    "experiments/storage",
+)
 BEGIN, END = "<!-- incidents:begin -->", "<!-- incidents:end -->"
 
 

@@ -4,15 +4,53 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, SupportsIndex
+
+# A process whose wall clock a clock-skew fault moves (it runs under libfaketime) is given
+# the true wall clock of its start with the monotonic clock of that moment, "<wall_ns>:<mono_ns>"
+# (harness.common.fake_clock): its ledger and events then keep true time, counted on the
+# monotonic clock, which libfaketime leaves alone. Kafka's record timestamps, which the
+# client library takes from the wall clock, are skewed: that is the fault.
+TRUE_CLOCK_ENV = "KAFKA_CHAOS_TRUE_CLOCK"
+
+
+def _true_clock_anchor() -> tuple[int, int] | None:
+    raw = os.environ.get(TRUE_CLOCK_ENV, "")
+    wall, _, mono = raw.partition(":")
+    if not (wall.isdigit() and mono.isdigit()):
+        return None
+    return int(wall), int(mono)
+
+
+_ANCHOR = _true_clock_anchor()
+
+
+def _monotonic_sleep(seconds: float | SupportsIndex) -> None:
+    """time.sleep on a monotonic wait: under libfaketime 0.9.10 Python's time.sleep (an
+    absolute clock_nanosleep) fails with EINVAL, while a timed wait on an Event does not."""
+    threading.Event().wait(max(0.0, float(seconds)))
+
+
+if _ANCHOR is not None:  # a process under libfaketime (harness.common.fake_clock)
+    time.sleep = _monotonic_sleep
+
+
+def true_clock_anchor() -> str:
+    """This process's true wall clock and monotonic clock now, as TRUE_CLOCK_ENV takes them."""
+    return f"{now_ms() * 1_000_000}:{time.monotonic_ns()}"
 
 
 def now_ms() -> int:
-    return time.time_ns() // 1_000_000
+    """The wall clock in ms: true time even in a process whose clock is skewed."""
+    if _ANCHOR is None:
+        return time.time_ns() // 1_000_000
+    wall_ns, mono_ns = _ANCHOR
+    return (wall_ns + time.monotonic_ns() - mono_ns) // 1_000_000
 
 
 @dataclass(frozen=True)

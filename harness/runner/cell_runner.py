@@ -21,6 +21,7 @@ from harness.cluster.kafka_cluster import KafkaCluster
 from harness.common.client_log import client_log_to
 from harness.common.waiting import wait_until
 from harness.errors import HarnessError, WaitTimeout
+from harness.faults.producer import PRODUCER_TARGET
 from harness.faults.registry import is_producer_fault
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import PlannedFault
@@ -39,6 +40,7 @@ from harness.results.tables import (
 from harness.runner.partition_watch import POLL_TIMEOUT_S, PartitionWatch
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell, CommandPipelineSpec
+from harness.workload.clocks import ClientClocks
 from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.log_reader import LogContents, copied_from, end_offsets, read_log
 from harness.workload.producer.supervisor import ProducerSupervisor
@@ -89,6 +91,8 @@ class CellRunner:
         self._seen = 0
         self._input: LogContents | None = None  # the final read of the input (read_uncommitted)
         self._watch: PartitionWatch | None = None  # the topic's leaders and ISRs, once it exists
+        # The client processes a planned clock-skew acts on, and their offset files.
+        self.clocks = ClientClocks.of(cell_dir, self.spec.skewed_clients())
 
     # --- phases --------------------------------------------------------------------------------
     def phase(self, name: str, **fields: Any) -> None:
@@ -110,6 +114,7 @@ class CellRunner:
             link_proxies=self.spec.link_proxies,
             log_dirs=c.log_dirs,
             log_dir_size_mb=self.spec.log_dir_size_mb,
+            fake_clock=self.spec.fake_clock,
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,
@@ -145,6 +150,7 @@ class CellRunner:
             self.history,
             self._member_lifetime(),
             seed=self.seed,
+            **({"clocks": self.clocks} if self.clocks.targets else {}),
         )
         producer = self._producer(cluster)
         nemesis = self.parts.nemesis(
@@ -155,6 +161,7 @@ class CellRunner:
             self.seed,
             consumers.default_group,
             producer=producer if isinstance(producer, ProducerSupervisor) else None,
+            **({"clocks": self.clocks} if self.clocks.targets else {}),
         )
         interrupted = False
         try:
@@ -215,6 +222,7 @@ class CellRunner:
             p.transactions is not None
             or p.client == "java"
             or any(is_producer_fault(f.kind) for f in self.plan)
+            or PRODUCER_TARGET in self.clocks.targets
         )
 
     def _producer(self, cluster: KafkaCluster) -> ProducerThread | ProducerSupervisor:
@@ -228,7 +236,10 @@ class CellRunner:
             version=self.spec.cluster.version,
         )
         if self.producer_is_process:
-            return self.parts.producer_process(self.spec.producer, runtime, self.history)
+            env = self.clocks.env(PRODUCER_TARGET)
+            return self.parts.producer_process(
+                self.spec.producer, runtime, self.history, **({"env": env} if env else {})
+            )
         return self.parts.producer(self.spec.producer, runtime, self.history)
 
     def _tick(self, producer: ProducerThread | ProducerSupervisor, consumers: ConsumerSets) -> None:

@@ -29,6 +29,7 @@ from harness.common.spec_base import (
     Settings,
     StrictModel,
 )
+from harness.faults.clock import is_process_target
 from harness.faults.kind import FaultKind
 from harness.faults.registry import ALIASES, PARSE_MODELS, SPEC_WORDS, every_option
 from harness.faults.registry import FAULT_KINDS as FAULT_KINDS  # the spec's kinds are these
@@ -68,6 +69,9 @@ class ClusterSpec(StrictModel):
     # Each log directory its own filesystem of this size (harness.nodes.disks). None:
     # unbounded, on the container's disk, unless a planned fault fills disks (then the default).
     log_dir_size_mb: int | None = Field(default=None, ge=MIN_LOG_DIR_MB, le=MAX_LOG_DIR_MB)
+    # Every Kafka node's JVM under libfaketime (harness.faults.clock). None: when a clock-skew
+    # on a node is planned.
+    fake_clock: bool | None = None
 
 
 DEFAULT_FILLABLE_MB = 256  # a log directory's size when disk-full is planned and none given
@@ -242,6 +246,21 @@ class Spec(StrictModel):
         if self.cluster.log_dir_size_mb is not None:
             return self.cluster.log_dir_size_mb
         return DEFAULT_FILLABLE_MB if any(f.fills_disks for f in self.faults) else None
+
+    @property
+    def fake_clock(self) -> bool:
+        """Whether the cell's Kafka nodes run under libfaketime: a planned fault skews a node's
+        clock (harness.faults.clock)."""
+        if self.cluster.fake_clock is not None:
+            return self.cluster.fake_clock
+        return any(f.fake_clock and not is_process_target(f.target) for f in self.faults)
+
+    def skewed_clients(self) -> frozenset[str]:
+        """The client processes a planned clock-skew acts on (producer, consumer:<set>/<i>):
+        only they run under libfaketime."""
+        return frozenset(
+            f.target for f in self.faults if f.fake_clock and is_process_target(f.target)
+        )
 
     def default_group(self) -> str | None:
         """The group plain `coordinator-of` names: the first group set's."""

@@ -7,7 +7,9 @@ through its own key) is checked here, once a matrix cell is complete.
 
 from __future__ import annotations
 
-from harness.faults.kind import CellView
+from harness.faults.clock import is_process_target
+from harness.faults.kind import CellView, FaultKind
+from harness.faults.producer import PRODUCER_TARGET
 from harness.nodes.topology import (
     CONTROLLER_ID_BASE,
     JBOD_KRAFT_SINCE,
@@ -86,6 +88,7 @@ def spec_problems(spec: Spec) -> list[Problem]:
                         f"{fault.kind} acts on link proxies; cluster.link_proxies is false",
                     )
                 )
+            out += _clock_problems(spec, i, fault)
     set_names = [name for name, _ in spec.consumer_sets()]
     if spec.pipeline is not None:
         set_names.append(PIPELINE_SET)
@@ -311,3 +314,21 @@ def _pipeline_problems(spec: Spec, p: PipelineSpec | CommandPipelineSpec) -> lis
         why = _PIPELINE_PRODUCER_OWNED[key]
         out.append((f"pipeline.producer_config.{key}", f"set through {why}"))
     return out
+
+
+def _clock_problems(spec: Spec, i: int, fault: FaultKind) -> list[tuple[str, str]]:
+    """A clock-skew needs its target under libfaketime: a node's needs cluster.fake_clock, and
+    the Java producer keeps its schedule by its own wall clock, which the skew would move."""
+    if not fault.fake_clock:
+        return []
+    if fault.target == PRODUCER_TARGET and spec.producer.client == "java":
+        return [
+            (
+                f"faults[{i}].target",
+                f"{fault.kind} on the producer needs client librdkafka: the Java producer "
+                "keeps its schedule by its own wall clock",
+            )
+        ]
+    if not is_process_target(fault.target) and spec.cluster.fake_clock is False:
+        return [(f"faults[{i}].kind", f"{fault.kind} on a node needs cluster.fake_clock")]
+    return []

@@ -14,7 +14,9 @@ from harness.results.history import History
 from harness.results.layout import CellPaths
 from harness.results.member_files import MemberPaths, read_events
 from harness.spec import Spec
+from harness.workload.clocks import ClientClocks
 from harness.workload.consumer_kinds import ConsumerSet, declared_sets
+from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.runtime import Runtime
 
 DEFAULT_GROUP = "chaos-group"
@@ -29,6 +31,7 @@ class ConsumerSets:
         history: History,
         max_s: float,
         seed: int = 0,
+        clocks: ClientClocks | None = None,
     ) -> None:
         self.history = history
         self.directory = CellPaths(cell_dir).consumers
@@ -41,6 +44,10 @@ class ConsumerSets:
             name: kind.supervise(name, model, self.runtime, history)
             for name, kind, model in declared_sets(spec)
         }
+        if clocks is not None:  # members a clock-skew acts on run with a fake clock
+            for s in self.sets.values():
+                if isinstance(s, GroupSupervisor):
+                    s.clocks = clocks
 
     def start(self) -> None:
         for s in self.sets.values():

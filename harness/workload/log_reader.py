@@ -7,7 +7,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 
-from confluent_kafka import Consumer, KafkaError, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 
 from harness.common.client_log import CLIENT_LOGGER
 from harness.workload.records import decode_origin, decode_seq
@@ -49,6 +49,21 @@ def end_offsets(bootstrap: str, topic: str, at_least: int, timeout_s: float = 10
         consumer.close()
 
 
+def _watermarks(consumer: Consumer, tp: TopicPartition, deadline: float) -> tuple[int, int]:
+    """Low and high watermark; a partition briefly unknown or leaderless (its only broker
+    fenced for a moment on a loaded machine) is asked again every second until `deadline`."""
+    while True:
+        try:
+            low, high = consumer.get_watermark_offsets(
+                tp, timeout=max(1.0, deadline - time.monotonic())
+            )
+            return int(low), int(high)
+        except KafkaException:
+            if time.monotonic() + 1 > deadline:
+                raise
+            time.sleep(1)
+
+
 def read_log(
     bootstrap: str,
     topic: str,
@@ -75,9 +90,7 @@ def read_log(
         starts: list[TopicPartition] = []
         count = partition_count(consumer, topic, at_least, max(1.0, deadline - time.monotonic()))
         for p in range(count):
-            low, high = consumer.get_watermark_offsets(
-                TopicPartition(topic, p), timeout=max(1.0, deadline - time.monotonic())
-            )
+            low, high = _watermarks(consumer, TopicPartition(topic, p), deadline)
             ends[p] = high
             if high > low:
                 starts.append(TopicPartition(topic, p, low))

@@ -180,6 +180,7 @@ class FakeCluster:
     controller_id: int = 1
     start_timeout_s: float = 5.0
     link_proxies: bool = False
+    fake_clock: bool = False
     history: History = field(default_factory=History)
     faults: ActiveFaults = field(default_factory=ActiveFaults)
     log: list[tuple[float, str, str]] = field(default_factory=list)

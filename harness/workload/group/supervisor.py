@@ -12,9 +12,10 @@ from harness.results.history import History
 from harness.results.member_files import MemberPaths, read_events
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
 from harness.spec.consumers import CommandPipelineSpec, GroupConsumerSpec, PipelineSpec
+from harness.workload.clocks import ClientClocks
 from harness.workload.java import group as java_group
 from harness.workload.java.follow import seal
-from harness.workload.member_process import member_command, member_name
+from harness.workload.member_process import member_command, member_index, member_name
 from harness.workload.runtime import Runtime
 
 STOP_GRACE_S = 20.0
@@ -41,6 +42,7 @@ class GroupSupervisor:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.names = [member_name(set_name, i) for i in range(spec.members)]
         self.procs: dict[str, ManagedProcess] = {}
+        self.clocks: ClientClocks | None = None  # members a clock-skew acts on (fake clocks)
         self.tails = {n: ConsumedTail(MemberPaths(self.directory, n)) for n in self.names}
         # A Java set's members print events, followed into the usual files on every read.
         self.java: dict[str, java_group.JavaMember] = {}
@@ -78,7 +80,10 @@ class GroupSupervisor:
                 self.java[n].poll()  # what the last JVM printed, then its torn line dropped
                 seal(stdout)
             # Own session: a Ctrl-C at the terminal reaches the runner, which stops members itself.
-            self.procs[n] = ManagedProcess(cmd, paths.stderr, stdout).start()
+            env = None
+            if self.clocks is not None:
+                env = self.clocks.env(f"consumer:{self.set_name}/{member_index(n)}")
+            self.procs[n] = ManagedProcess(cmd, paths.stderr, stdout, env=env).start()
             if n in self.java:
                 self.java[n].pid = self.procs[n].pid
             self.history.append("consumer.launch", consumer=n, pid=self.procs[n].pid)

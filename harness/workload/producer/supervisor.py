@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -73,6 +74,8 @@ class ProducerSupervisor:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     # A Java producer's incarnations print events, followed into the usual files on reads.
     _java: list[java_producer.JavaIncarnation] = field(default_factory=list)
+    # Its environment at each launch (a fake clock: harness.workload.clocks); None: the runner's.
+    env: Callable[[], dict[str, str]] | None = None
 
     @property
     def directory(self) -> Path:
@@ -227,7 +230,7 @@ class ProducerSupervisor:
             stdout = java_producer.stdout_path(paths)
             self._java.append(java_producer.JavaIncarnation(self.spec, paths))
             paths.sends.touch()  # an incarnation is known by its sends file
-        proc = ManagedProcess(argv, paths.stderr, stdout).start()
+        proc = ManagedProcess(argv, paths.stderr, stdout, env=self.env).start()
         self._procs.append(proc)
         self._tails.append((_Tail(paths.sends), _Tail(paths.acks)))
         self.history.append(

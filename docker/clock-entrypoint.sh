@@ -1,0 +1,23 @@
+#!/bin/bash
+# Entry point of a Kafka node whose wall clock a clock-skew fault may move
+# (harness/faults/clock.py): the node's processes run under libfaketime, reading their
+# offset from a file the fault rewrites (`+0` when not skewed). Mounted by the harness only
+# for clusters with a fake clock; the image itself is unchanged. Then the next entry point:
+# KAFKA_CHAOS_NEXT_ENTRYPOINT (the link proxies' one) or the image's own.
+set -euo pipefail
+
+dir=/var/lib/kafka-chaos-clock
+mkdir -p "$dir"
+# A node started again (after a kill or a stop) keeps the offset it had: a skew still
+# active stays active.
+[ -s "$dir/offset" ] || printf '+0\n' > "$dir/offset"
+lib="$(compgen -G '/usr/lib/*/faketime/libfaketime.so.1' | head -n 1 || true)"
+if [ -z "$lib" ]; then
+  echo "no libfaketime in the image (Debian package faketime): rebuild the broker images" >&2
+  exit 71
+fi
+export LD_PRELOAD="$lib"
+export FAKETIME_TIMESTAMP_FILE="$dir/offset"
+export FAKETIME_DONT_FAKE_MONOTONIC=1
+export FAKETIME_CACHE_DURATION=1  # the file is read at most once a second (docs/benchmarks.md)
+exec "${KAFKA_CHAOS_NEXT_ENTRYPOINT:-/opt/kafka/bin/kafka-chaos-entrypoint}" "$@"
