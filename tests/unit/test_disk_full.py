@@ -13,7 +13,7 @@ from harness.faults.disk_full import DiskFullFault, what_kafka_did
 from harness.faults.registry import make_fault
 from harness.nodes.topology import DATA_DIR, kafka_properties, log_dir_paths, plan_nodes, validate
 from harness.spec import load_spec
-from tests.unit.fakes import FakeCluster
+from tests.unit.fakes import FakeCluster, FakeNode
 from tests.unit.test_spec import errors_of, write
 
 BASE = "name: d\nproducer: {records: 100}\n"
@@ -99,6 +99,19 @@ def test_what_kafka_did_is_read_from_its_log() -> None:
     }
 
 
+def _sized_broker(cluster: FakeCluster, size_mb: int, dirs: int = 1, on_fill: str = "") -> FakeNode:
+    """Broker 2 with `dirs` log directories of `size_mb` each; `on_fill`: what Kafka logs."""
+    node = cluster.node(2)
+    node.log_dir_mb = size_mb
+    node.log_dirs = log_dir_paths(dirs)
+    node.on_fill = [on_fill] if on_fill else []
+    return node
+
+
+def _broker_ops(cluster: FakeCluster) -> list[str]:
+    return [op for _, op, name in cluster.ops() if name == "broker-2"]
+
+
 def _disk_full(cluster: FakeCluster, **options: object) -> DiskFullFault:
     fault = make_fault("disk-full", cluster, 2, options)  # type: ignore[arg-type]
     assert isinstance(fault, DiskFullFault)
@@ -107,14 +120,15 @@ def _disk_full(cluster: FakeCluster, **options: object) -> DiskFullFault:
 
 def test_an_offline_directory_gets_the_broker_restarted_after_the_space_is_freed() -> None:
     cluster = FakeCluster()
-    node = cluster.node(2)
-    node.log_dir_mb = 64
-    node.log_dirs = log_dir_paths(2)
-    node.on_fill = [OFFLINE]
+    _sized_broker(cluster, 64, dirs=2, on_fill=OFFLINE)
     fault = _disk_full(cluster, log_dir=0).inject()
     fault.heal()
-    ops = [op for _, op, name in cluster.ops() if name == "broker-2"]
-    assert ops == ["fill 0", "free 0", "stop", "start"]  # freed first, then restarted
+    assert _broker_ops(cluster) == [
+        "fill 0",
+        "free 0",
+        "stop",
+        "start",
+    ]  # freed first, then restarted
     inject, heal = cluster.history.events
     assert inject.fields["log_dirs"] == [DATA_DIR] and heal.fields["filled_mb"] == 64.0
     assert heal.fields["offline_dirs"] == [DATA_DIR]
@@ -124,15 +138,11 @@ def test_an_offline_directory_gets_the_broker_restarted_after_the_space_is_freed
 
 def test_a_broker_that_halted_is_started_and_every_directory_was_filled() -> None:
     cluster = FakeCluster()
-    node = cluster.node(2)
-    node.log_dir_mb = 32
-    node.log_dirs = log_dir_paths(2)
-    node.on_fill = [HALT]
+    node = _sized_broker(cluster, 32, dirs=2, on_fill=HALT)
     fault = _disk_full(cluster).inject()
     node.state = "exited"  # Kafka halted
     fault.heal()
-    ops = [op for _, op, name in cluster.ops() if name == "broker-2"]
-    assert ops == ["fill 0", "fill 1", "free 0", "free 1", "start"]
+    assert _broker_ops(cluster) == ["fill 0", "fill 1", "free 0", "free 1", "start"]
     heal = cluster.history.events[-1].fields
     assert heal["broker_stopped"] is True and heal["restarted"] is True
     assert heal["shutdown"].startswith("Shutdown broker because all log dirs")
@@ -141,23 +151,20 @@ def test_a_broker_that_halted_is_started_and_every_directory_was_filled() -> Non
 
 def test_a_full_disk_kafka_never_noticed_is_freed_and_nothing_restarted() -> None:
     cluster = FakeCluster()
-    cluster.node(2).log_dir_mb = 32
+    _sized_broker(cluster, 32)
     fault = _disk_full(cluster).inject()
     fault.heal()
-    ops = [op for _, op, name in cluster.ops() if name == "broker-2"]
-    assert ops == ["fill 0", "free 0"]
+    assert _broker_ops(cluster) == ["fill 0", "free 0"]
     heal = cluster.history.events[-1].fields
     assert heal["restarted"] is False and heal["offline_dirs"] == [] and heal["shutdown"] is None
 
 
 def test_a_broker_down_before_its_disk_filled_is_left_to_the_fault_that_downed_it() -> None:
     cluster = FakeCluster()
-    node = cluster.node(2)
-    node.log_dir_mb = 32
+    node = _sized_broker(cluster, 32)
     node.state = "exited"  # killed by another fault
     fault = _disk_full(cluster).inject()
     fault.heal()
-    ops = [op for _, op, name in cluster.ops() if name == "broker-2"]
-    assert ops == ["fill 0", "free 0"]  # not started: the kill's heal does that
+    assert _broker_ops(cluster) == ["fill 0", "free 0"]  # not started: the kill's heal does that
     heal = cluster.history.events[-1].fields
     assert heal["down_at_inject"] is True and heal["freed_mb"] == 32.0
