@@ -21,7 +21,7 @@ from harness import KafkaCluster
 from harness.cluster.metrics_scraper import MetricsScraper
 from harness.results.history import History
 
-RECORDS = 60_000
+RECORDS = 500_000  # several seconds of writes: many scrapes fall inside them
 TOPIC = "bench"
 
 
