@@ -79,7 +79,8 @@ maven() {
 build_kafka() {
   local version="$1" tag="kafka-chaos/kafka:$1" recipe ctx log4j
   recipe="$(recipe_of <(echo "$version $base_recipe") "$here/pom.xml" "$here/kafka.Dockerfile" \
-            "$here/entrypoint.sh" "$here/log4j.properties" "$here/log4j2.properties")"
+            "$here/entrypoint.sh" "$here/log4j.properties" "$here/log4j2.properties" \
+            "$here/jmx-exporter.yml")"
   if [ "$(label_of "$tag")" = "$recipe" ]; then
     echo "build-images: $tag is up to date"
     return
@@ -92,7 +93,11 @@ build_kafka() {
   if [ -n "$log4j" ]; then
     maven -Dkafka.version="$version" -Dlog4j2="$log4j" -DoutputDirectory="$ctx/jars"
   fi
-  cp "$here/entrypoint.sh" "$here/log4j.properties" "$here/log4j2.properties" "$ctx/"
+  # The JMX exporter agent (Kafka's own metrics over HTTP), apart from Kafka's jars.
+  maven -Dkafka.version="$version" -Djmx-agent -DincludeArtifactIds=jmx_prometheus_javaagent \
+    -DexcludeTransitive=true -DoutputDirectory="$ctx/agent"
+  cp "$here/entrypoint.sh" "$here/log4j.properties" "$here/log4j2.properties" \
+    "$here/jmx-exporter.yml" "$ctx/"
   echo "build-images: building $tag"
   docker build -q -f "$here/kafka.Dockerfile" --build-arg BASE="$base_tag" \
     --build-arg KAFKA_VERSION="$version" --build-arg RECIPE="$recipe" -t "$tag" "$ctx" >/dev/null

@@ -2,7 +2,9 @@
 # Container entry point for every node of a kafka-chaos cluster.
 # KAFKA_CHAOS_ROLE: kafka | zookeeper; KAFKA_CHAOS_CONFIG: the properties file
 # body; KAFKA_CHAOS_CLUSTER_ID: set for KRaft (storage is formatted once, so a
-# restarted container keeps its data); KAFKA_CHAOS_HEAP: JVM heap size.
+# restarted container keeps its data); KAFKA_CHAOS_HEAP: JVM heap size;
+# KAFKA_CHAOS_METRICS_PORT: when set, the Kafka server JVM runs the Prometheus JMX exporter
+# agent, serving /metrics on that port (rules: /opt/kafka/config/jmx-exporter.yml).
 set -euo pipefail
 
 role="${KAFKA_CHAOS_ROLE:?KAFKA_CHAOS_ROLE must be kafka or zookeeper}"
@@ -24,6 +26,14 @@ case "$role" in
   zookeeper)
     exec java "${server[@]}" "${common[@]}" -cp "$cp" org.apache.zookeeper.server.quorum.QuorumPeerMain "$conf" ;;
   kafka)
+    if [ -n "${KAFKA_CHAOS_METRICS_PORT:-}" ]; then
+      agent="$(compgen -G '/opt/kafka-chaos-metrics/jmx_prometheus_javaagent-*.jar' | head -n 1 || true)"
+      if [ -z "$agent" ]; then
+        echo "no JMX exporter agent in the image: rebuild the broker images" >&2
+        exit 72
+      fi
+      server+=(-javaagent:"$agent"="$KAFKA_CHAOS_METRICS_PORT":/opt/kafka/config/jmx-exporter.yml)
+    fi
     if [ -n "${KAFKA_CHAOS_CLUSTER_ID:-}" ]; then
       java -Xmx256m "${common[@]}" -cp "$cp" kafka.tools.StorageTool format \
         --ignore-formatted -t "$KAFKA_CHAOS_CLUSTER_ID" -c "$conf"

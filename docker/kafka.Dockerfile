@@ -4,7 +4,8 @@ FROM ${BASE}
 ARG KAFKA_VERSION
 ARG RECIPE
 COPY jars/ /opt/kafka/libs/
-COPY log4j.properties log4j2.properties /opt/kafka/config/
+COPY agent/ /opt/kafka-chaos-metrics/
+COPY log4j.properties log4j2.properties jmx-exporter.yml /opt/kafka/config/
 COPY entrypoint.sh /opt/kafka/bin/kafka-chaos-entrypoint
 RUN chmod 0755 /opt/kafka/bin/kafka-chaos-entrypoint && mkdir -p /var/lib/kafka /var/lib/zookeeper
 LABEL kafka-chaos.kafka-version="${KAFKA_VERSION}" kafka-chaos.recipe="${RECIPE}"

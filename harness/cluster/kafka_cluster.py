@@ -41,6 +41,7 @@ from harness.nodes.topology import (
     plan_nodes,
     plan_spares,
     validate,
+    with_metrics_ports,
     zookeeper_properties,
 )
 from harness.nodes.watchdog import start_watchdog
@@ -89,6 +90,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         log_dirs: int = 1,
         log_dir_size_mb: int | None = None,
         fake_clock: bool = False,
+        metrics: bool = False,
     ) -> None:
         config = dict(broker_config or {})
         validate(
@@ -115,6 +117,9 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         # Every Kafka node's JVM under libfaketime (harness.faults.clock): what clock-skew on
         # a node acts on. Off: the nodes start exactly as without it.
         self.fake_clock = fake_clock
+        # Every Kafka node's JVM with the Prometheus JMX exporter agent, its /metrics published
+        # on 127.0.0.1 (metrics_targets; harness.cluster.metrics_scraper reads them).
+        self.metrics = metrics
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
@@ -164,6 +169,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             **({"log_dirs": self.log_dirs} if self.log_dirs > 1 else {}),
             **({"log_dir_size_mb": self.log_dir_size_mb} if self.log_dir_size_mb else {}),
             **({"fake_clock": True} if self.fake_clock else {}),
+            **({"metrics_ports": self._metrics_ports(specs)} if self.metrics else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
         )
@@ -193,10 +199,25 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
 
     def _plan(self) -> tuple[list[int], list[NodeSpec]]:
         """Host ports and nodes; the spares' ports are picked now with the others (kept aside)."""
-        ports = free_ports(self.broker_count + self.spare_count)
-        self._spares = plan_spares(self.broker_count, ports[self.broker_count :])
-        specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports)
+        clients = self.broker_count + self.spare_count
+        kafka_nodes = self.broker_count + self.controller_count + self.spare_count
+        ports = free_ports(clients + (kafka_nodes if self.metrics else 0))
+        self._spares = plan_spares(self.broker_count, ports[self.broker_count : clients])
+        specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports[:clients])
+        if self.metrics:  # one more port per Kafka node (spares too): its /metrics
+            started = kafka_nodes - self.spare_count
+            specs = with_metrics_ports(specs, ports[clients : clients + started])
+            self._spares = with_metrics_ports(self._spares, ports[clients + started :])
         return ports, specs
+
+    @staticmethod
+    def _metrics_ports(specs: list[NodeSpec]) -> dict[str, int]:
+        return {s.name: s.metrics_port for s in specs if s.metrics_port is not None}
+
+    def metrics_targets(self) -> dict[str, int]:
+        """Node name -> host port of its /metrics, for every Kafka node of the cluster now
+        (empty without metrics); a node that is down answers nothing there."""
+        return self._metrics_ports([n.spec for n in self.nodes])
 
     def _create_nodes(
         self, image: str, network: Network, specs: list[NodeSpec], cluster_id: str | None
@@ -352,6 +373,8 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             with contextlib.suppress(DockerException):
                 docker_client().containers.get(f"kc-{self.run_id}-{spec.name}").remove(force=True)
             spec = dataclasses.replace(spec, host_port=free_ports(1)[0])
+            if spec.metrics_port is not None:
+                spec = dataclasses.replace(spec, metrics_port=free_ports(1)[0])
         raise AssertionError("unreachable: the last attempt returns or raises")
 
     def retire(self, broker_id: int) -> None:

@@ -18,7 +18,7 @@ from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, FaultError, WaitTimeout
 from harness.nodes.disks import DiskPlan, NodeDisks
 from harness.nodes.reaper import run_labels
-from harness.nodes.topology import DATA_DIR, NodeSpec
+from harness.nodes.topology import DATA_DIR, METRICS_PORT, NodeSpec
 
 _STARTED = {
     "zookeeper": re.compile(r"binding to port"),
@@ -118,6 +118,8 @@ class ClusterNode:
         }
         if cluster_id:
             env["KAFKA_CHAOS_CLUSTER_ID"] = cluster_id
+        if spec.metrics_port is not None:  # the JMX exporter agent in the server JVM
+            env["KAFKA_CHAOS_METRICS_PORT"] = str(METRICS_PORT)
         self.container = (
             DockerContainer(image)
             .with_name(f"kc-{run_id}-{spec.name}")
@@ -129,6 +131,8 @@ class ClusterNode:
         if spec.host_port is not None:
             # Same port inside and out, on loopback only: the advertised address stays valid.
             self.container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
+        if spec.metrics_port is not None:
+            self.container.ports[f"{METRICS_PORT}/tcp"] = ("127.0.0.1", spec.metrics_port)  # type: ignore[assignment]
         self.proxied = links is not None
         # The JVM under libfaketime (harness.faults.clock): a wrapper entry point, mounted,
         # before the links' one or the image's own. Not ZooKeeper's.
@@ -171,6 +175,10 @@ class ClusterNode:
     @property
     def host_port(self) -> int | None:
         return self.spec.host_port
+
+    @property
+    def metrics_port(self) -> int | None:
+        return self.spec.metrics_port
 
     @property
     def docker(self) -> Container:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import re
 import uuid
 from dataclasses import dataclass
@@ -18,6 +19,9 @@ Role = Literal["broker", "combined", "controller", "zookeeper"]
 INTERNAL_PORT = 9092
 CONTROLLER_PORT = 9093
 ZOOKEEPER_PORT = 2181
+# The JMX exporter agent's HTTP port inside a Kafka node (docker/entrypoint.sh); published on
+# 127.0.0.1 at the node's own `metrics_port` when the cluster runs with metrics.
+METRICS_PORT = 9404
 DATA_DIR = "/var/lib/kafka/data"  # the first (often only) log directory
 MAX_LOG_DIRS = 3
 # A size-limited log directory is a tmpfs (harness.nodes.disks): memory, so bounded.
@@ -55,6 +59,8 @@ class NodeSpec:
     role: Role
     node_id: int | None  # Kafka node id; None for ZooKeeper
     host_port: int | None  # client port published on 127.0.0.1 (brokers only)
+    # Kafka's own metrics (the JMX exporter) published on 127.0.0.1 here; None: no agent.
+    metrics_port: int | None = None
 
     @property
     def kafka_id(self) -> int:
@@ -184,6 +190,14 @@ def plan_spares(brokers: int, host_ports: list[int]) -> list[NodeSpec]:
     return [
         NodeSpec(f"broker-{brokers + i}", "broker", brokers + i, port)
         for i, port in enumerate(host_ports, start=1)
+    ]
+
+
+def with_metrics_ports(specs: list[NodeSpec], ports: list[int]) -> list[NodeSpec]:
+    """The nodes with a metrics port each for the Kafka ones (in order), none for ZooKeeper."""
+    free = iter(ports)
+    return [
+        s if s.node_id is None else dataclasses.replace(s, metrics_port=next(free)) for s in specs
     ]
 
 

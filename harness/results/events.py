@@ -19,8 +19,8 @@ CELL_ERROR = "cell.error"  # error: why the cell stopped early ("interrupted (Ct
 RECOVERY_END = "recovery.end"  # recovered: bool (every partition led, full ISR), detail
 DRAIN_END = "drain.end"  # complete: bool, lag: {set: {partition: records}}, ends
 LOG_READ = "log.read"  # complete: bool, records, ends, detail (the final read of the topic)
-# The collect phase's row counts of what it wrote: ledger, consumed, commits, log, output (a
-# table not written is absent) and consumed_by {consumer: rows}; the `evidence` check holds
+# The collect phase's row counts of what it wrote: ledger, consumed, commits, log, output,
+# metrics (a table not written is absent) and consumed_by {consumer: rows}; the `evidence` check holds
 # the files to them (histories before 2026-11-24 lack the event).
 TABLES_WRITTEN = "tables.written"
 # A pipeline (spec `pipeline:`): pipeline_kind (transform | command; histories before
@@ -52,7 +52,9 @@ PHASES = (
 )
 
 # --- the cluster --------------------------------------------------------------------------
-CLUSTER_START = "cluster.start"  # run_id, mode, version, nodes, broker_config, spares (if any)
+# run_id, mode, version, nodes, broker_config, spares (if any), metrics_ports {node: host
+# port of its /metrics} (with metrics)
+CLUSTER_START = "cluster.start"
 CLUSTER_READY = "cluster.ready"  # run_id, bootstrap
 # attempt, ports, busy, error: a host port was taken before Docker bound it; new ports, same run
 CLUSTER_PORTS_RETRY = "cluster.ports_retry"
@@ -70,6 +72,10 @@ PARTITION_STATE = "partition.state"
 # timed out: skipped, so a change may be seen up to that much later), changes (partition.state
 # events), error (the last failure's text, "" if none).
 PARTITION_WATCH_END = "partition.watch_end"
+# Kafka's own metrics (cluster.metrics, harness.cluster.metrics_scraper) at the collect
+# phase: interval_s, scrapes {node: scrapes}, failed {node: scrapes that got no answer},
+# rows (metrics.parquet's). Absent when the cell ran without metrics.
+METRICS_SCRAPE = "metrics.scrape"
 
 # --- faults (the nemesis) -----------------------------------------------------------------
 # fault_id, fault (kind), target (node name), + kind's own fields; a planned one also index,

@@ -6,7 +6,7 @@
 <results>/history.parquet   one row per cell of every suite run (tables.FIGURE_HISTORY)
 <results>/index.html        the latest suite run and what changed (harness.suite.index)
 <cell>/history.jsonl, ledger.parquet, consumed.parquet, log.parquet, commits.parquet,
-       output.parquet (a pipeline's),
+       output.parquet (a pipeline's), metrics.parquet (Kafka's own metrics),
        summary.json, report.html, clients.log, brokers/<node>.log,
        consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
        consumers/<set>.generation, spark/<set>/{sink,checkpoint}/,
@@ -31,6 +31,7 @@ CONSUMED = "consumed.parquet"
 LOG = "log.parquet"
 OUTPUT = "output.parquet"  # a pipeline's output topic, read at the end
 COMMITS = "commits.parquet"
+METRICS = "metrics.parquet"  # Kafka's own metrics, scraped over the cell (tables.METRICS)
 SUMMARY = "summary.json"
 REPORT = "report.html"
 CLIENTS_LOG = "clients.log"
@@ -38,7 +39,7 @@ BROKERS = "brokers"
 CONSUMERS = "consumers"
 SPARK = "spark"
 # The files of a cell a reader may want raw, in the order the report links them.
-RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, OUTPUT, HISTORY)
+RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, OUTPUT, METRICS, HISTORY)
 
 RUN_SPEC = "spec.yaml"
 RUN_SUMMARY_MD = "summary.md"
@@ -101,6 +102,11 @@ class CellPaths:
     def output(self) -> Path:
         """A pipeline's output topic as the final read found it (tables.OUTPUT)."""
         return self.root / OUTPUT
+
+    @property
+    def metrics(self) -> Path:
+        """Kafka's own metrics, scraped from its JMX exporters (tables.METRICS)."""
+        return self.root / METRICS
 
     @property
     def summary(self) -> Path:

@@ -59,6 +59,24 @@ RECOVERED = "recovered"
 # The workload topic's ISR over the cell (summary "isr", harness.results.isr), from the
 # history's partition.state events: figures to read, not expectation metrics.
 ISR_FIGURES = ("isr_shrinks", "isr_expands", "min_isr_size", "under_replicated_s")
+# Kafka's own view (summary "broker", spark_jobs/checks_broker.py), from metrics.parquet: what
+# the brokers' and controllers' JMX metrics said over the cell. Expectations name them
+# `broker.<figure>`; an undecided one is None with its reason under `undecided` as
+# `broker.<figure>` (a node whose scrapes failed outside a fault on it, a metric the mode or
+# version does not have, a cell run without metrics).
+BROKER_FIGURES = (
+    "under_replicated_max",  # max over time of UnderReplicatedPartitions summed over brokers
+    "under_replicated_s",  # seconds that sum was > 0
+    "offline_partitions_s",  # seconds the active controller's OfflinePartitionsCount was > 0
+    "isr_shrinks",  # increase of IsrShrinksPerSec's count, summed over brokers
+    "isr_expands",  # ... IsrExpandsPerSec's
+    "leader_elections",  # ... LeaderElectionRateAndTimeMs's count (ZooKeeper mode only)
+    "unclean_elections",  # ... UncleanLeaderElectionsPerSec's count, over controllers
+    "controller_changes",  # times the node with ActiveControllerCount 1 changed
+    "produce_p99_ms_max",  # max over time and brokers of Produce TotalTimeMs p99
+    "fetch_p99_ms_max",  # ... of FetchConsumer TotalTimeMs p99
+)
+BROKER_PREFIX = "broker."  # an expectation's metric `broker.<figure>`
 
 
 # --- The figures as types: what a check returns and what a verdict reads ---------------------
@@ -183,6 +201,7 @@ class Figures(TypedDict, total=False):
     output_duplicates_seqs_sample: list[int] | None
     output_lost_seqs_sample: list[int] | None
     evidence: Evidence
+    broker: dict[str, float | int | None]  # BROKER_FIGURES (None: undecided)
     # Only when a check raised: check name -> the error (its figures are undecided).
     failed_checks: dict[str, str]
 

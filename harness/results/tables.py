@@ -20,6 +20,7 @@ __all__ = [
     "FIGURE_HISTORY",
     "LEDGER",
     "LOG",
+    "METRICS",
     "OUTPUT",
     "concat",
     "write_table",
@@ -86,6 +87,20 @@ COMMITS = pa.schema(
         ("partition", pa.int32()),
         ("offset", pa.int64()),
         ("ts", pa.int64()),
+    ]
+)
+# Kafka's own metrics over the cell (harness.results.broker_metrics): one row per sample of a
+# scrape of a Kafka node's JMX exporter, about once a second from cluster up to collect.
+# `ts`: ms since the epoch when the scrape was sent (the history's clock); `node`: the
+# node's name (broker-1, controller-101); `labels`: canonical `k=v,k=v`, names sorted.
+# Every scrape also has one `up` row: 1 answered, 0 failed (its labels: error=<why>).
+METRICS = pa.schema(
+    [
+        ("ts", pa.int64()),
+        ("node", pa.string()),
+        ("metric", pa.string()),
+        ("labels", pa.string()),
+        ("value", pa.float64()),
     ]
 )
 

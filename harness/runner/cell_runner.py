@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.cluster.kafka_cluster import KafkaCluster
+from harness.cluster.metrics_scraper import MetricsScraper
 from harness.common.client_log import client_log_to
 from harness.common.waiting import wait_until
 from harness.errors import HarnessError, WaitTimeout
@@ -61,6 +62,7 @@ class Parts:
     producer_process: Callable[..., ProducerSupervisor] = ProducerSupervisor
     nemesis: Callable[..., Nemesis] = Nemesis
     partition_watch: Callable[..., PartitionWatch] = PartitionWatch
+    metrics_scraper: Callable[..., MetricsScraper] = MetricsScraper
 
 
 class CellRunner:
@@ -91,6 +93,7 @@ class CellRunner:
         self._seen = 0
         self._input: LogContents | None = None  # the final read of the input (read_uncommitted)
         self._watch: PartitionWatch | None = None  # the topic's leaders and ISRs, once it exists
+        self._scraper: MetricsScraper | None = None  # Kafka's own metrics, with cluster.metrics
         # The client processes a planned clock-skew acts on, and their offset files.
         self.clocks = ClientClocks.of(cell_dir, self.spec.skewed_clients())
 
@@ -115,6 +118,7 @@ class CellRunner:
             log_dirs=c.log_dirs,
             log_dir_size_mb=self.spec.log_dir_size_mb,
             fake_clock=self.spec.fake_clock,
+            metrics=c.metrics,
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,
@@ -124,6 +128,10 @@ class CellRunner:
             with client_log_to(self.paths.clients_log):
                 self.phase("cluster")
                 cluster.up()
+                if c.metrics:
+                    self._scraper = self.parts.metrics_scraper(
+                        lambda: cluster.metrics_targets(), self.history
+                    ).start()
                 self._run_on(cluster)
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
@@ -132,6 +140,7 @@ class CellRunner:
             raise
         finally:
             self._stop_watch()  # the steady state failed: _run_on never stopped it
+            self._write_metrics()  # ... nor wrote the metrics
             if self.keep_cluster:
                 self.kept = cluster
                 with contextlib.suppress(Exception):
@@ -203,6 +212,8 @@ class CellRunner:
             producer.join(120)
             consumers.stop()
             self._stop_watch(final_poll=not interrupted)
+            if self._scraper is not None:
+                self._scraper.stop()
             self.phase("collect")
             self._collect(cluster, producer, consumers, with_log=not interrupted)
 
@@ -275,6 +286,18 @@ class CellRunner:
                 f"steady state not reached within {STEADY_STATE_TIMEOUT_S} s "
                 f"(a partition of {t.name!r} leaderless or its ISR short)"
             )
+
+    def _write_metrics(self) -> int | None:
+        """metrics.parquet from the scraper (stopped first; once); None without metrics."""
+        if self._scraper is None:
+            return None
+        try:
+            return self._scraper.write(self.paths.metrics)
+        except Exception as exc:  # the cell's other files matter more
+            self.history.append(
+                ev.METRICS_SCRAPE, rows=0, error=f"{type(exc).__name__}: {exc}"[:500]
+            )
+            return None
 
     def _stop_watch(self, final_poll: bool = False) -> None:
         if self._watch is not None:
@@ -357,6 +380,9 @@ class CellRunner:
         written["consumed"] = write_tables(self.paths.consumed, CONSUMED, consumed)
         written["consumed_by"] = dict(sorted(by_consumer.items()))
         written["commits"] = write_tables(self.paths.commits, COMMITS, consumers.commits_tables())
+        metrics = self._write_metrics()
+        if metrics is not None:
+            written["metrics"] = metrics
         consumers.merge_events()
         try:
             if not with_log:

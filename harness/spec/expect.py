@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, PlainSerializer
 
 from harness.results.metrics import (
+    BROKER_FIGURES,
+    BROKER_PREFIX,
     COUNT_NAMES,
     LATENCY_METRICS,
     PER_SET_KEYS,
@@ -38,6 +40,8 @@ ALLOWED_METRICS = (
     *(f"{m}.<set>" for m in PER_SET_KEYS),
     RESUMPTION,
     RECOVERED,
+    # Kafka's own view (summary "broker"): `broker.<figure>`.
+    *(BROKER_PREFIX + f for f in BROKER_FIGURES),
 )
 __all__ = [
     "ALLOWED_METRICS",
@@ -54,6 +58,7 @@ __all__ = [
     "metric_problem",
     "parse_bound",
     "parse_expectation",
+    "split_broker",
     "split_per_set",
 ]
 
@@ -64,6 +69,12 @@ def split_per_set(metric: str) -> tuple[str, str] | None:
     if dot and name in PER_SET_KEYS:
         return name, consumer_set
     return None
+
+
+def split_broker(metric: str) -> str | None:
+    """`broker.offline_partitions_s` -> "offline_partitions_s"; None for any other metric."""
+    name = metric.removeprefix(BROKER_PREFIX)
+    return name if name != metric and name in BROKER_FIGURES else None
 
 
 _UNSIGNED = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -245,7 +256,10 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
         name = per_set[1]
         if name not in set_names:
             return f"no consumer set named {name!r}; sets: {', '.join(set_names) or 'none'}"
-    elif metric not in COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS:
+    elif (
+        metric not in COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS
+        and split_broker(metric) is None
+    ):
         return f"unknown metric; allowed: {', '.join(ALLOWED_METRICS)}"
     if bound is not None and bound.op == "exact":
         return "'exact' applies only to resumption; expected '<op> <number>'"

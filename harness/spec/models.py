@@ -72,6 +72,9 @@ class ClusterSpec(StrictModel):
     # Every Kafka node's JVM under libfaketime (harness.faults.clock). None: when a clock-skew
     # on a node is planned.
     fake_clock: bool | None = None
+    # Kafka's own metrics: every Kafka node's JVM with the Prometheus JMX exporter agent,
+    # scraped about once a second into the cell's metrics.parquet (the summary's `broker`).
+    metrics: bool = True
 
 
 DEFAULT_FILLABLE_MB = 256  # a log directory's size when disk-full is planned and none given

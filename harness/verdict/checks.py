@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures
 from harness.results.verdicts import VERDICTS, Verdict, worst
-from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set
+from harness.spec.expect import RESUMPTION, Bound, format_number, split_broker, split_per_set
 
 __all__ = ["VERDICTS", "Check", "Verdict", "evaluate", "overall", "recovery"]
 
@@ -72,7 +72,11 @@ def recovery(recovered: bool | None, detail: str, expected: bool | None = None) 
 
 def lookup(metric: str, summary: Figures) -> object:
     """A metric's value: counts first, then the summary's top level; `<metric>.<set>` from
-    the summary's per-set section of that metric."""
+    the summary's per-set section of that metric; `broker.<figure>` from its `broker` section."""
+    figure = split_broker(metric)
+    if figure is not None:
+        broker = summary.get("broker")
+        return broker.get(figure) if isinstance(broker, Mapping) else None
     per_set = split_per_set(metric)
     if per_set is not None:
         name, consumer_set = per_set

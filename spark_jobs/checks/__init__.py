@@ -10,6 +10,7 @@ from __future__ import annotations
 from spark_jobs.check import Check
 from spark_jobs.checks import (
     availability,
+    broker_metrics,
     consumers,
     evidence,
     latency,
@@ -29,6 +30,7 @@ CHECKS: tuple[Check, ...] = (
     pipeline.CHECK,
     spark_sets.CHECK,
     availability.CHECK,
+    broker_metrics.CHECK,
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
     evidence.CHECK,  # review: after the others

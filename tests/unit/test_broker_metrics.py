@@ -1,0 +1,221 @@
+"""Kafka's own metrics: Prometheus text into rows, the `broker` figures on hand-built frames,
+and `broker.<figure>` expectations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from harness.results import broker_metrics as bm
+from harness.results.metrics import BROKER_FIGURES
+from harness.spec.expect import ALLOWED_METRICS, metric_problem, parse_expectation
+from harness.verdict.checks import evaluate, lookup
+from spark_jobs import checks_broker as cb
+
+T0 = 1_000_000
+
+
+def test_exposition_rows_keep_kafka_samples_with_canonical_labels() -> None:
+    text = """# HELP kafka_server_replicamanager_isrshrinks_total Count
+# TYPE kafka_server_replicamanager_isrshrinks_total counter
+kafka_server_replicamanager_isrshrinks_total 3.0
+# TYPE kafka_network_requestmetrics_totaltimems gauge
+kafka_network_requestmetrics_totaltimems{request="Produce",quantile="0.99"} 12.5
+# TYPE jvm_threads_current gauge
+jvm_threads_current 80.0
+"""
+    assert bm.exposition_rows(text) == [
+        ("kafka_server_replicamanager_isrshrinks_total", "", 3.0),
+        ("kafka_network_requestmetrics_totaltimems", "quantile=0.99,request=Produce", 12.5),
+    ]
+
+
+def test_labels_round_trip_with_separators_in_values() -> None:
+    labels = {"topic": "a,b", "error": "x=1 %"}
+    text = bm.labels_text(labels)
+    assert text.count(",") == 1
+    assert bm.parse_labels(text) == labels
+
+
+class Frame:
+    """metrics.parquet rows built by hand: rounds one second apart."""
+
+    def __init__(self) -> None:
+        self.rows: list[dict[str, Any]] = []
+
+    def round(self, second: int, node: str, up: bool = True, **metrics: float) -> Frame:
+        ts = T0 + second * 1000
+        self.rows.append(
+            {"ts": ts, "node": node, "metric": bm.UP, "labels": "", "value": 1.0 if up else 0.0}
+        )
+        for key, value in metrics.items():
+            name = getattr(bm, key.upper())
+            self.rows.append({"ts": ts, "node": node, "metric": name, "labels": "", "value": value})
+        return self
+
+    def steady(self, seconds: range, node: str, **metrics: float) -> Frame:
+        for s in seconds:
+            self.round(s, node, **metrics)
+        return self
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows)
+
+
+def kill(node: str, start_s: int, end_s: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "ts": T0 + start_s * 1000,
+            "kind": "fault.inject",
+            "fault_id": 1,
+            "fault": "kill",
+            "target": node,
+        },
+        {
+            "ts": T0 + end_s * 1000,
+            "kind": "fault.heal",
+            "fault_id": 1,
+            "fault": "kill",
+            "target": node,
+        },
+    ]
+
+
+def test_counter_reset_after_a_restart_counts_from_zero() -> None:
+    f = Frame()
+    for s, value in enumerate([0, 2, 5, 1, 3]):  # restarted between 5 and 1
+        f.round(s, "broker-1", isr_shrinks=value)
+    assert cb.counter_increase(f.frame()[f.frame()["metric"] == bm.ISR_SHRINKS]) == 5 + 1 + 2
+
+
+def test_controller_change_and_offline_seconds_of_the_active_controller() -> None:
+    f = Frame()
+    for s in range(6):
+        active = "broker-1" if s < 3 else "broker-2"
+        for node in ("broker-1", "broker-2"):
+            f.round(
+                s,
+                node,
+                active_controller=1.0 if node == active else 0.0,
+                # only the active one's count matters
+                offline_partitions=2.0 if node == active and s in (3, 4) else 0.0,
+            )
+    frame = f.frame()
+    assert cb.controller_changes(frame) == 1
+    assert cb.offline_seconds(frame) == 2.0
+
+
+def test_under_replicated_sum_over_brokers_and_its_seconds() -> None:
+    f = Frame()
+    for s in range(5):
+        f.round(s, "broker-1", under_replicated=1.0 if s in (1, 2) else 0.0)
+        f.round(s, "broker-2", under_replicated=2.0 if s == 2 else 0.0)
+    assert cb.under_replicated(f.frame()) == (3.0, 2.0)
+
+
+def _cluster(gap_node_up: bool) -> pd.DataFrame:
+    """broker-1 killed at 2..4 s (its scrapes fail), broker-2 misses one scrape at 8 s unless
+    `gap_node_up`."""
+    f = Frame()
+    for s in range(10):
+        f.round(
+            s,
+            "broker-1",
+            up=not 2 <= s <= 4,
+            under_replicated=0.0,
+            isr_shrinks=0.0,
+            isr_expands=0.0,
+            active_controller=0.0,
+            offline_partitions=0.0,
+            unclean_elections=0.0,
+        )
+        up = gap_node_up or s != 8
+        f.round(
+            s,
+            "broker-2",
+            up=up,
+            under_replicated=4.0 if 2 <= s <= 5 else 0.0,
+            isr_shrinks=1.0 if s >= 2 else 0.0,
+            isr_expands=1.0 if s >= 6 else 0.0,
+            active_controller=1.0,
+            offline_partitions=0.0,
+            unclean_elections=0.0,
+        )
+    frame = f.frame()
+    # a failed scrape has only its `up` row
+    failed = frame[frame["metric"] == bm.UP].query("value == 0")[["ts", "node"]]
+    keep = ~frame.set_index(["ts", "node"]).index.isin(failed.set_index(["ts", "node"]).index)
+    return frame[keep | (frame["metric"] == bm.UP)].reset_index(drop=True)
+
+
+def test_a_gap_inside_the_nodes_own_fault_window_is_explained() -> None:
+    figures, undecided = cb.broker_figures(_cluster(gap_node_up=True), kill("broker-1", 2, 4))
+    assert undecided == {
+        "leader_elections": undecided["leader_elections"],  # no such metric here
+        "produce_p99_ms_max": undecided["produce_p99_ms_max"],
+        "fetch_p99_ms_max": undecided["fetch_p99_ms_max"],
+    }
+    assert "no node exposed" in undecided["leader_elections"]
+    assert figures["under_replicated_max"] == 4
+    assert figures["under_replicated_s"] == 4.0
+    assert figures["isr_shrinks"] == 1
+    assert figures["isr_expands"] == 1
+    assert figures["controller_changes"] == 0
+    assert figures["offline_partitions_s"] == 0.0
+    assert figures["unclean_elections"] == 0
+
+
+def test_an_unexplained_gap_makes_the_figures_of_that_node_undecided_never_zero() -> None:
+    figures, undecided = cb.broker_figures(_cluster(gap_node_up=False), kill("broker-1", 2, 4))
+    assert figures["under_replicated_s"] is None
+    assert figures["unclean_elections"] is None
+    reason = undecided["under_replicated_s"]
+    assert "broker-2" in reason and str(T0 + 8000) in reason
+    assert "broker-1" not in reason
+
+
+def test_a_gap_of_a_node_no_fault_names_is_not_explained_by_another_nodes_fault() -> None:
+    gaps = cb.unexplained_gaps(_cluster(gap_node_up=False), kill("broker-3", 0, 9))
+    assert {g.node for g in gaps} == {"broker-1", "broker-2"}
+
+
+def test_controllers_are_the_dedicated_ones_when_there_are_some() -> None:
+    assert cb.controller_nodes({"broker-1", "controller-101"}) == {"controller-101"}
+    assert cb.controller_nodes({"broker-1", "broker-2"}) == {"broker-1", "broker-2"}
+
+
+def test_no_scrape_at_all_leaves_every_figure_undecided() -> None:
+    empty = pd.DataFrame({"ts": [], "node": [], "metric": [], "labels": [], "value": []})
+    figures, undecided = cb.broker_figures(empty, [])
+    assert set(figures.values()) == {None}
+    assert set(undecided) == set(BROKER_FIGURES)
+
+
+def test_broker_expectations_parse_and_read_the_broker_section() -> None:
+    assert "broker.offline_partitions_s" in ALLOWED_METRICS
+    bound = parse_expectation("< 10")
+    assert metric_problem("broker.offline_partitions_s", bound, []) is None
+    assert metric_problem("broker.nope", bound, []) is not None
+    summary: Any = {
+        "broker": {"offline_partitions_s": 4.0, "unclean_elections": None},
+        "undecided": {"broker.unclean_elections": "broker-2's metrics did not answer"},
+    }
+    assert lookup("broker.offline_partitions_s", summary) == 4.0
+    checks = evaluate(
+        {
+            "broker.offline_partitions_s": bound,
+            "broker.unclean_elections": parse_expectation(">= 1"),
+        },
+        summary,
+    )
+    verdicts = {c.name: (c.verdict, c.detail) for c in checks}
+    assert verdicts["broker.offline_partitions_s"][0] == "pass"
+    assert verdicts["broker.unclean_elections"][0] == "unknown"
+    assert "broker-2's metrics did not answer" in verdicts["broker.unclean_elections"][1]
+
+
+@pytest.mark.parametrize("figure", BROKER_FIGURES)
+def test_every_broker_figure_is_an_expectation_metric(figure: str) -> None:
+    assert metric_problem(f"broker.{figure}", parse_expectation("< 1"), []) is None
