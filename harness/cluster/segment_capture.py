@@ -62,6 +62,11 @@ class SegmentCapture:
             self.captures.append(Capture(label, node.name, reason, ts, False))
         t0 = time.monotonic()
         fields: dict[str, object] = {"node": node.name, "label": label, "reason": reason}
+        try:
+            # running: the broker may still append after this copy (a network fault's heal)
+            fields["state"] = node.status()
+        except Exception:
+            fields["state"] = None
         if fault:
             fields.update(fault)
         try:

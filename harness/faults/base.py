@@ -66,9 +66,7 @@ class Fault(ABC):
         if not self.active:
             return
         for node in self.rejoining():
-            self.cluster.capture_segments(
-                node, "heal", {"fault": self.kind, "fault_id": self.id}
-            )
+            self.cluster.capture_segments(node, "heal", {"fault": self.kind, "fault_id": self.id})
         self._heal()
         self.active = False
         self.cluster.faults.remove(self)

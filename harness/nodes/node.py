@@ -17,8 +17,8 @@ from testcontainers.core.waiting_utils import WaitStrategyTarget
 from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, FaultError, WaitTimeout
 from harness.nodes.disks import DiskPlan, NodeDisks
-from harness.nodes.segment_copy import copy_topic
 from harness.nodes.reaper import run_labels
+from harness.nodes.segment_copy import copy_topic
 from harness.nodes.topology import DATA_DIR, NodeSpec
 
 _STARTED = {

@@ -62,7 +62,8 @@ CLUSTER_REMOVED = "cluster.removed"  # run_id
 # the workload topics copied aside: node, label (the capture's name in segments.parquet),
 # reason (heal: before it rejoins after a fault, the fault's `fault` and `fault_id` too;
 # wipe: before its disk is wiped; collect: at the end), complete (false: the copy failed,
-# `error` says why), partitions, bytes (segment files copied), took_ms.
+# `error` says why), state (Docker's word for the broker then: running means it may append
+# after the copy), partitions, bytes (segment files copied), took_ms.
 SEGMENTS_CAPTURED = "segments.captured"
 # The copies decoded at collect (one DumpLogSegments JVM): complete, captures, records,
 # raw_bytes (the copies' size), kept (whether the raw copies stay in segments/), error.

@@ -21,6 +21,7 @@ from harness.results.metrics import (
     LATENCY_METRICS,
     PER_SET_KEYS,
     RECOVERED,
+    SECTION_FIGURES,
     SPARK_METRICS,
     TIME_METRICS,
 )
@@ -36,6 +37,7 @@ ALLOWED_METRICS = (
     *LATENCY_METRICS,
     *SPARK_METRICS,
     *(f"{m}.<set>" for m in PER_SET_KEYS),
+    *(f"{section}.{key}" for section, keys in SECTION_FIGURES.items() for key in keys),
     RESUMPTION,
     RECOVERED,
 )
@@ -55,6 +57,7 @@ __all__ = [
     "parse_bound",
     "parse_expectation",
     "split_per_set",
+    "split_section",
 ]
 
 
@@ -63,6 +66,15 @@ def split_per_set(metric: str) -> tuple[str, str] | None:
     name, dot, consumer_set = metric.partition(".")
     if dot and name in PER_SET_KEYS:
         return name, consumer_set
+    return None
+
+
+def split_section(metric: str) -> tuple[str, str] | None:
+    """`lost_where.truncated` -> ("lost_where", "truncated"): a key of a summary section
+    (SECTION_FIGURES); None for any other metric."""
+    section, dot, key = metric.partition(".")
+    if dot and key in SECTION_FIGURES.get(section, ()):
+        return section, key
     return None
 
 
@@ -241,7 +253,9 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
     if bound is not None and bound.op == "is":
         return f"true/false applies only to {RECOVERED}; expected '<op> <number>'"
     per_set = split_per_set(metric)
-    if per_set is not None:
+    if split_section(metric) is not None:
+        pass
+    elif per_set is not None:
         name = per_set[1]
         if name not in set_names:
             return f"no consumer set named {name!r}; sets: {', '.join(set_names) or 'none'}"

@@ -12,6 +12,7 @@ from spark_jobs.checks import (
     availability,
     consumers,
     evidence,
+    forensics,
     latency,
     offsets,
     pipeline,
@@ -32,4 +33,5 @@ CHECKS: tuple[Check, ...] = (
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
     evidence.CHECK,  # review: after the others
+    forensics.CHECK,  # review: places the lost records once `lost` stands
 )
