@@ -12,6 +12,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from harness.report.log_tails import read_broker_logs, tails_around
+from harness.report.lost_where import lost_where_section
 from harness.report.timeline import plot_timeline, png_data_uri, utc
 from harness.results import events as ev
 from harness.results.history import read_jsonl
@@ -232,6 +233,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "unavailable_s": summary.get("unavailable_s"),
         "latency": _latency(summary, undecided),
         "isr": _isr(summary),
+        "lost_where": lost_where_section(summary),
         "stalls_by_set": sorted((summary.get("stalls_by_set") or {}).items()),
         "resumptions": generic_table(summary.get("resumptions") or []),
         "spark": generic_table(
