@@ -20,6 +20,7 @@ def test_acks1_lost_records_are_found_truncated_in_the_deposed_leaders_copy(
 ) -> None:
     done = harness("run", HERE / "acks1-truncated.yaml", "--out", tmp_path)
     (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (run_dir / "summary.json").is_file(), done.stderr[-3000:]
     (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"]
     lost = cell["counts"]["lost"]
     assert lost is not None and lost >= 1, (cell.get("undecided"), done.stderr[-3000:])
@@ -35,7 +36,7 @@ def test_acks1_lost_records_are_found_truncated_in_the_deposed_leaders_copy(
     assert sample and sample[0]["where"] == "truncated"
     sample = [s for s in sample if s["where"] == "truncated"]
     # The evidence is a copy taken at heal, of the broker the isolate cut off.
-    folder = run_dir / "cells" / cell["cell"]
+    folder: Path = run_dir / "cells" / cell["cell"]
     events = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
     (inject,) = [e for e in events if e["kind"] == "fault.inject"]
     heal_copies = [e for e in events if e["kind"] == "segments.captured" and e["reason"] == "heal"]
