@@ -15,7 +15,7 @@ from harness.results.consumers import SEPARATOR
 from harness.results.events import Event
 from harness.results.history import is_event_time
 from harness.results.layout import CellPaths, ResultFolderError, require_regular
-from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT
+from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT, SEGMENTS
 
 # Contract columns (harness.results.tables, the one definition) as Spark SQL types; extra
 # columns in a file are ignored.
@@ -44,6 +44,7 @@ CONSUMED_SCHEMA = _spark_columns(CONSUMED)
 LOG_SCHEMA = _spark_columns(LOG)
 COMMITS_SCHEMA = _spark_columns(COMMITS)
 OUTPUT_SCHEMA = _spark_columns(OUTPUT)
+SEGMENTS_SCHEMA = _spark_columns(SEGMENTS)  # broker forensics (spark_jobs.checks_forensics)
 
 ROW = "_row"  # file order = processing order; ties on ts are broken by it
 

@@ -89,6 +89,9 @@ def empty_figures() -> Figures:
         "pipeline": {},
         "output_duplicates_seqs_sample": [],
         "output_lost_seqs_sample": [],
+        "lost_where": None,
+        "lost_where_reasons": {},
+        "lost_where_sample": [],
     }
 
 

@@ -18,12 +18,13 @@ from testcontainers.core.network import Network
 
 from harness.admin import ClusterAdmin
 from harness.cluster.operations import ClusterOperations
+from harness.cluster.segment_capture import SegmentCapture
 from harness.cluster.shortcuts import FaultShortcuts
 from harness.cluster.views import AdminViews
 from harness.common.client_log import CLIENT_LOGGER
 from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, ConfigError, HarnessError
-from harness.faults.control import ActiveFaults
+from harness.faults.control import ActiveFaults, Node
 from harness.nodes import links
 from harness.nodes.disks import DiskPlan
 from harness.nodes.images import require_image
@@ -127,6 +128,9 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         self.faults = ActiveFaults()  # injected and not yet healed, kept by the faults
         self._guard: RunGuard | None = None
         self._admin: ClusterAdmin | None = None
+        # Broker forensics: where brokers' partitions are copied before they rejoin (set by
+        # the runner; None: no copies).
+        self.segment_capture: SegmentCapture | None = None
 
     # --- lifecycle ---------------------------------------------------------------------------
     def __enter__(self) -> KafkaCluster:
@@ -477,6 +481,13 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
                 return node
         known = ", ".join(str(n.spec.node_id or n.name) for n in self.nodes)
         raise ConfigError(f"no node {ref!r} in this cluster (nodes: {known})")
+
+    def capture_segments(
+        self, node: Node, reason: str, fault: Mapping[str, object], suffix: str = ""
+    ) -> None:
+        """NodeControl's: copy a broker's partitions aside (harness.cluster.segment_capture)."""
+        if self.segment_capture is not None and node.is_broker:
+            self.segment_capture.capture(self.node(node.name), reason, fault, suffix)
 
     def logs(self, ref: NodeRef, tail: int | None = None) -> str:
         return self.node(ref).logs(tail)

@@ -57,9 +57,16 @@ class Fault(ABC):
         self.cluster.faults.add(self)
         return self
 
+    def rejoining(self) -> list[Node]:
+        """Brokers whose log this heal lets rejoin the cluster, where a deposed leader
+        truncates what no one else copied: copied aside first (broker forensics)."""
+        return []
+
     def heal(self) -> None:
         if not self.active:
             return
+        for node in self.rejoining():
+            self.cluster.capture_segments(node, "heal", {"fault": self.kind, "fault_id": self.id})
         self._heal()
         self.active = False
         self.cluster.faults.remove(self)
@@ -75,6 +82,10 @@ class Fault(ABC):
 class NodeFault(Fault, ABC):
     """A fault done to one node's process or container."""
 
+    # Whether the heal lets the broker rejoin with a log others moved on from (it was down,
+    # frozen, cut off or its disk full): its partitions are copied aside first.
+    captures_on_heal: ClassVar[bool] = False
+
     def __init__(self, cluster: NodeControl, target: NodeRef) -> None:
         super().__init__(cluster)
         self.node: Node = cluster.node(target)
@@ -84,6 +95,10 @@ class NodeFault(Fault, ABC):
 
     def affected_nodes(self) -> list[Node]:
         return [self.node]
+
+    def rejoining(self) -> list[Node]:
+        """The broker, if this kind takes it out of the cluster (`captures_on_heal`)."""
+        return [self.node] if self.captures_on_heal and self.node.is_broker else []
 
     def _bring_back(self) -> None:
         """Start the node again, restarting it like a supervisor would while it exits early.

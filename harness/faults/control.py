@@ -150,6 +150,14 @@ class NodeControl(Protocol):
     def node(self, ref: NodeRef) -> Node:
         """The node with this id or name; ConfigError if there is none."""
 
+    def capture_segments(
+        self, node: Node, reason: str, fault: Mapping[str, object], suffix: str = ""
+    ) -> None:
+        """Copy a broker's partitions of the workload topics aside before it rejoins (reason
+        `heal`) or loses its disk (`wipe`; `suffix`: where its set-aside log directories
+        are): broker forensics. Never raises (a failed copy is recorded); nothing happens
+        when the run asked for no copies."""
+
 
 class ClusterView(Protocol):
     """What resolving a symbolic target (controller, leader-of, ...) asks of the cluster."""

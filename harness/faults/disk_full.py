@@ -49,6 +49,7 @@ def what_kafka_did(log: str) -> dict[str, Any]:
 
 class DiskFullFault(NodeFault):
     kind = "disk-full"
+    captures_on_heal = True
 
     def __init__(self, cluster: ChaosTarget, target: NodeRef, log_dir: int | None = None) -> None:
         super().__init__(cluster, target)

@@ -30,6 +30,7 @@ class KillFault(NodeFault):
     `wiped_bytes` / `wiped_partitions` (what the old log directory held)."""
 
     kind = "kill"
+    captures_on_heal = True
 
     def __init__(self, cluster: NodeControl, target: NodeRef, wipe: bool = False) -> None:
         super().__init__(cluster, target)
@@ -51,6 +52,10 @@ class KillFault(NodeFault):
         if self.wipe and not sized:
             self._set_aside()
         self.node.kill()
+        if self.wipe:
+            # What the disk held, copied before it goes (unsized: from the set-aside copy).
+            fault = {"fault": self.kind, "fault_id": self.id}
+            self.cluster.capture_segments(self.node, "wipe", fault, "" if sized else WIPED)
         if sized:
             held = [self.node.clear_log_dir(i) for i in range(len(self.node.log_dirs))]
             self.wiped = {

@@ -82,6 +82,7 @@ class LinkFault(NodeFault):
     toxics with its proxies) and unreached (nodes that were not running at inject)."""
 
     toxic: str  # Toxiproxy's toxic type
+    captures_on_heal = True
 
     _names = itertools.count(1)
 

@@ -31,6 +31,7 @@ class LossyFault(NodeFault):
     counters were gone, e.g. the node was restarted meanwhile)."""
 
     kind = "lossy"
+    captures_on_heal = True
 
     def __init__(
         self,

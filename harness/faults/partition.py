@@ -103,6 +103,10 @@ class PartitionFault(Fault):
         largest = max(len(side) for side in self.sides)
         return [n for side in self.sides if len(side) < largest for n in side] or self.sides[0]
 
+    def rejoining(self) -> list[Node]:
+        """The cut-off brokers: a leader among them was deposed while it kept its log."""
+        return [n for n in self.affected_nodes() if n.is_broker]
+
     def _inject(self) -> None:
         ips = {n.name: n.ip() for side in self.sides for n in side}
         chain = iptables.chain_for(self.id)

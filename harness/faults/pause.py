@@ -11,6 +11,7 @@ from harness.faults.kind import FaultKind, required
 
 class PauseFault(NodeFault):
     kind = "pause"
+    captures_on_heal = True
 
     def _inject(self) -> None:
         self.node.pause()

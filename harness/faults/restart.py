@@ -13,6 +13,7 @@ class RestartFault(NodeFault):
     """inject() returns with the node back up; the history shows the down window."""
 
     kind = "restart"
+    captures_on_heal = True
 
     def __init__(self, cluster: NodeControl, target: NodeRef, hard: bool = False) -> None:
         super().__init__(cluster, target)

@@ -11,6 +11,7 @@ from harness.faults.kind import FaultKind, required
 
 class StopFault(NodeFault):
     kind = "stop"
+    captures_on_heal = True
 
     def _inject(self) -> None:
         self.node.stop()

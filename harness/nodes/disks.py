@@ -81,6 +81,12 @@ class NodeDisks:
             },
         )
 
+    def sources(self) -> list[tuple[Container, str]]:
+        """(keeper, where it mounts log directory i) for each one: where a copy reads them."""
+        if self._keeper is None:
+            raise FaultError(f"{self.container}: its disks were never created")
+        return [(self._keeper, f"{KEEP_DIR}/{i}") for i in range(len(self.plan.paths))]
+
     def _sh(self, script: str) -> str:
         if self._keeper is None:
             raise FaultError(f"{self.container}: its disks were never created")

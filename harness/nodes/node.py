@@ -18,6 +18,7 @@ from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, FaultError, WaitTimeout
 from harness.nodes.disks import DiskPlan, NodeDisks
 from harness.nodes.reaper import run_labels
+from harness.nodes.segment_copy import copy_topic
 from harness.nodes.topology import DATA_DIR, METRICS_PORT, NodeSpec
 
 _STARTED = {
@@ -278,6 +279,25 @@ class ClusterNode:
     def disk_usage(self) -> list[tuple[int, int]]:
         """(used, size) bytes of each size-limited log directory."""
         return self._sized().usage()
+
+    def copy_partitions(
+        self, topics: dict[str, int], dest: Path, suffix: str = ""
+    ) -> tuple[int, int]:
+        """Copy the segment files of these topics' partition directories (topic -> the
+        partitions it has at least) into dest/<topic>-<p>: (partitions, bytes). Read from
+        the keeper for size-limited log directories, else from the container (any state),
+        each log directory + `suffix` (kill wipe's set-aside copy)."""
+        sources = (
+            self._disks.sources()
+            if self._disks is not None
+            else [(self.docker, path + suffix) for path in self.log_dirs]
+        )
+        partitions = copied = 0
+        for topic, at_least in topics.items():
+            found, size = copy_topic(sources, topic, at_least, dest)
+            partitions += len(found)
+            copied += size
+        return partitions, copied
 
     def logs(self, tail: int | None = None) -> str:
         raw: bytes = self.docker.logs(tail=tail if tail is not None else "all")

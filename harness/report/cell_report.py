@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from harness.report.broker_section import broker_rows
 from harness.report.log_tails import read_broker_logs, tails_around
+from harness.report.lost_where import lost_where_section
 from harness.report.timeline import plot_timeline, png_data_uri, utc
 from harness.results import events as ev
 from harness.results.history import read_jsonl
@@ -234,6 +235,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "latency": _latency(summary, undecided),
         "isr": _isr(summary),
         "broker": broker_rows(summary),
+        "lost_where": lost_where_section(summary),
         "stalls_by_set": sorted((summary.get("stalls_by_set") or {}).items()),
         "resumptions": generic_table(summary.get("resumptions") or []),
         "spark": generic_table(

@@ -60,6 +60,16 @@ CLUSTER_READY = "cluster.ready"  # run_id, bootstrap
 CLUSTER_PORTS_RETRY = "cluster.ports_retry"
 CLUSTER_HEALED = "cluster.healed"  # errors: heals that failed in the heal-all sweep
 CLUSTER_REMOVED = "cluster.removed"  # run_id
+# Broker forensics (harness.cluster.segment_capture). A broker's partition directories of
+# the workload topics copied aside: node, label (the capture's name in segments.parquet),
+# reason (heal: before it rejoins after a fault, the fault's `fault` and `fault_id` too;
+# wipe: before its disk is wiped; collect: at the end), complete (false: the copy failed,
+# `error` says why), state (Docker's word for the broker then: running means it may append
+# after the copy), partitions, bytes (segment files copied), took_ms.
+SEGMENTS_CAPTURED = "segments.captured"
+# The copies decoded at collect (one DumpLogSegments JVM): complete, captures, records,
+# raw_bytes (the copies' size), kept (whether the raw copies stay in segments/), error.
+SEGMENTS_DECODED = "segments.decoded"
 TOPIC_CREATE = "topic.create"  # topic, partitions, replication_factor, config
 NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
 # The workload topic's partitions as a trusted broker's metadata has them, polled about once a

@@ -38,6 +38,12 @@ CLIENTS_LOG = "clients.log"
 BROKERS = "brokers"
 CONSUMERS = "consumers"
 SPARK = "spark"
+# Broker forensics (harness.cluster.segment_capture): every captured copy's records, decoded
+# with Kafka's DumpLogSegments, and each copy's partitions' offset ranges; the raw copies
+# (segments/<capture>/<topic>-<partition>/*.log) only while decoding or when kept.
+SEGMENTS = "segments.parquet"
+SEGMENT_LOGS = "segment_logs.parquet"
+SEGMENT_COPIES = "segments"
 # The files of a cell a reader may want raw, in the order the report links them.
 RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, OUTPUT, METRICS, HISTORY)
 
@@ -107,6 +113,21 @@ class CellPaths:
     def metrics(self) -> Path:
         """Kafka's own metrics, scraped from its JMX exporters (tables.METRICS)."""
         return self.root / METRICS
+
+    @property
+    def segments(self) -> Path:
+        """Every record of every captured broker copy (tables.SEGMENTS)."""
+        return self.root / SEGMENTS
+
+    @property
+    def segment_logs(self) -> Path:
+        """Each captured copy's partitions: log start, end, records (tables.SEGMENT_LOGS)."""
+        return self.root / SEGMENT_LOGS
+
+    @property
+    def segment_copies(self) -> Path:
+        """The raw copies of brokers' partition directories, before decoding."""
+        return self.root / SEGMENT_COPIES
 
     @property
     def summary(self) -> Path:

@@ -165,6 +165,26 @@ class Evidence(TypedDict):
     disagreements: list[str]
 
 
+class LostPlace(TypedDict, total=False):
+    """One lost record and where it went (summary "lost_where_sample")."""
+
+    seq: int
+    where: str  # one of LOST_PLACES
+    partition: int | None  # where the copy held it (else where it was acknowledged)
+    offset: int | None
+    broker: str | None  # the broker whose copy held it (None: in no copy)
+    capture: str | None  # that copy's label (segments.parquet `capture`)
+    capture_ts: int | None  # when it was copied (ms)
+    why: str  # an unknown's reason
+
+
+# Where the lost records went (summary "lost_where", spark_jobs/checks/forensics.py).
+LOST_PLACES = ("never_appended", "truncated", "deleted", "unknown")
+# Summary sections whose keys expectations name as `<section>.<key>` (lost_where.truncated).
+# (`broker.<figure>`: Kafka's own metrics; `lost_where.<place>`: the forensics.)
+SECTION_FIGURES: dict[str, tuple[str, ...]] = {"broker": BROKER_FIGURES, "lost_where": LOST_PLACES}
+
+
 class Figures(TypedDict, total=False):
     """What the checks give for a cell (summary.json's measured part), or a part of it: one
     check returns only the keys it decides. None: undecided, the reason in `undecided`."""
@@ -202,6 +222,9 @@ class Figures(TypedDict, total=False):
     output_lost_seqs_sample: list[int] | None
     evidence: Evidence
     broker: dict[str, float | int | None]  # BROKER_FIGURES (None: undecided)
+    lost_where: dict[str, int] | None  # LOST_PLACES -> lost records; adds up to lost
+    lost_where_reasons: dict[str, int]  # why records are `unknown` -> how many
+    lost_where_sample: list[LostPlace]
     # Only when a check raised: check name -> the error (its figures are undecided).
     failed_checks: dict[str, str]
 

@@ -22,6 +22,8 @@ __all__ = [
     "LOG",
     "METRICS",
     "OUTPUT",
+    "SEGMENTS",
+    "SEGMENT_LOGS",
     "concat",
     "write_table",
     "write_tables",
@@ -79,6 +81,40 @@ OUTPUT = pa.schema(
         ("committed", pa.bool_()),
         ("input_partition", pa.int32()),
         ("input_offset", pa.int64()),
+    ]
+)
+# Broker forensics: one row per record found in a captured copy of a broker's partition
+# directories (harness.cluster.segment_capture), decoded with Kafka's DumpLogSegments.
+# `capture`: the copy's label (`<n>-<reason>-<node>`), `node` the broker, `ts` when it was
+# copied (ms), `seq` null for a record the workload did not write, `record_ts` the batch's
+# CreateTime / LogAppendTime.
+SEGMENTS = pa.schema(
+    [
+        ("capture", pa.string()),
+        ("node", pa.string()),
+        ("ts", pa.int64()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("seq", pa.int64()),
+        ("record_ts", pa.int64()),
+    ]
+)
+# One row per partition of each captured copy: `reason` (heal | wipe | collect), `log_start`
+# (the first segment's base offset), `log_end` (one past the last record found; null: no
+# record), `records` found, `bytes` of its segment files.
+SEGMENT_LOGS = pa.schema(
+    [
+        ("capture", pa.string()),
+        ("node", pa.string()),
+        ("reason", pa.string()),
+        ("ts", pa.int64()),
+        ("topic", pa.string()),
+        ("partition", pa.int32()),
+        ("log_start", pa.int64()),
+        ("log_end", pa.int64()),
+        ("records", pa.int64()),
+        ("bytes", pa.int64()),
     ]
 )
 COMMITS = pa.schema(

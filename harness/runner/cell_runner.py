@@ -19,6 +19,7 @@ from typing import Any
 
 from harness.cluster.kafka_cluster import KafkaCluster
 from harness.cluster.metrics_scraper import MetricsScraper
+from harness.cluster.segment_capture import SegmentCapture
 from harness.common.client_log import client_log_to
 from harness.common.waiting import wait_until
 from harness.errors import HarnessError, WaitTimeout
@@ -39,6 +40,7 @@ from harness.results.tables import (
     write_tables,
 )
 from harness.runner.partition_watch import POLL_TIMEOUT_S, PartitionWatch
+from harness.runner.segment_tables import decode_captures
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell, CommandPipelineSpec
 from harness.workload.clocks import ClientClocks
@@ -94,6 +96,7 @@ class CellRunner:
         self._input: LogContents | None = None  # the final read of the input (read_uncommitted)
         self._watch: PartitionWatch | None = None  # the topic's leaders and ISRs, once it exists
         self._scraper: MetricsScraper | None = None  # Kafka's own metrics, with cluster.metrics
+        self._capture: SegmentCapture | None = None  # broker forensics' copies (a real cluster)
         # The client processes a planned clock-skew acts on, and their offset files.
         self.clocks = ClientClocks.of(cell_dir, self.spec.skewed_clients())
 
@@ -124,6 +127,7 @@ class CellRunner:
             history=self.history,
             logs_dir=self.paths.brokers,
         )
+        self._capture = self._segment_capture(cluster)
         try:
             with client_log_to(self.paths.clients_log):
                 self.phase("cluster")
@@ -148,6 +152,35 @@ class CellRunner:
             else:
                 cluster.close()
             self.history.write_jsonl(self.paths.history)
+
+    def _segment_capture(self, cluster: KafkaCluster) -> SegmentCapture | None:
+        """Broker forensics: brokers' copies of the workload topics (and the pipeline's
+        output), taken before a broker rejoins and at collect (a real cluster only)."""
+        if not isinstance(cluster, KafkaCluster):
+            return None
+        topics = {self.spec.topic.name: self.spec.topic.partitions}
+        if self.spec.pipeline is not None:
+            topics[self.spec.pipeline.output] = self.spec.topic.partitions
+        capture = SegmentCapture(self.paths.segment_copies, lambda: topics, self.history)
+        cluster.segment_capture = capture
+        return capture
+
+    def _forensics(self, cluster: KafkaCluster) -> None:
+        """Every broker's final copy, then every copy decoded into the segment tables."""
+        capture = self._capture
+        if capture is None:
+            return
+        capture.capture_all(cluster.broker_nodes)
+        decode_captures(
+            capture.captures,
+            self.paths.segment_copies,
+            self.paths.segments,
+            self.paths.segment_logs,
+            self.spec.cluster.version,
+            cluster.run_id,
+            self.history,
+            keep=self.spec.recovery.keep_segments,
+        )
 
     def _run_on(self, cluster: KafkaCluster) -> None:
         self.phase("steady-state")
@@ -404,6 +437,7 @@ class CellRunner:
                         records=0,
                         detail=f"{type(exc).__name__}: {exc}",
                     )
+            self._forensics(cluster)
         finally:
             self.history.append(ev.TABLES_WRITTEN, **written)
 

@@ -17,12 +17,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, PlainSerializer
 
 from harness.results.metrics import (
-    BROKER_FIGURES,
-    BROKER_PREFIX,
     COUNT_NAMES,
     LATENCY_METRICS,
     PER_SET_KEYS,
     RECOVERED,
+    SECTION_FIGURES,
     SPARK_METRICS,
     TIME_METRICS,
 )
@@ -38,10 +37,9 @@ ALLOWED_METRICS = (
     *LATENCY_METRICS,
     *SPARK_METRICS,
     *(f"{m}.<set>" for m in PER_SET_KEYS),
+    *(f"{section}.{key}" for section, keys in SECTION_FIGURES.items() for key in keys),
     RESUMPTION,
     RECOVERED,
-    # Kafka's own view (summary "broker"): `broker.<figure>`.
-    *(BROKER_PREFIX + f for f in BROKER_FIGURES),
 )
 __all__ = [
     "ALLOWED_METRICS",
@@ -58,8 +56,8 @@ __all__ = [
     "metric_problem",
     "parse_bound",
     "parse_expectation",
-    "split_broker",
     "split_per_set",
+    "split_section",
 ]
 
 
@@ -71,10 +69,13 @@ def split_per_set(metric: str) -> tuple[str, str] | None:
     return None
 
 
-def split_broker(metric: str) -> str | None:
-    """`broker.offline_partitions_s` -> "offline_partitions_s"; None for any other metric."""
-    name = metric.removeprefix(BROKER_PREFIX)
-    return name if name != metric and name in BROKER_FIGURES else None
+def split_section(metric: str) -> tuple[str, str] | None:
+    """`lost_where.truncated` -> ("lost_where", "truncated"): a key of a summary section
+    (SECTION_FIGURES); None for any other metric."""
+    section, dot, key = metric.partition(".")
+    if dot and key in SECTION_FIGURES.get(section, ()):
+        return section, key
+    return None
 
 
 _UNSIGNED = r"(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?"
@@ -252,14 +253,13 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
     if bound is not None and bound.op == "is":
         return f"true/false applies only to {RECOVERED}; expected '<op> <number>'"
     per_set = split_per_set(metric)
-    if per_set is not None:
+    if split_section(metric) is not None:
+        pass
+    elif per_set is not None:
         name = per_set[1]
         if name not in set_names:
             return f"no consumer set named {name!r}; sets: {', '.join(set_names) or 'none'}"
-    elif (
-        metric not in COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS
-        and split_broker(metric) is None
-    ):
+    elif metric not in COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS:
         return f"unknown metric; allowed: {', '.join(ALLOWED_METRICS)}"
     if bound is not None and bound.op == "exact":
         return "'exact' applies only to resumption; expected '<op> <number>'"

@@ -147,6 +147,9 @@ def parse_fault(data: Any) -> FaultKind:
 class RecoverySpec(StrictModel):
     timeout_s: float = Field(default=120, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     drain_timeout_s: float = Field(default=120, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
+    # Keep the raw copies of brokers' segment files (segments/ in the cell folder) after
+    # they are decoded into segments.parquet; by default they are deleted (folders stay small).
+    keep_segments: bool = False
 
 
 class Override(StrictModel):

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 
 from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures
 from harness.results.verdicts import VERDICTS, Verdict, worst
-from harness.spec.expect import RESUMPTION, Bound, format_number, split_broker, split_per_set
+from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
 
 __all__ = ["VERDICTS", "Check", "Verdict", "evaluate", "overall", "recovery"]
 
@@ -72,11 +72,12 @@ def recovery(recovered: bool | None, detail: str, expected: bool | None = None) 
 
 def lookup(metric: str, summary: Figures) -> object:
     """A metric's value: counts first, then the summary's top level; `<metric>.<set>` from
-    the summary's per-set section of that metric; `broker.<figure>` from its `broker` section."""
-    figure = split_broker(metric)
-    if figure is not None:
-        broker = summary.get("broker")
-        return broker.get(figure) if isinstance(broker, Mapping) else None
+    the summary's per-set section of that metric; `<section>.<key>` from a summary section
+    (SECTION_FIGURES: `lost_where.truncated`)."""
+    named = split_section(metric)
+    if named is not None:
+        figures = summary.get(named[0])
+        return figures.get(named[1]) if isinstance(figures, Mapping) else None
     per_set = split_per_set(metric)
     if per_set is not None:
         name, consumer_set = per_set
@@ -92,6 +93,9 @@ def lookup(metric: str, summary: Figures) -> object:
 def _why_undecided(metric: str, summary: Figures) -> str:
     reasons = summary.get("undecided") or {}
     reason = reasons.get(metric)
+    section = split_section(metric)
+    if reason is None and section is not None:
+        reason = reasons.get(section[0])
     per_set = split_per_set(metric)
     if reason is None and per_set is not None:
         name = per_set[0]

@@ -13,6 +13,7 @@ from spark_jobs.checks import (
     broker_metrics,
     consumers,
     evidence,
+    forensics,
     latency,
     offsets,
     pipeline,
@@ -34,4 +35,5 @@ CHECKS: tuple[Check, ...] = (
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
     evidence.CHECK,  # review: after the others
+    forensics.CHECK,  # review: places the lost records once `lost` stands
 )

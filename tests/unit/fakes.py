@@ -186,6 +186,7 @@ class FakeCluster:
     log: list[tuple[float, str, str]] = field(default_factory=list)
     overlaps: list[str] = field(default_factory=list)
     nodes: list[FakeNode] = field(default_factory=list)
+    captures: list[tuple[str, str, str, str, str]] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.nodes = [
@@ -197,6 +198,12 @@ class FakeCluster:
     @property
     def broker_nodes(self) -> list[FakeNode]:
         return [n for n in self.nodes if n.is_broker]
+
+    def capture_segments(
+        self, node: FakeNode, reason: str, fault: dict[str, object], suffix: str = ""
+    ) -> None:
+        """Broker forensics' copies, as (node, reason, fault kind, state then, suffix)."""
+        self.captures.append((node.name, reason, str(fault.get("fault")), node.state, suffix))
 
     @property
     def brokers(self) -> list[int]:

@@ -1,0 +1,84 @@
+"""Kafka's own segment decoder (`kafka-dump-log.sh`), run from the broker image's jars, and
+a parser of what it prints.
+
+The image has the jars under /opt/kafka/libs but no bin scripts, so the class is run with
+`java -cp`: `kafka.tools.DumpLogSegments` up to 3.9, `org.apache.kafka.tools.DumpLogSegments`
+from 4.0 (moved to the tools module). With `--print-data-log --deep-iteration` both print,
+per file, `Dumping <path>`, `Log starting offset: <base>`, a `baseOffset: ...` line per
+batch (with `CreateTime:` or `LogAppendTime:`) and a `| offset: N ... payload: <value>` line
+per record (a transaction marker has `endTxnMarker:` instead of a payload).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from harness.workload.records import decode_seq
+
+LIBS = "/opt/kafka/libs/*"
+_DUMPING = re.compile(r"^Dumping (\S+)")
+_START = re.compile(r"^Log starting offset: (-?\d+)")
+_RECORD = re.compile(r"^\| offset: (\d+) (?:CreateTime|LogAppendTime|NoTimestampType): (-?\d+)")
+_KEY = re.compile(r" key: (\S*) ")
+_PAYLOAD = re.compile(r" payload: (.*)$")
+
+
+def dump_class(version: str) -> str:
+    """DumpLogSegments' class in this Kafka version."""
+    major = int(str(version).split(".")[0])
+    return "org.apache.kafka.tools.DumpLogSegments" if major >= 4 else "kafka.tools.DumpLogSegments"
+
+
+def dump_command(version: str, root: str) -> list[str]:
+    """A shell command decoding every `.log` file under `root` in one JVM."""
+    files = f"$(find {root} -name '*.log' -type f | sort | paste -sd, -)"
+    script = (
+        f'files={files}; [ -z "$files" ] && exit 0; '
+        f"exec java -Xmx256m -cp '{LIBS}' {dump_class(version)} "
+        '--files "$files" --print-data-log --deep-iteration'
+    )
+    return ["sh", "-c", script]
+
+
+@dataclass(frozen=True)
+class DumpedRecord:
+    file: str  # the segment file's path as the tool printed it
+    offset: int
+    timestamp: int
+    seq: int | None  # from the payload (or the key, `k<seq>`); None: not a workload record
+
+
+@dataclass(frozen=True)
+class DumpedFile:
+    file: str
+    base_offset: int | None  # `Log starting offset`: the segment's base offset
+
+
+def parse_dump(lines: Iterable[str]) -> Iterator[DumpedFile | DumpedRecord]:
+    """The files and records of DumpLogSegments' output, in order; anything else (batch
+    lines, log4j warnings, a partial batch's error) is skipped."""
+    current: str | None = None
+    for raw in lines:
+        line = raw.rstrip("\n")
+        m = _DUMPING.match(line)
+        if m:
+            current = m[1]
+            continue
+        if current is None:
+            continue
+        m = _START.match(line)
+        if m:
+            yield DumpedFile(current, int(m[1]))
+            continue
+        m = _RECORD.match(line)
+        if m is None:
+            continue
+        payload = _PAYLOAD.search(line)
+        seq = decode_seq(payload[1].encode()) if payload else None
+        if seq is None:
+            key = _KEY.search(line)
+            if key and key[1].startswith("k") and key[1][1:].isdigit():
+                seq = int(key[1][1:])
+        yield DumpedRecord(current, int(m[1]), int(m[2]), seq)

@@ -1,0 +1,207 @@
+"""Broker forensics, second half of the run side: decode every captured copy with Kafka's
+own DumpLogSegments (one throwaway container of the cell's image, one JVM for all copies)
+into segments.parquet (a row per record) and segment_logs.parquet (a row per partition of
+each copy). The raw copies are deleted afterwards unless the spec keeps them.
+"""
+
+from __future__ import annotations
+
+import io
+import shutil
+import tarfile
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import docker
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from harness.cluster.segment_capture import Capture
+from harness.nodes.images import image_tag
+from harness.nodes.reaper import run_labels
+from harness.results import events as ev
+from harness.results.history import History
+from harness.results.tables import SEGMENT_LOGS, SEGMENTS, write_table
+from harness.runner.dump_log import DumpedFile, DumpedRecord, dump_command, parse_dump
+
+MOUNT = "/segments"  # where the copies are put in the decoding container
+BATCH_ROWS = 500_000
+
+
+def _tar_of(root: Path) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        tar.add(root, arcname=MOUNT.strip("/"))
+    return buffer.getvalue()
+
+
+def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
+    rest = b""
+    for chunk in chunks:
+        rest += chunk
+        *lines, rest = rest.split(b"\n")
+        for line in lines:
+            yield line.decode(errors="replace")
+    if rest:
+        yield rest.decode(errors="replace")
+
+
+def run_dump(root: Path, version: str, run_id: str) -> Iterator[str]:
+    """DumpLogSegments' stdout over every `.log` under `root`, line by line (a container
+    created, fed with the copies, started and removed: no bind mount, no network)."""
+    client = docker.from_env()
+    container = client.containers.create(
+        image_tag(version),
+        entrypoint=dump_command(version, MOUNT),
+        labels=run_labels(run_id),
+        network_mode="none",
+        name=f"kc-{run_id}-dump-log",
+    )
+    try:
+        container.put_archive("/", _tar_of(root))
+        container.start()
+        yield from _lines(container.logs(stream=True, follow=True, stdout=True, stderr=False))
+        result = container.wait(timeout=600)
+        if int(result.get("StatusCode", 1)) != 0:
+            tail = container.logs(stdout=False, stderr=True, tail=5).decode(errors="replace")
+            raise RuntimeError(f"DumpLogSegments exited {result.get('StatusCode')}: {tail}")
+    finally:
+        container.remove(force=True)
+
+
+def _place(file: str) -> tuple[str, str, int] | None:
+    """(capture label, topic, partition) of `/segments/<label>/<topic>-<p>/<base>.log`."""
+    parts = file.split("/")
+    if len(parts) < 4:
+        return None
+    label, directory = parts[-3], parts[-2]
+    topic, _, p = directory.rpartition("-")
+    return (label, topic, int(p)) if topic and p.isdigit() else None
+
+
+class _Writer:
+    """segments.parquet, written in batches (a long run's copies hold millions of records)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.rows: dict[str, list[Any]] = {f.name: [] for f in SEGMENTS}
+        self.writer: pq.ParquetWriter | None = None
+        self.total = 0
+
+    def add(self, **row: Any) -> None:
+        for name, values in self.rows.items():
+            values.append(row.get(name))
+        if len(self.rows["offset"]) >= BATCH_ROWS:
+            self.flush()
+
+    def flush(self) -> None:
+        table = pa.table({f.name: pa.array(self.rows[f.name], f.type) for f in SEGMENTS})
+        if self.writer is None:
+            self.writer = pq.ParquetWriter(self.path, SEGMENTS)
+        self.writer.write_table(table)
+        self.total += table.num_rows
+        for values in self.rows.values():
+            values.clear()
+
+    def close(self) -> int:
+        self.flush()  # an empty batch too: the file exists with its schema
+        assert self.writer is not None
+        self.writer.close()
+        return self.total
+
+
+def tabulate(
+    lines: Iterable[str], captures: list[Capture], segments: Path, logs: Path, root: Path
+) -> int:
+    """Write both tables from DumpLogSegments' output; the records written."""
+    by_label = {c.label: c for c in captures}
+    starts: dict[tuple[str, str, int], int] = {}
+    ends: dict[tuple[str, str, int], int] = {}
+    counts: dict[tuple[str, str, int], int] = defaultdict(int)
+    writer = _Writer(segments)
+    try:
+        for item in parse_dump(lines):
+            place = _place(item.file)
+            if place is None or place[0] not in by_label:
+                continue
+            if isinstance(item, DumpedFile):
+                if item.base_offset is not None:
+                    starts[place] = min(starts.get(place, item.base_offset), item.base_offset)
+                continue
+            assert isinstance(item, DumpedRecord)
+            c = by_label[place[0]]
+            counts[place] += 1
+            ends[place] = max(ends.get(place, 0), item.offset + 1)
+            writer.add(
+                capture=c.label,
+                node=c.node,
+                ts=c.ts,
+                topic=place[1],
+                partition=place[2],
+                offset=item.offset,
+                seq=item.seq,
+                record_ts=item.timestamp,
+            )
+    finally:
+        total = writer.close()
+    rows: dict[str, list[Any]] = {f.name: [] for f in SEGMENT_LOGS}
+    for c in captures:
+        folder = root / c.label
+        if not c.complete or not folder.is_dir():
+            continue
+        for directory in sorted(p for p in folder.iterdir() if p.is_dir()):
+            topic, _, p = directory.name.rpartition("-")
+            if not p.isdigit():
+                continue
+            key = (c.label, topic, int(p))
+            size = sum(f.stat().st_size for f in directory.glob("*.log"))
+            row = {
+                "capture": c.label,
+                "node": c.node,
+                "reason": c.reason,
+                "ts": c.ts,
+                "topic": topic,
+                "partition": int(p),
+                "log_start": starts.get(key),
+                "log_end": ends.get(key),
+                "records": counts.get(key, 0),
+                "bytes": size,
+            }
+            for name, values in rows.items():
+                values.append(row[name])
+    write_table(logs, SEGMENT_LOGS, rows)
+    return total
+
+
+def decode_captures(
+    captures: list[Capture],
+    root: Path,
+    segments: Path,
+    logs: Path,
+    version: str,
+    run_id: str,
+    history: History,
+    keep: bool = False,
+) -> None:
+    """Decode the copies under `root` into the two tables (recorded as `segments.decoded`);
+    then delete the copies unless `keep`."""
+    raw = sum(f.stat().st_size for f in root.rglob("*") if f.is_file()) if root.is_dir() else 0
+    fields: dict[str, Any] = {"captures": len(captures), "raw_bytes": raw, "kept": keep}
+    try:
+        if root.is_dir():
+            records = tabulate(run_dump(root, version, run_id), captures, segments, logs, root)
+        else:
+            records = tabulate([], captures, segments, logs, root)
+    except Exception as exc:  # the placement then says unknown, naming this
+        error = f"{type(exc).__name__}: {exc}".splitlines()[0]
+        keep = fields["kept"] = True  # what could not be decoded stays for a person to see
+        history.append(ev.SEGMENTS_DECODED, **fields, complete=False, records=0, error=error)
+        for path in (segments, logs):
+            path.unlink(missing_ok=True)
+    else:
+        history.append(ev.SEGMENTS_DECODED, **fields, complete=True, records=records)
+    finally:
+        if not keep:
+            shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,56 @@
+"""Broker forensics on a real cluster: an acks=1 leader cut off from the rest keeps
+acknowledging writes no follower copies; at heal it truncates them. The copy of its log
+taken before it rejoined holds every one of them: each lost record is placed `truncated`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from tests.experiments.cli import HERE, harness
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+
+def test_acks1_lost_records_are_found_truncated_in_the_deposed_leaders_copy(
+    tmp_path: Path,
+) -> None:
+    done = harness("run", HERE / "acks1-truncated.yaml", "--out", tmp_path)
+    (run_dir,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (run_dir / "summary.json").is_file(), done.stderr[-3000:]
+    (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"]
+    lost = cell["counts"]["lost"]
+    assert lost is not None and lost >= 1, (cell.get("undecided"), done.stderr[-3000:])
+    where = cell["lost_where"]
+    # The cut-off leader is copied just before the cut heals, but it keeps accepting acks=1
+    # writes until it learns of the new leader (seconds): those are not in its copy, and are
+    # `unknown` (never claimed never_appended). Everything acknowledged before the copy is
+    # found there, truncated.
+    assert where["truncated"] >= 1 and where["never_appended"] == where["deleted"] == 0, where
+    assert where["truncated"] + where["unknown"] == lost
+    assert all("still running" in r for r in cell["lost_where_reasons"]), cell["lost_where_reasons"]
+    sample = cell["lost_where_sample"]
+    assert sample and sample[0]["where"] == "truncated"
+    sample = [s for s in sample if s["where"] == "truncated"]
+    # The evidence is a copy taken at heal, of the broker the isolate cut off.
+    folder: Path = run_dir / "cells" / cell["cell"]
+    events = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
+    (inject,) = [e for e in events if e["kind"] == "fault.inject"]
+    heal_copies = [e for e in events if e["kind"] == "segments.captured" and e["reason"] == "heal"]
+    assert [e["node"] for e in heal_copies] == [inject["target"]]
+    assert {s["broker"] for s in sample} == {inject["target"]}
+    assert {s["capture"] for s in sample} == {heal_copies[0]["label"]}
+    # Every broker copied at collect, decoded, and the raw copies gone.
+    collect = [e for e in events if e["kind"] == "segments.captured" and e["reason"] == "collect"]
+    assert len(collect) == 3 and all(e["complete"] for e in collect)
+    (decoded,) = [e for e in events if e["kind"] == "segments.decoded"]
+    assert decoded["complete"] is True and decoded["kept"] is False
+    assert not (folder / "segments").exists()
+    segments = pq.read_table(folder / "segments.parquet").to_pydict()
+    assert len(set(segments["capture"])) == 4
+    checks = {c["name"]: c["verdict"] for c in cell["checks"]}
+    assert checks["lost_where.truncated"] == "pass"
+    assert done.returncode in (0, 1), done.stderr[-3000:]

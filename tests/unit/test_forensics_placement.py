@@ -1,0 +1,120 @@
+"""The placement rule of broker forensics on hand-built tables (answers known by
+construction): the ledger acknowledged seqs 1-8 in partition 0 at offsets 1-8; the final
+log holds 1, 2 (so 3-8 are lost); the copies: a deposed leader's copy at heal holds 3 and 4,
+a copy before a wipe holds 5, the final copies start at offset 6 (6 was deleted by
+retention), and 7 and 8 are in no copy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from spark_jobs.checks_forensics import (
+    IN_FINAL_COPY,
+    CopyFacts,
+    lost_records,
+    placed,
+    summarise,
+)
+
+pytestmark = pytest.mark.spark
+
+LEDGER = (
+    "seq bigint, partition int, offset bigint, status string, txn bigint, outcome string, "
+    "ack_ts bigint"
+)
+SEGMENTS = (
+    "capture string, node string, ts bigint, topic string, partition int, offset bigint, "
+    "seq bigint, record_ts bigint"
+)
+LABELS = {"01-heal-broker-1": "heal", "02-wipe-broker-2": "wipe", "03-collect-broker-3": "collect"}
+
+
+def _tables(spark: Any, extra_segments: list[tuple[Any, ...]] = ()) -> tuple[Any, Any, Any]:  # type: ignore[assignment]
+    ledger = spark.createDataFrame(
+        [(s, 0, s, "ok", None, None, s * 10) for s in range(1, 9)]
+        + [(9, 0, None, "fail", None, None, None)],
+        LEDGER,
+    )
+    log = spark.createDataFrame([(1, True), (2, True)], "seq bigint, committed boolean")
+    rows = [
+        ("01-heal-broker-1", "broker-1", 100, "chaos", 0, 3, 3, 1),
+        ("01-heal-broker-1", "broker-1", 100, "chaos", 0, 4, 4, 1),
+        ("01-heal-broker-1", "broker-1", 100, "other", 0, 7, 7, 1),  # another topic: ignored
+        ("02-wipe-broker-2", "broker-2", 200, "chaos", 0, 5, 5, 1),
+        ("03-collect-broker-3", "broker-3", 300, "chaos", 0, 6, 1, 1),
+        *extra_segments,
+    ]
+    return ledger, log, spark.createDataFrame(rows, SEGMENTS)
+
+
+def _place(spark: Any, facts: CopyFacts, segments: Any = None, **kw: Any) -> dict[str, Any]:
+    ledger, log, segs = _tables(spark, **kw)
+    rows = placed(
+        spark, lost_records(ledger, log), segs if segments is None else segments, facts, {0: 6}
+    )
+    return summarise(rows)
+
+
+def test_each_lost_record_is_placed(spark: Any) -> None:
+    out = _place(spark, CopyFacts("chaos", [], LABELS))
+    # 3, 4: in the heal copy; 5: in the wipe copy only; 6-8: in no copy, not below 6.
+    assert out["lost_where"] == {"never_appended": 3, "truncated": 2, "deleted": 1, "unknown": 0}
+    by_seq = {s["seq"]: s for s in out["lost_where_sample"]}
+    assert {k: v["where"] for k, v in by_seq.items()} == {
+        3: "truncated",
+        4: "truncated",
+        5: "deleted",
+        6: "never_appended",
+        7: "never_appended",
+        8: "never_appended",
+    }
+    assert by_seq[3] | {} == {
+        "seq": 3,
+        "where": "truncated",
+        "partition": 0,
+        "offset": 3,
+        "broker": "broker-1",
+        "capture": "01-heal-broker-1",
+        "capture_ts": 100,
+    }
+    assert by_seq[7]["broker"] is None and by_seq[7]["offset"] == 7  # where it was acked
+
+
+def test_below_the_final_log_start_is_deleted(spark: Any) -> None:
+    ledger, log, segs = _tables(spark)
+    rows = placed(spark, lost_records(ledger, log), segs, CopyFacts("chaos", [], LABELS), {0: 8})
+    out = summarise(rows)
+    where = {s["seq"]: s["where"] for s in out["lost_where_sample"]}
+    assert where[6] == where[7] == "deleted" and where[8] == "never_appended"
+
+
+def test_a_failed_copy_makes_records_in_no_copy_unknown(spark: Any) -> None:
+    blocked = "copy 04-heal-broker-2 of broker-2 failed: boom"
+    out = _place(spark, CopyFacts("chaos", [blocked], LABELS))
+    assert out["lost_where"] == {"never_appended": 0, "truncated": 2, "deleted": 1, "unknown": 3}
+    assert out["lost_where_reasons"] == {blocked: 3}
+
+
+def test_a_record_in_a_final_copy_but_not_in_the_final_read_is_unknown(spark: Any) -> None:
+    extra = [("03-collect-broker-3", "broker-3", 300, "chaos", 0, 8, 8, 1)]
+    out = _place(spark, CopyFacts("chaos", [], LABELS), extra_segments=extra)
+    assert out["lost_where"]["unknown"] == 1
+    assert out["lost_where_reasons"] == {IN_FINAL_COPY: 1}
+
+
+def test_without_copies_every_lost_record_is_unknown(spark: Any) -> None:
+    ledger, log, _ = _tables(spark)
+    facts = CopyFacts("chaos", ["no segments.decoded event: never copied"], {})
+    out = summarise(placed(spark, lost_records(ledger, log), None, facts, {}))
+    assert out["lost_where"] == {"never_appended": 0, "truncated": 0, "deleted": 0, "unknown": 6}
+    assert out["lost_where_reasons"] == {"no segments.decoded event: never copied": 6}
+
+
+def test_records_acked_after_a_running_brokers_copy_are_unknown(spark: Any) -> None:
+    out = _place(spark, CopyFacts("chaos", [], LABELS, open_copy=(70, "01-heal-broker-1")))
+    where = {s["seq"]: s["where"] for s in out["lost_where_sample"]}
+    assert where[6] == "never_appended" and where[7] == where[8] == "unknown"
+    ((reason, n),) = out["lost_where_reasons"].items()
+    assert n == 2 and "after copy 01-heal-broker-1 of a broker still running" in reason
