@@ -89,6 +89,8 @@ def empty_figures() -> Figures:
         "pipeline": {},
         "output_duplicates_seqs_sample": [],
         "output_lost_seqs_sample": [],
+        "broker_errors": None,
+        "broker_errors_by_template": [],
     }
 
 

@@ -39,6 +39,9 @@ LATENCY_METRICS = (
     "ack_p99_ms_faulted",
     "ack_p99_ms_steady",
 )
+# ERROR and FATAL events of the brokers' logs not allowed by the spec's `broker_logs.allow`
+# (spark_jobs/checks/broker_logs.py), at the summary's top level.
+BROKER_LOG_METRICS = ("broker_errors",)
 # Figures of one Spark consumer set (summary "spark_by_set" -> set -> figure).
 SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
 # The Spark figures also summed over the Spark sets, at the summary's top level.
@@ -147,6 +150,21 @@ class Evidence(TypedDict):
     disagreements: list[str]
 
 
+class BrokerLogTemplate(TypedDict):
+    """ERROR/FATAL events of the brokers' logs of one shape (summary
+    "broker_errors_by_template"; harness.results.broker_log)."""
+
+    logger: str
+    template: str
+    level: str
+    count: int
+    nodes: list[str]  # the log files' names (`1` for brokers/1.log)
+    first_ts: int | None  # ms, the node's clock as printed
+    example: str  # the earliest event's first line
+    detail: str  # its first continuation line (the exception), "" if none
+    allowed: bool  # matched by the spec's broker_logs.allow (not in broker_errors)
+
+
 class Figures(TypedDict, total=False):
     """What the checks give for a cell (summary.json's measured part), or a part of it: one
     check returns only the keys it decides. None: undecided, the reason in `undecided`."""
@@ -183,6 +201,8 @@ class Figures(TypedDict, total=False):
     output_duplicates_seqs_sample: list[int] | None
     output_lost_seqs_sample: list[int] | None
     evidence: Evidence
+    broker_errors: int | None  # BROKER_LOG_METRICS
+    broker_errors_by_template: list[BrokerLogTemplate]
     # Only when a check raised: check name -> the error (its figures are undecided).
     failed_checks: dict[str, str]
 

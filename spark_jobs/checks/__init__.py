@@ -10,6 +10,7 @@ from __future__ import annotations
 from spark_jobs.check import Check
 from spark_jobs.checks import (
     availability,
+    broker_logs,
     consumers,
     evidence,
     latency,
@@ -31,5 +32,6 @@ CHECKS: tuple[Check, ...] = (
     availability.CHECK,
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
+    broker_logs.CHECK,  # lane "broker_logs"
     evidence.CHECK,  # review: after the others
 )
