@@ -165,13 +165,14 @@ def compile_allow(patterns: Iterable[str]) -> list[re.Pattern[str]]:
 
 
 def allowed_by(patterns: Iterable[re.Pattern[str]]) -> Callable[[LogEvent], bool]:
-    """Whether an event is allowed: a pattern is found (re.search) in its template or in its
-    raw message."""
+    """Whether an event is allowed: a pattern is found (re.search) in its template, its raw
+    message or its first continuation line (the exception: one template, `Error processing
+    append operation on partition <topic>-<n>`, has several causes)."""
     compiled = list(patterns)
 
     def allowed(event: LogEvent) -> bool:
-        shape = template(event.message)
-        return any(p.search(shape) or p.search(event.message) for p in compiled)
+        texts = (template(event.message), event.message, *event.detail[:1])
+        return any(p.search(text) for p in compiled for text in texts)
 
     return allowed
 

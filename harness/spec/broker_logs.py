@@ -16,8 +16,9 @@ Pattern = Annotated[str, StringConstraints(min_length=1, max_length=500)]
 
 
 class BrokerLogsSpec(StrictModel):
-    """`allow`: regexes (Python `re`, searched) over an event's template or its raw message;
-    an event one of them finds is listed as allowed and not counted in `broker_errors`."""
+    """`allow`: regexes (Python `re`, searched) over an event's template, its raw message or
+    its exception line; an event one of them finds is listed as allowed and not counted in
+    `broker_errors`."""
 
     allow: list[Pattern] = Field(default=[], max_length=MAX_ALLOW)
 
