@@ -8,6 +8,12 @@ from typing import Any
 from harness.report.timeline import utc
 
 TOP_TEMPLATES = 10
+SHOWN_CHARS = 400  # of an example line or its exception: the rest is in summary.json
+
+
+def _short(text: object) -> str:
+    text = str(text or "")
+    return text if len(text) <= SHOWN_CHARS else text[: SHOWN_CHARS - 3] + "..."
 
 
 def _since(ts: object, start: int | None) -> str:
@@ -34,8 +40,8 @@ def broker_errors_section(summary: dict[str, Any], events: list[dict[str, Any]])
             "count": t.get("count"),
             "nodes": ", ".join(str(n) for n in t.get("nodes") or []),
             "first": _since(t.get("first_ts"), start),
-            "example": str(t.get("example", "")),
-            "detail": str(t.get("detail", "")),
+            "example": _short(t.get("example")),
+            "detail": _short(t.get("detail")),
             "allowed": bool(t.get("allowed")),
         }
         for t in rows[:TOP_TEMPLATES]

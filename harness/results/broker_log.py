@@ -32,8 +32,10 @@ _START = re.compile(
 # frame's `(File.java:12)` has a colon, `(Native Method)` a space: neither matches.
 _LOGGER = re.compile(r"\s\(([A-Za-z_$][\w$]*(?:\.[\w$]+)*)\)\s*$")
 _FRAME = re.compile(r"^\s+(?:at |\.\.\. \d+ more)")
-# How many continuation lines an event keeps (a stack trace's first lines say enough).
+# How many continuation lines an event keeps (a stack trace's first lines say enough), and
+# how much of a line a summary row keeps (a request's dump can run to kilobytes).
 DETAIL_LINES = 8
+LINE_CHARS = 2000
 
 
 @dataclass(frozen=True)
@@ -200,8 +202,8 @@ def group(
                 "count": 0,
                 "nodes": [],
                 "first_ts": event.ts,
-                "example": event.line,
-                "detail": event.detail[0].strip() if event.detail else "",
+                "example": event.line[:LINE_CHARS],
+                "detail": _first(event.detail),
                 "allowed": key[3],
             }
             firsts[key] = order
@@ -211,12 +213,16 @@ def group(
         if order < firsts[key]:
             firsts[key] = order
             row["first_ts"] = event.ts
-            row["example"] = event.line
-            row["detail"] = event.detail[0].strip() if event.detail else ""
+            row["example"] = event.line[:LINE_CHARS]
+            row["detail"] = _first(event.detail)
     return sorted(
         rows.values(),
         key=lambda r: (-r["count"], r["first_ts"] if r["first_ts"] is not None else 2**62),
     )
+
+
+def _first(detail: tuple[str, ...]) -> str:
+    return detail[0].strip()[:LINE_CHARS] if detail else ""
 
 
 def _node_order(node: str) -> tuple[int, int, str]:

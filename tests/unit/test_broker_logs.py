@@ -126,9 +126,12 @@ def test_a_template_normalises_what_varies(message: str, expected: str) -> None:
     assert bl.template(message) == expected
 
 
-def test_a_long_template_is_cut() -> None:
+def test_a_long_template_and_example_are_cut() -> None:
     shape = bl.template("Unexpected error " + "x" * 1000)
     assert len(shape) == bl.TEMPLATE_CHARS and shape.endswith("...")
+    line = "[2026-11-25 02:13:26,017] ERROR " + "y" * 5000 + " (a.B)"
+    (row,) = bl.group(_events(line))
+    assert len(row["example"]) == bl.LINE_CHARS and row["logger"] == "a.B"
 
 
 def test_one_failure_on_two_brokers_and_partitions_is_one_row() -> None:
