@@ -18,6 +18,7 @@ from harness.results import events as ev
 from harness.results.events import Event
 from harness.results.layout import CellPaths, require_regular
 from harness.results.metrics import Figures
+from spark_jobs import history_facts as hf
 from spark_jobs.check import Check
 from spark_jobs.context import CellContext
 
@@ -25,7 +26,7 @@ NAME = "broker_errors"
 
 
 def _last(history: list[Event], kind: str) -> Event | None:
-    found = [e for e in history if e.get("kind") == kind]
+    found = hf.events(history, kind)
     return found[-1] if found else None
 
 
