@@ -92,6 +92,8 @@ def empty_figures() -> Figures:
         "lost_where": None,
         "lost_where_reasons": {},
         "lost_where_sample": [],
+        "broker_errors": None,
+        "broker_errors_by_template": [],
     }
 
 

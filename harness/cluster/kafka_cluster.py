@@ -46,6 +46,7 @@ from harness.nodes.topology import (
     zookeeper_properties,
 )
 from harness.nodes.watchdog import start_watchdog
+from harness.results import events as ev
 from harness.results.history import History
 
 READY_TOPIC = "__kafka_chaos_ready"
@@ -500,8 +501,17 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         return "\n".join(parts)
 
     def save_logs(self, directory: Path) -> None:
+        """Every node's log (`docker logs`) to `<directory>/<node id or name>.log`; a node whose
+        log cannot be read or written is named in the history's broker_logs.saved event (the
+        broker_logs check then counts the others as a lower bound), the others still saved."""
         directory.mkdir(parents=True, exist_ok=True)
+        files: dict[str, str] = {}
+        failed: dict[str, str] = {}
         for node in [*self.nodes, *self.retired]:
-            (directory / f"{node.spec.node_id or node.name}.log").write_text(
-                node.logs(), encoding="utf-8"
-            )
+            name = f"{node.spec.node_id or node.name}.log"
+            try:
+                (directory / name).write_text(node.logs(), encoding="utf-8")
+                files[node.name] = name
+            except Exception as exc:  # one node's log lost must not lose the others'
+                failed[node.name] = f"{type(exc).__name__}: {exc}"
+        self.history.append(ev.BROKER_LOGS_SAVED, files=files, failed=failed)

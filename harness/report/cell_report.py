@@ -11,6 +11,7 @@ import jinja2
 import pandas as pd
 import pyarrow.parquet as pq
 
+from harness.report.broker_errors import broker_errors_section
 from harness.report.broker_section import broker_rows
 from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.lost_where import lost_where_section
@@ -257,6 +258,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "events_omitted": max(0, len(events) - MAX_EVENT_ROWS),
         "files": [name for name in RAW_FILES if (cell_dir / name).is_file()],
         "broker_logs": sorted(inputs.logs),
+        "broker_errors": broker_errors_section(summary, inputs.events),
     }
 
 

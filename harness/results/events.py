@@ -71,6 +71,13 @@ SEGMENTS_CAPTURED = "segments.captured"
 # raw_bytes (the copies' size), kept (whether the raw copies stay in segments/), error.
 SEGMENTS_DECODED = "segments.decoded"
 TOPIC_CREATE = "topic.create"  # topic, partitions, replication_factor, config
+# The nodes' logs written to brokers/ (KafkaCluster.save_logs, at the cluster's end): files
+# {node name: file name}, failed {node name: error} (a log not saved or cut short). Histories
+# before 2026-11-26 lack it.
+BROKER_LOGS_SAVED = "broker_logs.saved"
+# The spec's broker_logs.allow (regexes), at the cell's start when the list is not empty: the
+# broker_logs check reads it from here.
+BROKER_LOGS_ALLOW = "broker_logs.allow"
 NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
 # The workload topic's partitions as a trusted broker's metadata has them, polled about once a
 # second from the topic's creation to the collect phase (harness.runner.partition_watch): one

@@ -39,6 +39,9 @@ LATENCY_METRICS = (
     "ack_p99_ms_faulted",
     "ack_p99_ms_steady",
 )
+# ERROR and FATAL events of the brokers' logs not allowed by the spec's `broker_logs.allow`
+# (spark_jobs/checks/broker_logs.py), at the summary's top level.
+BROKER_LOG_METRICS = ("broker_errors",)
 # Figures of one Spark consumer set (summary "spark_by_set" -> set -> figure).
 SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
 # The Spark figures also summed over the Spark sets, at the summary's top level.
@@ -183,6 +186,19 @@ LOST_PLACES = ("never_appended", "truncated", "deleted", "unknown")
 # Summary sections whose keys expectations name as `<section>.<key>` (lost_where.truncated).
 # (`broker.<figure>`: Kafka's own metrics; `lost_where.<place>`: the forensics.)
 SECTION_FIGURES: dict[str, tuple[str, ...]] = {"broker": BROKER_FIGURES, "lost_where": LOST_PLACES}
+class BrokerLogTemplate(TypedDict):
+    """ERROR/FATAL events of the brokers' logs of one shape (summary
+    "broker_errors_by_template"; harness.results.broker_log)."""
+
+    logger: str
+    template: str
+    level: str
+    count: int
+    nodes: list[str]  # the log files' names (`1` for brokers/1.log)
+    first_ts: int | None  # ms, the node's clock as printed
+    example: str  # the earliest event's first line
+    detail: str  # its first continuation line (the exception), "" if none
+    allowed: bool  # matched by the spec's broker_logs.allow (not in broker_errors)
 
 
 class Figures(TypedDict, total=False):
@@ -225,6 +241,8 @@ class Figures(TypedDict, total=False):
     lost_where: dict[str, int] | None  # LOST_PLACES -> lost records; adds up to lost
     lost_where_reasons: dict[str, int]  # why records are `unknown` -> how many
     lost_where_sample: list[LostPlace]
+    broker_errors: int | None  # BROKER_LOG_METRICS
+    broker_errors_by_template: list[BrokerLogTemplate]
     # Only when a check raised: check name -> the error (its figures are undecided).
     failed_checks: dict[str, str]
 

@@ -109,6 +109,8 @@ class CellRunner:
     def run(self) -> None:
         """Run the cell; whatever happens, the folder gets what was collected and the history."""
         self.dir.mkdir(parents=True, exist_ok=True)
+        if self.spec.broker_logs.allow:  # the broker_logs check reads it from the history
+            self.history.append(ev.BROKER_LOGS_ALLOW, allow=list(self.spec.broker_logs.allow))
         c = self.spec.cluster
         cluster = self.parts.cluster(
             c.mode,

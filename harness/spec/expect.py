@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, PlainSerializer
 
 from harness.results.metrics import (
+    BROKER_LOG_METRICS,
     COUNT_NAMES,
     LATENCY_METRICS,
     PER_SET_KEYS,
@@ -36,6 +37,7 @@ ALLOWED_METRICS = (
     *TIME_METRICS,
     *LATENCY_METRICS,
     *SPARK_METRICS,
+    *BROKER_LOG_METRICS,
     *(f"{m}.<set>" for m in PER_SET_KEYS),
     *(f"{section}.{key}" for section, keys in SECTION_FIGURES.items() for key in keys),
     RESUMPTION,
@@ -259,7 +261,9 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
         name = per_set[1]
         if name not in set_names:
             return f"no consumer set named {name!r}; sets: {', '.join(set_names) or 'none'}"
-    elif metric not in COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS:
+    elif metric not in (
+        COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS + BROKER_LOG_METRICS
+    ):
         return f"unknown metric; allowed: {', '.join(ALLOWED_METRICS)}"
     if bound is not None and bound.op == "exact":
         return "'exact' applies only to resumption; expected '<op> <number>'"

@@ -43,6 +43,7 @@ from harness.nodes.topology import (
 
 # The consumer kinds' models (harness.spec.consumers) and the producer's
 # (harness.spec.producer), re-exported: a child process imports only its own part.
+from harness.spec.broker_logs import BrokerLogsSpec
 from harness.spec.consumers import CONSUMER_TAGS as CONSUMER_TAGS
 from harness.spec.consumers import AnyPipelineSpec as AnyPipelineSpec
 from harness.spec.consumers import CommandPipelineSpec as CommandPipelineSpec
@@ -216,6 +217,7 @@ class Spec(StrictModel):
     faults: list[FaultSpec] = []
     recovery: RecoverySpec = RecoverySpec()
     expect: Expect = {}
+    broker_logs: BrokerLogsSpec = BrokerLogsSpec()  # ERROR/FATAL lines the cell expects
     matrix: Matrix | None = None
     incident: IncidentSpec | None = None  # its row in the incident catalogue
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from spark_jobs.check import Check
 from spark_jobs.checks import (
     availability,
+    broker_logs,
     broker_metrics,
     consumers,
     evidence,
@@ -34,6 +35,7 @@ CHECKS: tuple[Check, ...] = (
     broker_metrics.CHECK,
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
+    broker_logs.CHECK,  # lane "broker_logs"
     evidence.CHECK,  # review: after the others
     forensics.CHECK,  # review: places the lost records once `lost` stands
 )
