@@ -16,6 +16,7 @@ from harness.results.metrics import (
     COUNT_NAMES,
     LATENCY_METRICS,
     PER_SET_KEYS,
+    SECTION_FIGURES,
     SPARK_FIGURES,
     TIME_METRICS,
 )
@@ -26,6 +27,19 @@ VERDICT_STYLES = {"pass": "green", "fail": "bold red", "unknown": "yellow"}
 # table is wide already; every latency figure is in the cell report and the JUnit output).
 METRIC_COLUMNS = (*TIME_METRICS, "ack_p99_ms")
 NOT_APPLICABLE = "-"  # a cell without that consumer set, unlike "?" (undecided)
+# Kafka's own view (issue 30) beside the clients': what an SRE's dashboard would have shown and
+# where the lost records went; columns only when some cell of the run has the figure at all
+# (a run from before them, or with cluster.metrics false, keeps the older table).
+KAFKA_VIEW_COLUMNS = (
+    "broker.under_replicated_s",
+    "broker.offline_partitions_s",
+    "broker.unclean_elections",
+    "broker_errors",
+    "lost_where.truncated",
+    "lost_where.never_appended",
+    "lost_where.deleted",
+    "lost_where.unknown",
+)
 
 
 def cell_verdict(cell: dict[str, Any]) -> Verdict:
@@ -61,13 +75,21 @@ def spark_sets(cells: list[dict[str, Any]]) -> list[str]:
 def table_columns(cells: list[dict[str, Any]]) -> list[str]:
     sets = [f"stall_s.{name}" for name in stall_sets(cells)]
     spark = [f"{figure}.{name}" for name in spark_sets(cells) for figure in SPARK_COLUMNS]
-    return ["cell", "verdict", *COUNT_NAMES, *METRIC_COLUMNS, *sets, *spark]
+    kafka = [name for name in KAFKA_VIEW_COLUMNS if _in_any(cells, name)]
+    return ["cell", "verdict", *COUNT_NAMES, *METRIC_COLUMNS, *sets, *spark, *kafka]
+
+
+def _in_any(cells: list[dict[str, Any]], name: str) -> bool:
+    """Whether some cell has the figure, decided or not (its section or key is there)."""
+    section, dot, _ = name.partition(".")
+    return any((section if dot else name) in cell for cell in cells)
 
 
 def table_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
     """One row of display strings per cell: None is "?", floats have one decimal."""
     sets = stall_sets(cells)
     queries = spark_sets(cells)
+    kafka = [name for name in KAFKA_VIEW_COLUMNS if _in_any(cells, name)]
     rows = []
     for cell in cells:
         counts = cell.get("counts") or {}
@@ -85,6 +107,7 @@ def table_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
                     for name in queries
                     for figure in SPARK_COLUMNS
                 ),
+                *(fmt(None if (v := figure(cell, name)) is _ABSENT else v) for name in kafka),
             ]
         )
     return rows
@@ -103,6 +126,10 @@ def figure(cell: dict[str, Any], name: str) -> Any:
     if name in counts:
         return counts[name]
     base, _, member = name.partition(".")
+    if member and member in SECTION_FIGURES.get(base, ()):  # broker.x, lost_where.x
+        section = cell.get(base)
+        value = section.get(member) if isinstance(section, dict) else None
+        return value if value is None or isinstance(value, int | float) else _ABSENT
     if member and base in PER_SET_KEYS:
         by_set = cell.get(PER_SET_KEYS[base]) or {}
         value = by_set.get(member, _ABSENT)
