@@ -26,8 +26,11 @@ import multiprocessing as mp
 import os
 import statistics
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import docker
 
 from harness import KafkaCluster
 from harness.cluster.metrics_scraper import MetricsScraper
@@ -87,6 +90,10 @@ class Round:
 @dataclass
 class Results:
     rounds: list[Round] = field(default_factory=list)
+    # The Kafka JVMs' CPU (ms, all nodes) per scrape round, on the idle cluster: direct and
+    # far less noisy than throughput on a shared machine.
+    jvm_cpu_ms_per_round: float | None = None
+    samples_per_node: int | None = None
 
     def rates(self, setting: str) -> list[float]:
         return [r.rate for r in self.rounds if r.setting == setting]
@@ -122,9 +129,48 @@ def one_round(cluster: KafkaCluster, setting: str, seconds: float) -> Round:
     return result
 
 
+def cluster_cpu_ms(cluster: KafkaCluster) -> float:
+    """CPU the cluster's containers used so far (ms, summed)."""
+    client = docker.from_env()
+    containers = client.containers.list(filters={"name": f"kc-{cluster.run_id}-"})
+    return (
+        sum(c.stats(stream=False)["cpu_stats"]["cpu_usage"]["total_usage"] for c in containers)
+        / 1e6
+    )
+
+
+def jvm_cost(cluster: KafkaCluster, results: Results, seconds: float = 10.0) -> None:
+    """With no producer: the containers' CPU while scraped 10 rounds a second minus while
+    not, per scrape round (idle, scraped, idle, scraped; medians)."""
+    targets = cluster.metrics_targets()
+    text = urllib.request.urlopen(f"http://127.0.0.1:{next(iter(targets.values()))}/metrics").read()
+    results.samples_per_node = sum(
+        1 for line in text.decode().splitlines() if line and not line.startswith("#")
+    )
+    idle: list[float] = []
+    per_round: list[float] = []
+    for scraped in (False, True, False, True):
+        before, start, rounds = cluster_cpu_ms(cluster), time.monotonic(), 0
+        while time.monotonic() - start < seconds:
+            if scraped:
+                for port in targets.values():
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read()
+                rounds += 1
+            time.sleep(0.1)
+        rate = (cluster_cpu_ms(cluster) - before) / (time.monotonic() - start)  # ms per s
+        if scraped:
+            per_round.append((rate - statistics.median(idle)) * seconds / max(1, rounds))
+        else:
+            idle.append(rate)
+    results.jvm_cpu_ms_per_round = statistics.median(per_round)
+    print(f"JVM CPU per scrape round: {per_round} ms (idle {idle} ms/s)", flush=True)
+
+
 def run_cluster(metrics: bool, settings: list[str], seconds: float, results: Results) -> None:
     with KafkaCluster(brokers=3, broker_config=BROKER_CONFIG, metrics=metrics) as cluster:
         cluster.create_topic(TOPIC, 6, 3, TOPIC_CONFIG)
+        if metrics:
+            jvm_cost(cluster, results)
         one_round(cluster, settings[0], seconds / 2)  # warm-up (JIT, page cache), not counted
         for setting in settings:
             results.rounds.append(one_round(cluster, setting, seconds))
@@ -155,10 +201,23 @@ def report(results: Results, args: argparse.Namespace, load_before: float) -> li
                 + ", ".join(f"{v:,.0f}" for v in values)
                 + " |"
             )
+    agent = [r for r in results.rounds if r.setting in ("idle", "scrape")]
+    pairs = [
+        (b.rate / a.rate if a.setting == "idle" else a.rate / b.rate)
+        for a, b in zip(agent[0::2], agent[1::2], strict=True)
+    ]
     lines += [
         "",
-        f"- scrape / idle: **{med['scrape'] / med['idle']:.3f}x** (issue 30: >= 0.95)",
+        f"- scrape / idle: **{med['scrape'] / med['idle']:.3f}x** (issue 30: >= 0.95); "
+        f"per adjacent pair (drift cancelled): median {statistics.median(pairs):.3f}x, "
+        + ", ".join(f"{p:.2f}" for p in pairs),
     ]
+    if results.jvm_cpu_ms_per_round is not None:
+        lines.append(
+            f"- the Kafka JVMs' CPU per scrape round (3 nodes, {results.samples_per_node} samples "
+            f"each, idle cluster): {results.jvm_cpu_ms_per_round:.1f} ms, i.e. "
+            f"{results.jvm_cpu_ms_per_round / 20:.2f} % of two cores at one round a second"
+        )
     if "no agent" in med:
         lines.append(f"- idle agent / no agent: {med['idle'] / med['no agent']:.3f}x")
     lines += [

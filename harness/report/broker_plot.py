@@ -90,7 +90,9 @@ def broker_figure(frame: pd.DataFrame, events: list[dict[str, Any]], axis: Axis)
         if ax.get_legend_handles_labels()[0]:
             ax.legend(loc="center left", bbox_to_anchor=(1.005, 0.5), fontsize=7)
     axes[-1].set_xlabel(f"seconds since {utc(axis.t0)} UTC")
-    axes[-1].set_xlim(min(0.0, float(x.min())), max(float(x.max()), axis.s(axis.t_end)))
+    # The timeline's limits: matplotlib's 5 % margins around [0, its end] (so both line up).
+    first, last = min(0.0, float(x.min())), max(float(x.max()), float(axis.s(axis.t_end)))
+    axes[-1].set_xlim(first - 0.05 * (last - first), last + 0.05 * (last - first))
     fig.suptitle("Kafka's own metrics (JMX, scraped about once a second)", fontsize=10)
     return fig
 
