@@ -13,9 +13,10 @@ import threading
 import time
 import urllib.request
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlencode
 
 from harness.results import events as ev
 from harness.results.broker_metrics import UP, Row, exposition_rows, labels_text
@@ -24,15 +25,30 @@ from harness.results.tables import METRICS, write_table
 
 SCRAPE_INTERVAL_S = 1.0
 SCRAPE_TIMEOUT_S = 3.0  # a fresh agent's first answer took over 0.8 s on a loaded machine
+# A node is asked for every metric (no filter) at its first FULL_SCRAPES_FIRST scrapes (its
+# Kafka registers MBeans while it starts) and then every FULL_SCRAPE_EVERY-th: the others ask
+# only for the Kafka metric names its last full answer had.
+FULL_SCRAPES_FIRST = 10
+FULL_SCRAPE_EVERY = 30
 
 # Node name -> host port of its /metrics now (KafkaCluster.metrics_targets).
 Targets = Callable[[], Mapping[str, int]]
 
 
-def scrape(port: int, timeout_s: float = SCRAPE_TIMEOUT_S) -> list[Row]:
+def metrics_url(port: int, names: Collection[str] = ()) -> str:
+    """The node's /metrics, asking only for `names` when given (the agent's `name[]` filter:
+    it then skips its JVM collectors, about two thirds of an answer and of its cost, which
+    the scraper would drop anyway; benchmarks/metrics_cost.py)."""
+    query = urlencode([("name[]", n) for n in sorted(names)])
+    return f"http://127.0.0.1:{port}/metrics" + (f"?{query}" if query else "")
+
+
+def scrape(
+    port: int, timeout_s: float = SCRAPE_TIMEOUT_S, names: Collection[str] = ()
+) -> list[Row]:
     """One node's answer as rows, `up` 1 first; `up` 0 with the error when it fails."""
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=timeout_s) as r:
+        with urllib.request.urlopen(metrics_url(port, names), timeout=timeout_s) as r:
             text = r.read().decode("utf-8", errors="replace")
         return [(UP, "", 1.0), *exposition_rows(text)]
     except Exception as exc:  # refused, reset, timed out, not the format: a gap
@@ -56,6 +72,7 @@ class MetricsScraper:
         self._thread: threading.Thread | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._written = False
+        self._names: dict[str, frozenset[str]] = {}  # node -> its Kafka metric names
 
     def start(self) -> MetricsScraper:
         if self._thread is None and not self._stop.is_set():
@@ -93,7 +110,10 @@ class MetricsScraper:
             return
         ts = now_ms()
         try:
-            futures = {name: pool.submit(scrape, port) for name, port in sorted(targets.items())}
+            futures = {
+                name: pool.submit(scrape, port, SCRAPE_TIMEOUT_S, self._asked(name))
+                for name, port in sorted(targets.items())
+            }
         except RuntimeError:  # the pool was shut down: stopped
             return
         answers = {name: f.result() for name, f in futures.items()}
@@ -101,15 +121,25 @@ class MetricsScraper:
             if self._stop.is_set():
                 return
             for name, rows in answers.items():
+                full = not self._asked(name)
                 self.scrapes[name] += 1
                 if rows[0][0] == UP and rows[0][2] == 0.0:
                     self.failed[name] += 1
+                elif full:
+                    self._names[name] = frozenset(metric for metric, _, _ in rows[1:])
                 for metric, labels, value in rows:
                     self._columns["ts"].append(ts)
                     self._columns["node"].append(name)
                     self._columns["metric"].append(metric)
                     self._columns["labels"].append(labels)
                     self._columns["value"].append(value)
+
+    def _asked(self, node: str) -> frozenset[str]:
+        """The names to ask `node` for this round; empty: everything (a full scrape)."""
+        done = self.scrapes[node]
+        if done < FULL_SCRAPES_FIRST or done % FULL_SCRAPE_EVERY == 0:
+            return frozenset()
+        return self._names.get(node, frozenset())
 
     def write(self, path: Path) -> int:
         """Stop, write metrics.parquet and record a `metrics.scrape` event; the rows written.

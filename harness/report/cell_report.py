@@ -12,10 +12,11 @@ import pandas as pd
 import pyarrow.parquet as pq
 
 from harness.report.broker_errors import broker_errors_section
+from harness.report.broker_plot import broker_plot_png
 from harness.report.broker_section import broker_rows
 from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.lost_where import lost_where_section
-from harness.report.timeline import plot_timeline, png_data_uri, utc
+from harness.report.timeline import plot_timeline, png_data_uri, time_span, utc
 from harness.results import events as ev
 from harness.results.history import read_jsonl
 from harness.results.layout import RAW_FILES, CellPaths
@@ -128,6 +129,17 @@ def _plot(inputs: _Inputs) -> tuple[str | None, str | None]:
         return None, f"timeline plot failed: {type(exc).__name__}: {exc}"
 
 
+def _broker_plot(inputs: _Inputs, cell_dir: Path) -> tuple[str | None, str | None]:
+    """Data URI of Kafka's own metrics over time (on the timeline's axis), or the sentence
+    saying why there is none."""
+    try:
+        span = time_span(inputs.ledger, inputs.consumed, inputs.events)
+        png, note = broker_plot_png(CellPaths(cell_dir).metrics, inputs.events, span)
+    except Exception as exc:  # a plot bug must not lose the report
+        return None, f"broker metrics plot failed: {type(exc).__name__}: {exc}"
+    return (png_data_uri(png), None) if png is not None else (None, note)
+
+
 def _skipped(events: list[dict[str, Any]]) -> list[dict[str, str]]:
     """Planned faults that never fired (their target could not be resolved), for the table."""
     return [
@@ -216,6 +228,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         for name in [*COUNT_NAMES, *(k for k in counts if k not in COUNT_NAMES)]
     ]
     plot_uri, plot_error = _plot(inputs)
+    broker_plot_uri, broker_plot_note = _broker_plot(inputs, cell_dir)
     faults, tails = _faults(inputs)
     events = [e for e in inputs.events if e["kind"] not in QUIET_KINDS]
     return {
@@ -249,6 +262,8 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "pipeline": generic_table([summary["pipeline"]] if summary.get("pipeline") else []),
         "plot_uri": plot_uri,
         "plot_error": plot_error,
+        "broker_plot_uri": broker_plot_uri,
+        "broker_plot_note": broker_plot_note,
         "faults": faults,
         "tails": tails,
         "events": [

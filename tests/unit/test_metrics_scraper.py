@@ -8,11 +8,12 @@ import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import urlencode
 
 import pyarrow.parquet as pq
 import pytest
 
-from harness.cluster.metrics_scraper import MetricsScraper
+from harness.cluster.metrics_scraper import FULL_SCRAPE_EVERY, FULL_SCRAPES_FIRST, MetricsScraper
 from harness.nodes.ports import free_ports
 from harness.results import broker_metrics as bm
 from harness.results.history import History
@@ -66,3 +67,30 @@ def test_rows_of_answers_and_an_up_0_row_per_failed_scrape(exporter: int, tmp_pa
     assert json.loads(json.dumps(event))["failed"] == {"broker-2": 2}
     assert scraper.write(tmp_path / "again.parquet") == rows  # once
     assert not (tmp_path / "again.parquet").exists()
+
+
+def test_after_the_first_full_scrapes_it_asks_only_for_the_kafka_names(tmp_path: Path) -> None:
+    paths: list[str] = []
+
+    class Recording(_Exporter):
+        def do_GET(self) -> None:
+            paths.append(self.path)
+            super().do_GET()
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Recording)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        port = int(server.server_address[1])
+        scraper = MetricsScraper(lambda: {"broker-1": port}, History())
+        scraper._pool = ThreadPoolExecutor(1)
+        for _ in range(FULL_SCRAPE_EVERY + 2):
+            scraper.scrape_once()
+        rows = scraper.write(tmp_path / "metrics.parquet")
+    finally:
+        server.shutdown()
+        server.server_close()
+    filtered = "/metrics?" + urlencode({"name[]": bm.UNDER_REPLICATED})
+    expected = ["/metrics"] * FULL_SCRAPES_FIRST
+    expected += [filtered] * (FULL_SCRAPE_EVERY - FULL_SCRAPES_FIRST) + ["/metrics", filtered]
+    assert paths == expected
+    assert rows == 2 * (FULL_SCRAPE_EVERY + 2)  # up + the one Kafka sample, every round
