@@ -6,7 +6,12 @@ kafkatest's `validate_delivery` searches the brokers' segment files for what the
 missed; here every copy taken during the run is searched, and each lost record is placed:
 
 * `truncated`: in a copy taken before a broker rejoined after a fault (a deposed leader's
-  log, which it then truncated to the new leader's), gone from the final log;
+  log, which it then truncated to the new leader's), gone from the final log (evidence
+  `copy`); or in no copy, but a broker logged a truncation of its partition to at or below
+  the offset it was acknowledged at, after it was acknowledged (evidence `log`: Kafka's own
+  "Truncating to offset X" line, spark_jobs.broker_truncations). That places what a
+  deposed leader still running acknowledged after its copy was taken, before it learnt it
+  was deposed and truncated;
 * `deleted`: its acknowledged offset below the partition's final log start offset (the
   largest first offset among the brokers' final copies: retention), or found only in a copy
   taken before a disk wipe;
@@ -14,11 +19,19 @@ missed; here every copy taken during the run is searched, and each lost record i
   failed, every wipe was copied first): no broker's log ever held it that anyone saw;
 * `unknown`: it cannot be placed, with the reason (no copies at all, a copy failed, a wipe
   with no copy, a broker's final copy holds it though the final read did not, or it was
-  acknowledged after the copy of a broker that was still running when copied: a deposed
-  leader cut off by a network fault keeps appending after the cut heals, until it learns
-  of the new leader, and those appends are not in its copy).
+  acknowledged after the copy of a broker that was still running when copied and no
+  broker logged its truncation).
 
-The rules are tried in that order, first match wins (`place`).
+The order (first match wins, `placed`): a heal copy holds it (truncated, copy); only a wipe
+copy holds it (deleted); below the final log start (deleted); a final copy holds it
+(unknown); a logged truncation (truncated, log); no copies, a failed copy, acknowledged
+after a running broker's copy (unknown); otherwise never_appended.
+
+Broker log times are the containers' clock, which is the host's kernel clock (the ack
+times' too): a logged truncation counts if it is no earlier than the ack time minus
+LOG_CLOCK_TOLERANCE_MS (the client takes the ack time when it handles the response, a
+little after the broker appended). In a cell with a clock-skew fault the two clocks are
+not comparable and the log rule is not used.
 """
 
 from __future__ import annotations
@@ -29,18 +42,37 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, Row, SparkSession, Window
 from pyspark.sql import functions as F
 
 from harness.results import events as ev
 from harness.results.events import Event
 from harness.results.layout import CellPaths
+from spark_jobs.broker_truncations import Truncation, read_truncations
 from spark_jobs.cell_data import SEGMENTS_SCHEMA, read_parquet
 from spark_jobs.checks_records import is_expected, visible
 
 PLACES = ("never_appended", "truncated", "deleted", "unknown")
 SAMPLE = 10
 IN_FINAL_COPY = "in a broker's final copy, but not in the final read"
+LOG_CLOCK_TOLERANCE_MS = 1000
+CLOCK_SKEWED = "a clock-skew fault in the cell: broker log times not compared with ack times"
+
+
+@dataclass(frozen=True)
+class LogTruncations:
+    """The truncations of the workload topic the brokers logged, or why they are not used."""
+
+    found: list[Truncation]
+    unused: str | None = None
+
+
+def log_truncations(cell_dir: Path, history: list[Event], topic: str | None) -> LogTruncations:
+    if topic is None:
+        return LogTruncations([], "no workload topic")
+    if any(e.get("kind") == ev.FAULT_INJECT and e.get("fault") == "clock-skew" for e in history):
+        return LogTruncations([], CLOCK_SKEWED)
+    return LogTruncations(read_truncations(CellPaths(cell_dir).brokers, topic))
 
 
 @dataclass(frozen=True)
@@ -133,15 +165,38 @@ def _first_copy(reason: str) -> Column:
     return F.min(F.when(F.col("reason") == reason, found)).alias(reason)
 
 
+def _logged(spark: SparkSession, lost: DataFrame, logs: LogTruncations) -> DataFrame:
+    """seq -> the first logged truncation (ts, broker, offset) of its partition to at or below
+    its acknowledged offset, no earlier than its ack time (less the clock tolerance)."""
+    rows = [(t.partition, t.offset, t.ts, t.broker) for t in logs.found] or [(-1, -1, -1, "")]
+    cut = spark.createDataFrame(
+        rows, "t_partition int, t_offset bigint, t_ts bigint, broker string"
+    )
+    if not logs.found:
+        cut = cut.limit(0)
+    matched = lost.join(
+        F.broadcast(cut),
+        (F.col("acked_partition") == F.col("t_partition"))
+        & (F.col("t_offset") <= F.col("acked_offset"))
+        & (F.col("t_ts") >= F.col("ack_ts") - F.lit(LOG_CLOCK_TOLERANCE_MS)),
+    )
+    first = F.struct(
+        F.col("t_ts").alias("ts"), F.col("broker").alias("node"), F.col("t_offset").alias("to")
+    )
+    return matched.groupBy("seq").agg(F.min(first).alias("logged"))
+
+
 def placed(
     spark: SparkSession,
     lost: DataFrame,
     segments: DataFrame | None,
     facts: CopyFacts,
     starts: dict[int, int],
+    logs: LogTruncations | None = None,
 ) -> DataFrame:
     """Each lost record with `place`, `why` (an unknown's reason) and its evidence (`hit`:
-    the copy that placed it, null if none)."""
+    the copy that placed it, `logged`: the logged truncation that did, null if none)."""
+    logs = logs or LogTruncations([], "no broker logs read")
     empty = "struct<ts:bigint,capture:string,node:string,partition:int,offset:bigint>"
     if segments is not None and facts.topic is not None:
         reasons = spark.createDataFrame(
@@ -162,44 +217,54 @@ def placed(
     start_rows = [(p, s) for p, s in starts.items()] or [(-1, -1)]
     start_df = spark.createDataFrame(start_rows, "acked_partition int, final_start bigint")
     rows = rows.join(F.broadcast(start_df), "acked_partition", "left")
+    rows = rows.join(_logged(spark, lost, logs), "seq", "left")
     blocked = "; ".join(facts.blockers)
     nothing = segments is None or facts.topic is None
-    below = F.col("acked_offset") < F.col("final_start")
+    below = F.coalesce(F.col("acked_offset") < F.col("final_start"), F.lit(False))
     opened = facts.open_copy
     after_open = F.lit(False) if opened is None else F.col("ack_ts") >= F.lit(opened[0])
+    no_log = "no broker logged a truncation of its partition to or below its offset after it"
+    no_log += f" was acknowledged ({logs.unused})" if logs.unused else " was acknowledged"
     open_why = (
         None
         if opened is None
-        else f"acknowledged after copy {opened[1]} of a broker still running: it may have "
-        "appended it before it learnt it was deposed"
+        else f"acknowledged after copy {opened[1]} of a broker still running (it may have "
+        f"appended it before it learnt it was deposed), and {no_log}"
     )
-    place = (
-        F.when(F.lit(nothing), F.lit("unknown"))
-        .when(F.col("heal").isNotNull(), F.lit("truncated"))
-        .when(F.col("wipe").isNotNull() & F.col("collect").isNull(), F.lit("deleted"))
-        .when(below, F.lit("deleted"))
-        .when(F.col("collect").isNotNull(), F.lit("unknown"))
-        .when(F.lit(bool(blocked)), F.lit("unknown"))
-        .when(after_open, F.lit("unknown"))
-        .otherwise(F.lit("never_appended"))
-    )
+    heal, wipe = F.col("heal").isNotNull(), F.col("wipe").isNotNull()
+    in_final, logged = F.col("collect").isNotNull(), F.col("logged").isNotNull()
     no_copies = blocked or "no broker copies of the workload topic (segments.parquet)"
-    why = (
-        F.when(F.lit(nothing), F.lit(no_copies))
-        .when(F.col("heal").isNotNull() | F.col("wipe").isNotNull() | below, F.lit(None))
-        .when(F.col("collect").isNotNull(), F.lit(IN_FINAL_COPY))
-        .when(F.lit(bool(blocked)), F.lit(blocked or None))
-        .when(after_open, F.lit(open_why))
-    )
+    # (when, place, why, evidence), first match wins
+    rules: list[tuple[Column, str, str | None, str | None]] = [
+        (heal, "truncated", None, "copy"),
+        (wipe & ~in_final, "deleted", None, "copy"),
+        (below, "deleted", None, "copy"),
+        (in_final, "unknown", IN_FINAL_COPY, "copy"),
+        (logged, "truncated", None, "log"),
+        (F.lit(nothing), "unknown", f"{no_copies}, and {no_log}", None),
+        (F.lit(bool(blocked)), "unknown", f"{blocked}, and {no_log}", None),
+        (after_open, "unknown", open_why, None),
+    ]
+    place, why, evidence = (_first(rules, i) for i in (1, 2, 3))
     hit = F.coalesce(F.col("heal"), F.col("wipe"), F.col("collect"))
     return rows.select(
         "seq",
         "acked_partition",
         "acked_offset",
-        place.alias("place"),
-        why.alias("why"),
+        F.coalesce(place, F.lit("never_appended")).alias("place"),
+        why.cast("string").alias("why"),
         hit.alias("hit"),
+        F.when(evidence == "log", F.col("logged")).alias("logged"),
+        evidence.cast("string").alias("evidence"),
     )
+
+
+def _first(rules: list[tuple[Column, str, str | None, str | None]], field: int) -> Column:
+    """CASE WHEN rule 1 THEN rule 1's `field` WHEN ... END (null when no rule matches)."""
+    out = F.when(rules[0][0], F.lit(rules[0][field]))
+    for rule in rules[1:]:
+        out = out.when(rule[0], F.lit(rule[field]))
+    return out
 
 
 def summarise(rows: DataFrame) -> dict[str, Any]:
@@ -211,26 +276,40 @@ def summarise(rows: DataFrame) -> dict[str, Any]:
     reasons: Counter[str] = Counter()
     for r in rows.filter(F.col("why").isNotNull()).groupBy("why").count().collect():
         reasons[str(r["why"])] = int(r["count"])
-    sample = []
-    for r in rows.orderBy("seq").limit(SAMPLE).collect():
-        hit = r["hit"]
-        sample.append(
-            {
-                "seq": int(r["seq"]),
-                "where": str(r["place"]),
-                "partition": hit["partition"] if hit else r["acked_partition"],
-                "offset": hit["offset"] if hit else r["acked_offset"],
-                "broker": hit["node"] if hit else None,
-                "capture": hit["capture"] if hit else None,
-                "capture_ts": hit["ts"] if hit else None,
-                **({"why": r["why"]} if r["why"] else {}),
-            }
-        )
+    sample = [_example(r) for r in _mixed(rows).collect()]
     return {
         "lost_where": {p: counts.get(p, 0) for p in PLACES},
         "lost_where_reasons": dict(reasons),
         "lost_where_sample": sample,
     }
+
+
+def _mixed(rows: DataFrame) -> DataFrame:
+    """The first SAMPLE rows, taking the lowest seqs of each (place, evidence) in turn, so
+    that every kind of placement shows."""
+    kind = Window.partitionBy("place", "evidence").orderBy("seq")
+    ranked = rows.withColumn("_rank", F.row_number().over(kind))
+    return ranked.orderBy("_rank", "seq").limit(SAMPLE).orderBy("seq")
+
+
+def _example(r: Row) -> dict[str, Any]:
+    hit, logged = r["hit"], r["logged"]
+    out: dict[str, Any] = {
+        "seq": int(r["seq"]),
+        "where": str(r["place"]),
+        "partition": hit["partition"] if hit else r["acked_partition"],
+        "offset": hit["offset"] if hit else r["acked_offset"],
+        "broker": hit["node"] if hit else (logged["node"] if logged else None),
+        "capture": hit["capture"] if hit else None,
+        "capture_ts": hit["ts"] if hit else None,
+        "evidence": r["evidence"],
+    }
+    if logged:
+        out["log_ts"] = logged["ts"]
+        out["truncated_to"] = logged["to"]
+    if r["why"]:
+        out["why"] = r["why"]
+    return out
 
 
 def segments_frame(spark: SparkSession, cell_dir: Path) -> DataFrame | None:

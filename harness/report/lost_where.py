@@ -10,7 +10,8 @@ from harness.results.metrics import LOST_PLACES
 
 MEANING = {
     "never_appended": "in no broker's copy, and no copy is missing",
-    "truncated": "in a broker's copy taken before it rejoined, gone from the final log",
+    "truncated": "in a broker's copy taken before it rejoined, or a broker logged its "
+    "truncation; gone from the final log",
     "deleted": "below the final log start offset, or only in a copy taken before a disk wipe",
     "unknown": "cannot be placed (the reasons below)",
 }
@@ -26,7 +27,7 @@ def lost_where_section(summary: dict[str, Any]) -> dict[str, Any] | None:
     counts = [(p, MEANING[p], where.get(p) if where else None) for p in LOST_PLACES]
     examples = []
     for s in (summary.get("lost_where_sample") or [])[:EXAMPLES]:
-        ts = s.get("capture_ts")
+        ts, log_ts = s.get("capture_ts"), s.get("log_ts")
         examples.append(
             {
                 "seq": s.get("seq"),
@@ -36,6 +37,12 @@ def lost_where_section(summary: dict[str, Any]) -> dict[str, Any] | None:
                 "broker": s.get("broker") or "",
                 "capture": s.get("capture") or "",
                 "captured": utc(int(ts)) if isinstance(ts, int) else "",
+                "evidence": s.get("evidence") or "",
+                "logged": (
+                    f"truncated to {s.get('truncated_to')} at {utc(int(log_ts))}"
+                    if isinstance(log_ts, int)
+                    else ""
+                ),
             }
         )
     return {

@@ -1,5 +1,6 @@
 """lost_where: where each lost record went (never_appended, truncated, deleted, unknown),
-from the brokers' copies of the topic (spark_jobs.checks_forensics). A review: it places
+from the brokers' copies of the topic and the truncations the brokers logged
+(spark_jobs.checks_forensics). A review: it places
 the records the records check counted as `lost`, after the evidence check had its say, so
 `lost_where` is undecided exactly when `lost` is (its counts add up to `lost`)."""
 
@@ -25,7 +26,9 @@ def run(ctx: CellContext) -> Figures:
     segments = cf.segments_frame(ctx.spark, ctx.cell_dir)
     facts = cf.copy_facts(ctx.data.history, segments is not None)
     starts = {} if facts.topic is None else cf.final_starts(ctx.cell_dir, facts.topic)
-    rows = cf.placed(ctx.spark, cf.lost_records(ledger, log), segments, facts, starts).cache()
+    logs = cf.log_truncations(ctx.cell_dir, ctx.data.history, facts.topic)
+    lost_rows = cf.lost_records(ledger, log)
+    rows = cf.placed(ctx.spark, lost_rows, segments, facts, starts, logs).cache()
     try:
         out = cf.summarise(rows)
     finally:

@@ -1,6 +1,9 @@
 """Broker forensics on a real cluster: an acks=1 leader cut off from the rest keeps
-acknowledging writes no follower copies; at heal it truncates them. The copy of its log
-taken before it rejoined holds every one of them: each lost record is placed `truncated`."""
+acknowledging writes no follower copies; after the cut heals it truncates them. Every lost
+record is placed `truncated`: those acknowledged before the copy of its log taken at heal
+are in that copy; those it acknowledged after (it keeps leading for seconds after the cut
+heals, until it learns it was deposed) are placed by its own log's "Truncating to offset"
+line."""
 
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ from tests.experiments.cli import HERE, harness
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 
-def test_acks1_lost_records_are_found_truncated_in_the_deposed_leaders_copy(
+def test_acks1_lost_records_are_all_placed_truncated_by_the_deposed_leaders_copy_or_log(
     tmp_path: Path,
 ) -> None:
     done = harness("run", HERE / "acks1-truncated.yaml", "--out", tmp_path)
@@ -25,16 +28,12 @@ def test_acks1_lost_records_are_found_truncated_in_the_deposed_leaders_copy(
     lost = cell["counts"]["lost"]
     assert lost is not None and lost >= 1, (cell.get("undecided"), done.stderr[-3000:])
     where = cell["lost_where"]
-    # The cut-off leader is copied just before the cut heals, but it keeps accepting acks=1
-    # writes until it learns of the new leader (seconds): those are not in its copy, and are
-    # `unknown` (never claimed never_appended). Everything acknowledged before the copy is
-    # found there, truncated.
-    assert where["truncated"] >= 1 and where["never_appended"] == where["deleted"] == 0, where
-    assert where["truncated"] + where["unknown"] == lost
-    assert all("still running" in r for r in cell["lost_where_reasons"]), cell["lost_where_reasons"]
+    assert where["truncated"] == lost, (where, cell["lost_where_reasons"])
     sample = cell["lost_where_sample"]
-    assert sample and sample[0]["where"] == "truncated"
-    sample = [s for s in sample if s["where"] == "truncated"]
+    assert sample and {s["where"] for s in sample} == {"truncated"}
+    by_log = [s for s in sample if s["evidence"] == "log"]
+    sample = [s for s in sample if s["evidence"] == "copy"]
+    assert sample, cell["lost_where_sample"]
     # The evidence is a copy taken at heal, of the broker the isolate cut off.
     folder: Path = run_dir / "cells" / cell["cell"]
     events = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
@@ -43,6 +42,14 @@ def test_acks1_lost_records_are_found_truncated_in_the_deposed_leaders_copy(
     assert [e["node"] for e in heal_copies] == [inject["target"]]
     assert {s["broker"] for s in sample} == {inject["target"]}
     assert {s["capture"] for s in sample} == {heal_copies[0]["label"]}
+    # What the log placed: the same broker's truncation, after the heal, to an offset at or
+    # below each record's and at or below every record the copy holds.
+    (heal,) = [e for e in events if e["kind"] == "fault.heal"]
+    for s in by_log:
+        assert s["broker"] == inject["target"] and s["log_ts"] >= heal["ts"], s
+        assert s["truncated_to"] <= s["offset"] and s["truncated_to"] <= min(
+            c["offset"] for c in sample
+        ), s
     # Every broker copied at collect, decoded, and the raw copies gone.
     collect = [e for e in events if e["kind"] == "segments.captured" and e["reason"] == "collect"]
     assert len(collect) == 3 and all(e["complete"] for e in collect)

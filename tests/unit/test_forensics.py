@@ -190,3 +190,31 @@ def test_lost_where_places_are_metrics_and_are_looked_up_in_their_section() -> N
     undecided = {"lost_where": None, "undecided": {"lost_where": "lost undecided (x)"}}
     (check,) = evaluate({"lost_where.unknown": parse_bound(0)}, undecided)  # type: ignore[arg-type]
     assert check.verdict == "unknown" and "lost undecided (x)" in check.detail
+
+
+def test_the_report_shows_a_logged_truncation_as_the_evidence() -> None:
+    from harness.report.lost_where import lost_where_section
+
+    summary = {
+        "lost_where": {"never_appended": 0, "truncated": 2, "deleted": 0, "unknown": 0},
+        "lost_where_sample": [
+            {"seq": 1, "where": "truncated", "partition": 0, "offset": 1, "broker": "broker-1",
+             "capture": "01-heal-broker-1", "capture_ts": 1795581289676, "evidence": "copy"},
+            {"seq": 9, "where": "truncated", "partition": 0, "offset": 9, "broker": "broker-1",
+             "capture": None, "capture_ts": None, "evidence": "log",
+             "log_ts": 1795581301304, "truncated_to": 5},
+        ],
+    }  # fmt: skip
+    section = lost_where_section(summary)
+    assert section is not None
+    copy, log = section["examples"]
+    assert (copy["evidence"], copy["captured"], copy["logged"]) == (
+        "copy",
+        "2026-11-25 04:34:49.676",
+        "",
+    )
+    assert (log["evidence"], log["captured"], log["logged"]) == (
+        "log",
+        "",
+        "truncated to 5 at 2026-11-25 04:35:01.304",
+    )

@@ -10,9 +10,14 @@ from typing import Any
 
 import pytest
 
+from spark_jobs.broker_truncations import Truncation
 from spark_jobs.checks_forensics import (
+    CLOCK_SKEWED,
     IN_FINAL_COPY,
+    LOG_CLOCK_TOLERANCE_MS,
     CopyFacts,
+    LogTruncations,
+    log_truncations,
     lost_records,
     placed,
     summarise,
@@ -78,6 +83,7 @@ def test_each_lost_record_is_placed(spark: Any) -> None:
         "broker": "broker-1",
         "capture": "01-heal-broker-1",
         "capture_ts": 100,
+        "evidence": "copy",
     }
     assert by_seq[7]["broker"] is None and by_seq[7]["offset"] == 7  # where it was acked
 
@@ -94,7 +100,8 @@ def test_a_failed_copy_makes_records_in_no_copy_unknown(spark: Any) -> None:
     blocked = "copy 04-heal-broker-2 of broker-2 failed: boom"
     out = _place(spark, CopyFacts("chaos", [blocked], LABELS))
     assert out["lost_where"] == {"never_appended": 0, "truncated": 2, "deleted": 1, "unknown": 3}
-    assert out["lost_where_reasons"] == {blocked: 3}
+    ((reason, n),) = out["lost_where_reasons"].items()
+    assert n == 3 and reason.startswith(blocked + ", and no broker logged a truncation")
 
 
 def test_a_record_in_a_final_copy_but_not_in_the_final_read_is_unknown(spark: Any) -> None:
@@ -109,7 +116,8 @@ def test_without_copies_every_lost_record_is_unknown(spark: Any) -> None:
     facts = CopyFacts("chaos", ["no segments.decoded event: never copied"], {})
     out = summarise(placed(spark, lost_records(ledger, log), None, facts, {}))
     assert out["lost_where"] == {"never_appended": 0, "truncated": 0, "deleted": 0, "unknown": 6}
-    assert out["lost_where_reasons"] == {"no segments.decoded event: never copied": 6}
+    ((reason, n),) = out["lost_where_reasons"].items()
+    assert n == 6 and reason.startswith("no segments.decoded event: never copied, and no broker")
 
 
 def test_records_acked_after_a_running_brokers_copy_are_unknown(spark: Any) -> None:
@@ -118,3 +126,74 @@ def test_records_acked_after_a_running_brokers_copy_are_unknown(spark: Any) -> N
     assert where[6] == "never_appended" and where[7] == where[8] == "unknown"
     ((reason, n),) = out["lost_where_reasons"].items()
     assert n == 2 and "after copy 01-heal-broker-1 of a broker still running" in reason
+
+
+def _cut(offset: int, ts: int, partition: int = 0, broker: str = "broker-1") -> Truncation:
+    return Truncation(broker, ts, "chaos", partition, offset, f"... Truncating to offset {offset}")
+
+
+def test_a_logged_truncation_places_what_no_copy_holds(spark: Any) -> None:
+    # 7 and 8 were acknowledged (at 70, 80) after broker-1's copy at heal (at 65); broker-1
+    # logged a truncation of chaos-0 to offset 7 at 5000: both truncated, evidence the log.
+    facts = CopyFacts("chaos", [], LABELS, open_copy=(65, "01-heal-broker-1"))
+    ledger, log, segs = _tables(spark)
+    logs = LogTruncations([_cut(7, 5000)])
+    out = summarise(placed(spark, lost_records(ledger, log), segs, facts, {0: 6}, logs))
+    assert out["lost_where"] == {"never_appended": 1, "truncated": 4, "deleted": 1, "unknown": 0}
+    by_seq = {s["seq"]: s for s in out["lost_where_sample"]}
+    assert by_seq[3]["evidence"] == "copy" and by_seq[6]["evidence"] is None
+    assert by_seq[8] == {
+        "seq": 8,
+        "where": "truncated",
+        "partition": 0,
+        "offset": 8,
+        "broker": "broker-1",
+        "capture": None,
+        "capture_ts": None,
+        "evidence": "log",
+        "log_ts": 5000,
+        "truncated_to": 7,
+    }
+
+
+def test_a_logged_truncation_above_the_offset_or_before_the_ack_places_nothing(
+    spark: Any,
+) -> None:
+    facts = CopyFacts("chaos", [], LABELS, open_copy=(65, "01-heal-broker-1"))
+    ledger, log, segs = _tables(spark)
+    early = 70 - LOG_CLOCK_TOLERANCE_MS - 1  # before 7's ack, beyond the clock tolerance
+    logs = LogTruncations([_cut(8, 5000), _cut(0, early), _cut(0, 5000, partition=1)])
+    out = summarise(placed(spark, lost_records(ledger, log), segs, facts, {0: 6}, logs))
+    where = {s["seq"]: (s["where"], s["evidence"]) for s in out["lost_where_sample"]}
+    # 8: truncated to 8 (at or below 8), after its ack; 7: the only cut at or below 7 of
+    # partition 0 came before it was acknowledged.
+    assert where[8] == ("truncated", "log") and where[7] == ("unknown", None)
+
+
+def test_within_the_clock_tolerance_a_logged_truncation_counts(spark: Any) -> None:
+    facts = CopyFacts("chaos", [], LABELS, open_copy=(65, "01-heal-broker-1"))
+    ledger, log, segs = _tables(spark)
+    logs = LogTruncations([_cut(7, 80 - LOG_CLOCK_TOLERANCE_MS)])
+    out = summarise(placed(spark, lost_records(ledger, log), segs, facts, {0: 6}, logs))
+    assert out["lost_where"]["truncated"] == 4 and out["lost_where"]["unknown"] == 0
+
+
+def test_unused_broker_logs_say_why_in_the_unknowns_reason(spark: Any) -> None:
+    facts = CopyFacts("chaos", [], LABELS, open_copy=(65, "01-heal-broker-1"))
+    ledger, log, segs = _tables(spark)
+    logs = LogTruncations([], CLOCK_SKEWED)
+    out = summarise(placed(spark, lost_records(ledger, log), segs, facts, {0: 6}, logs))
+    ((reason, n),) = out["lost_where_reasons"].items()
+    assert n == 2 and reason.endswith(f"({CLOCK_SKEWED})")
+
+
+def test_a_clock_skew_fault_turns_the_log_rule_off(tmp_path: Any) -> None:
+    (tmp_path / "brokers").mkdir()
+    (tmp_path / "brokers" / "1.log").write_text(
+        "[2026-11-25 04:35:01,304] INFO [UnifiedLog partition=chaos-0, dir=/d] "
+        "Truncating to offset 831 (kafka.log.UnifiedLog)\n"
+    )
+    (cut,) = log_truncations(tmp_path, [], "chaos").found
+    assert (cut.broker, cut.partition, cut.offset) == ("broker-1", 0, 831)
+    skew = [{"kind": "fault.inject", "fault": "clock-skew", "target": "broker-2"}]
+    assert log_truncations(tmp_path, skew, "chaos") == LogTruncations([], CLOCK_SKEWED)  # type: ignore[arg-type]
