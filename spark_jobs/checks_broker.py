@@ -72,12 +72,16 @@ def _explained(node: str, ts: int, windows: list[FaultWindow]) -> bool:
 def unexplained_gaps(frame: pd.DataFrame, history: list[Event]) -> list[Gap]:
     """Each node's runs of failed scrapes that no fault on it explains."""
     windows = [w for w in fault_windows(history) if not w.consumer_crash]
+    workload = workload_start(history)
     up = frame[frame["metric"] == bm.UP].sort_values("ts")
     gaps: list[Gap] = []
     for node, rows in up.groupby("node", sort=True):
         current: list[int] = []
+        answered = rows.loc[rows["value"] > 0, "ts"]
+        warm_until = min(int(answered.min()), workload) if not answered.empty else None
         for ts, value in zip(rows["ts"], rows["value"], strict=True):
-            bad = value == 0 and not _explained(str(node), int(ts), windows)
+            warming = warm_until is not None and int(ts) < warm_until
+            bad = value == 0 and not warming and not _explained(str(node), int(ts), windows)
             if bad:
                 current.append(int(ts))
             elif current:
@@ -86,6 +90,18 @@ def unexplained_gaps(frame: pd.DataFrame, history: list[Event]) -> list[Gap]:
         if current:
             gaps.append(Gap(str(node), current[0], current[-1]))
     return gaps
+
+
+def workload_start(history: list[Event]) -> int:
+    """When the workload phase began (ms); 0 without one (no warm-up is then excused).
+
+    A fresh agent's first answer can take seconds (its collectors start on the first ask):
+    a node's failed scrapes before its first answer, before any record was written, are the
+    agent warming up, not a gap in what the figures measure."""
+    for e in history:
+        if e.get("kind") == "phase" and e.get("phase") == "workload":
+            return int(e.get("ts") or 0)
+    return 0
 
 
 def controller_nodes(nodes: set[str]) -> set[str]:

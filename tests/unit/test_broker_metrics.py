@@ -219,3 +219,23 @@ def test_broker_expectations_parse_and_read_the_broker_section() -> None:
 @pytest.mark.parametrize("figure", BROKER_FIGURES)
 def test_every_broker_figure_is_an_expectation_metric(figure: str) -> None:
     assert metric_problem(f"broker.{figure}", parse_expectation("< 1"), []) is None
+
+
+def _workload_at(second: int) -> list[dict[str, Any]]:
+    return [{"kind": "phase", "phase": "workload", "ts": T0 + second * 1000}]
+
+
+def test_failed_scrapes_before_a_nodes_first_answer_and_the_workload_are_warm_up() -> None:
+    frame = pd.DataFrame(
+        Frame().round(0, "broker-1", up=False).round(1, "broker-1").round(2, "broker-1").rows
+    )
+    assert cb.unexplained_gaps(frame, _workload_at(5)) == []
+    # The same failure after the workload began is a gap: records were being written.
+    late = pd.DataFrame(
+        Frame().round(6, "broker-1", up=False).round(7, "broker-1").round(8, "broker-1").rows
+    )
+    assert [g.node for g in cb.unexplained_gaps(late, _workload_at(5))] == ["broker-1"]
+    # A node that never answered is never warming up; a history without the phase excuses none.
+    silent = pd.DataFrame(Frame().round(0, "broker-1", up=False).rows)
+    assert [g.node for g in cb.unexplained_gaps(silent, _workload_at(5))] == ["broker-1"]
+    assert [g.node for g in cb.unexplained_gaps(frame, [])] == ["broker-1"]
