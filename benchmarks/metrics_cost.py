@@ -32,6 +32,7 @@ import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 import docker
 
@@ -137,10 +138,11 @@ def cluster_cpu_ms(cluster: KafkaCluster) -> float:
     """CPU the cluster's containers used so far (ms, summed)."""
     client = docker.from_env()
     containers = client.containers.list(filters={"name": f"kc-{cluster.run_id}-"})
-    return (
-        sum(c.stats(stream=False)["cpu_stats"]["cpu_usage"]["total_usage"] for c in containers)
-        / 1e6
-    )
+    total = 0.0
+    for c in containers:
+        stats = cast(dict[str, Any], c.stats(stream=False))  # one snapshot, not a stream
+        total += stats["cpu_stats"]["cpu_usage"]["total_usage"]
+    return total / 1e6
 
 
 def jvm_cost(cluster: KafkaCluster, results: Results, seconds: float = 8.0) -> None:

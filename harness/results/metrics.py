@@ -186,6 +186,8 @@ LOST_PLACES = ("never_appended", "truncated", "deleted", "unknown")
 # Summary sections whose keys expectations name as `<section>.<key>` (lost_where.truncated).
 # (`broker.<figure>`: Kafka's own metrics; `lost_where.<place>`: the forensics.)
 SECTION_FIGURES: dict[str, tuple[str, ...]] = {"broker": BROKER_FIGURES, "lost_where": LOST_PLACES}
+
+
 class BrokerLogTemplate(TypedDict):
     """ERROR/FATAL events of the brokers' logs of one shape (summary
     "broker_errors_by_template"; harness.results.broker_log)."""
