@@ -64,7 +64,8 @@ def _explained(node: str, ts: int, windows: list[FaultWindow]) -> bool:
         if node not in w.target.split(","):
             continue
         end = None if w.end_ms is None else w.end_ms + RESTART_GRACE_MS
-        if w.start_ms <= ts and (end is None or ts <= end):
+        # A round is stamped when sent: it may have failed up to the scrape timeout later.
+        if w.start_ms <= ts + bm.SCRAPE_TIMEOUT_S * 1000 and (end is None or ts <= end):
             return True
     return False
 

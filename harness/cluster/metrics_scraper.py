@@ -19,12 +19,17 @@ from pathlib import Path
 from urllib.parse import urlencode
 
 from harness.results import events as ev
-from harness.results.broker_metrics import UP, Row, exposition_rows, labels_text
+from harness.results.broker_metrics import (
+    SCRAPE_TIMEOUT_S,
+    UP,
+    Row,
+    exposition_rows,
+    labels_text,
+)
 from harness.results.history import History, now_ms
 from harness.results.tables import METRICS, write_table
 
 SCRAPE_INTERVAL_S = 1.0
-SCRAPE_TIMEOUT_S = 3.0  # a fresh agent's first answer took over 0.8 s on a loaded machine
 # A node is asked for every metric (no filter) at its first FULL_SCRAPES_FIRST scrapes (its
 # Kafka registers MBeans while it starts) and then every FULL_SCRAPE_EVERY-th: the others ask
 # only for the Kafka metric names its last full answer had.

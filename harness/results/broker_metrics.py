@@ -67,3 +67,8 @@ def exposition_rows(text: str, prefix: str = KEPT_PREFIX) -> list[Row]:
             if sample.name.startswith(prefix):
                 rows.append((sample.name, labels_text(sample.labels), float(sample.value)))
     return rows
+
+
+# How long a scrape may take (harness.cluster.metrics_scraper): a round is stamped when it is
+# sent, so a scrape stamped up to this long before a fault began may have failed because of it.
+SCRAPE_TIMEOUT_S = 3.0  # a fresh agent's first answer took over 0.8 s on a loaded machine

@@ -239,3 +239,18 @@ def test_failed_scrapes_before_a_nodes_first_answer_and_the_workload_are_warm_up
     silent = pd.DataFrame(Frame().round(0, "broker-1", up=False).rows)
     assert [g.node for g in cb.unexplained_gaps(silent, _workload_at(5))] == ["broker-1"]
     assert [g.node for g in cb.unexplained_gaps(frame, [])] == ["broker-1"]
+
+
+def test_a_scrape_sent_just_before_a_kill_failed_because_of_it() -> None:
+    """Rounds are stamped when sent: one sent 100 ms before the inject event timed out on the
+    killed broker; a failure the scrape timeout or more before the fault is still a gap."""
+    frame = pd.DataFrame(
+        Frame()
+        .round(0, "broker-1")
+        .round(3, "broker-1", up=False)  # 1 s before the inject at 4 s
+        .round(5, "broker-1", up=False)
+        .rows
+    )
+    assert cb.unexplained_gaps(frame, kill("broker-1", 4, 6)) == []
+    early = pd.DataFrame(Frame().round(0, "broker-1").round(1, "broker-1", up=False).rows)
+    assert [g.node for g in cb.unexplained_gaps(early, kill("broker-1", 5, 6))] == ["broker-1"]
