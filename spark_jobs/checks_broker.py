@@ -12,7 +12,6 @@ node exposes (a mode or version without that MBean) leaves its figure undecided 
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
@@ -46,19 +45,6 @@ def all_undecided(reason: str) -> BrokerPart:
     return dict.fromkeys(BROKER_FIGURES), dict.fromkeys(BROKER_FIGURES, reason)
 
 
-@dataclass(frozen=True)
-class Gap:
-    node: str
-    start_ms: int
-    end_ms: int
-
-    def text(self) -> str:
-        return (
-            f"{self.node}'s metrics did not answer from {self.start_ms} to {self.end_ms} ms "
-            f"({(self.end_ms - self.start_ms) / 1000 + 1:.0f} s of scrapes) outside any fault on it"
-        )
-
-
 def _explained(node: str, ts: int, windows: list[FaultWindow]) -> bool:
     for w in windows:
         if node not in w.target.split(","):
@@ -70,26 +56,21 @@ def _explained(node: str, ts: int, windows: list[FaultWindow]) -> bool:
     return False
 
 
-def unexplained_gaps(frame: pd.DataFrame, history: list[Event]) -> list[Gap]:
+def unexplained_gaps(frame: pd.DataFrame, history: list[Event]) -> list[bm.Gap]:
     """Each node's runs of failed scrapes that no fault on it explains."""
     windows = [w for w in fault_windows(history) if not w.consumer_crash]
     workload = workload_start(history)
     up = frame[frame["metric"] == bm.UP].sort_values("ts")
-    gaps: list[Gap] = []
+    gaps: list[bm.Gap] = []
     for node, rows in up.groupby("node", sort=True):
-        current: list[int] = []
+        name = str(node)
         answered = rows.loc[rows["value"] > 0, "ts"]
-        warm_until = min(int(answered.min()), workload) if not answered.empty else None
-        for ts, value in zip(rows["ts"], rows["value"], strict=True):
-            warming = warm_until is not None and int(ts) < warm_until
-            bad = value == 0 and not warming and not _explained(str(node), int(ts), windows)
-            if bad:
-                current.append(int(ts))
-            elif current:
-                gaps.append(Gap(str(node), current[0], current[-1]))
-                current = []
-        if current:
-            gaps.append(Gap(str(node), current[0], current[-1]))
+        warm_until = min(int(answered.min()), workload) if not answered.empty else -1
+        rounds = (
+            (ts, value == 0 and ts >= warm_until and not _explained(name, ts, windows))
+            for ts, value in zip(map(int, rows["ts"]), rows["value"], strict=True)
+        )
+        gaps += bm.gap_runs(name, rounds)
     return gaps
 
 

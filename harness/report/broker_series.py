@@ -8,21 +8,11 @@ a sum over nodes says when it is partial.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from harness.results import broker_metrics as bm
-
-
-@dataclass(frozen=True)
-class Gap:
-    """A run of rounds in which `node`'s /metrics did not answer (ms, first and last round)."""
-
-    node: str
-    start_ms: int
-    end_ms: int
+from harness.results.broker_metrics import Gap
 
 
 class BrokerSeries:
@@ -118,13 +108,6 @@ class BrokerSeries:
         """Each node's runs of rounds it did not answer, in node then time order."""
         gaps: list[Gap] = []
         for node in self.up.columns:
-            current: list[int] = []
-            for ts, value in self.up[node].items():
-                if value == 0:
-                    current.append(int(ts))
-                elif current:
-                    gaps.append(Gap(str(node), current[0], current[-1]))
-                    current = []
-            if current:
-                gaps.append(Gap(str(node), current[0], current[-1]))
+            rounds = ((int(ts), value == 0) for ts, value in self.up[node].items())
+            gaps += bm.gap_runs(str(node), rounds)
         return gaps

@@ -10,6 +10,8 @@ read back with `parse_labels`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 from prometheus_client.parser import text_string_to_metric_families
@@ -72,3 +74,34 @@ def exposition_rows(text: str, prefix: str = KEPT_PREFIX) -> list[Row]:
 # How long a scrape may take (harness.cluster.metrics_scraper): a round is stamped when it is
 # sent, so a scrape stamped up to this long before a fault began may have failed because of it.
 SCRAPE_TIMEOUT_S = 3.0  # a fresh agent's first answer took over 0.8 s on a loaded machine
+
+
+@dataclass(frozen=True)
+class Gap:
+    """A run of scrape rounds in which `node`'s /metrics did not answer (ms, first and last
+    round): what the check undecides figures for and what the report hatches."""
+
+    node: str
+    start_ms: int
+    end_ms: int
+
+    def text(self) -> str:
+        return (
+            f"{self.node}'s metrics did not answer from {self.start_ms} to {self.end_ms} ms "
+            f"({(self.end_ms - self.start_ms) / 1000 + 1:.0f} s of scrapes) outside any fault on it"
+        )
+
+
+def gap_runs(node: str, rounds: Iterable[tuple[int, bool]]) -> list[Gap]:
+    """The runs of consecutive rounds (ts, missed) that were missed, in time order."""
+    gaps: list[Gap] = []
+    current: list[int] = []
+    for ts, missed in rounds:
+        if missed:
+            current.append(ts)
+        elif current:
+            gaps.append(Gap(node, current[0], current[-1]))
+            current = []
+    if current:
+        gaps.append(Gap(node, current[0], current[-1]))
+    return gaps
