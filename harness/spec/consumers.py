@@ -86,6 +86,9 @@ class PipelineSpec(StrictModel):
     timeout_ms: int = Field(default=60000, ge=1000, le=MAX_MS)  # transaction.timeout.ms
     processing_ms: int = Field(default=0, ge=0, le=MAX_MS)  # simulated work per batch
     processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
+    # at-least-once: commit at most this often (Kafka Streams' commit.interval.ms); 0 = after
+    # every batch. Exactly-once commits the offsets in each batch's transaction.
+    commit_interval_ms: int = Field(default=0, ge=0, le=MAX_MS)
     config: Settings = {}  # the members' consumer settings (librdkafka)
     producer_config: Settings = {}  # their output producer's
 

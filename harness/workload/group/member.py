@@ -156,14 +156,18 @@ class GroupMember:
 
     def commit(self, consumer: Consumer, batch: list[Message]) -> None:
         """Commit the next offset of each partition in the batch; failures are events, not crashes."""
-        offsets = self.next_offsets(batch)
+        self.commit_offsets(consumer, self.next_offsets(batch))
+
+    def commit_offsets(self, consumer: Consumer, offsets: list[TopicPartition]) -> bool:
+        """Commit synchronously; a failure is an event (and False), not a crash."""
         try:
             result = consumer.commit(offsets=offsets, asynchronous=False)
         except KafkaException as exc:
             self.event(ev.CONSUMER_COMMIT_FAILED, error=str(exc.args[0]))
-            return
+            return False
         if result:
             self._log_commits(result)
+        return True
 
     def note_at_end(self) -> None:
         """When idle, record the end offsets reached since the last note (if any changed).

@@ -16,8 +16,10 @@ writes every record it reads to the output topic, into the input record's partit
   offsets, so the batch is processed again (KAFKA-17582: a consumer that does not rewind
   skips the aborted records). Each error and rewind is an event.
 - `at-least-once`: produce the batch, flush, and only when every record was delivered
-  write `consumed` and commit synchronously; a failed delivery rewinds instead. A crash
-  between the delivery and the commit writes the batch again: duplicates in the output.
+  write `consumed`; commit synchronously after the batch, or with `commit_interval_ms` once
+  that long has passed since the last commit (and for revoked partitions before they go); a
+  failed delivery rewinds instead. A crash between the delivery and the commit writes what
+  was delivered since the last commit again: duplicates in the output.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from harness.results.member_files import PendingBatch, committed_past, not_yet_c
 from harness.spec.consumers import PipelineSpec
 from harness.workload.group.member import GroupMember
 from harness.workload.member_process import member_index, parse_member_args, run_until_signalled
+from harness.workload.pipeline.commit_interval import UncommittedOffsets
 from harness.workload.records import decode_seq, encode_output_value
 from harness.workload.runtime import Runtime
 
@@ -79,6 +82,7 @@ class PipelineMember(GroupMember):
         self.exactly_once = spec.guarantee == EXACTLY_ONCE
         self.undelivered: list[str] = []  # delivery errors of the batch in hand
         self.pending = PendingBatch(self.paths.pending)
+        self.uncommitted = UncommittedOffsets(spec.commit_interval_ms, time.monotonic())
         self.producer = self.new_producer()  # completes or aborts what a killed process left
 
     # --- the output producer ----------------------------------------------------------------
@@ -245,7 +249,29 @@ class PipelineMember(GroupMember):
             self.rewind(consumer)
             return
         self.process(batch)
-        self.commit(consumer, batch)
+        self.uncommitted.add({tp.partition: tp.offset for tp in self.next_offsets(batch)})
+        if self.uncommitted.due(time.monotonic()):
+            self.commit_uncommitted(consumer)
+
+    def commit_uncommitted(self, consumer: Consumer, partitions: list[int] | None = None) -> None:
+        """Commit what was delivered and not yet committed (of these partitions, all if None);
+        what a failed commit held waits for the next."""
+        offsets = self.uncommitted.take(partitions)
+        if not offsets:
+            return
+        listed = [TopicPartition(self.runtime.topic, p, o) for p, o in offsets.items()]
+        if self.commit_offsets(consumer, listed):
+            self.uncommitted.committed(time.monotonic())
+        else:
+            self.uncommitted.restore(offsets)
+
+    def on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # As Kafka Streams does: what was delivered is committed before its partitions go
+        # (a rebalance, or close() on SIGTERM); a SIGKILL commits nothing.
+        if not self.exactly_once:
+            self.commit_uncommitted(consumer, [tp.partition for tp in partitions])
+            self.uncommitted.take([tp.partition for tp in partitions])  # no longer ours
+        super().on_revoke(consumer, partitions)
 
     def committed(
         self, consumer: Consumer, partitions: list[TopicPartition]
