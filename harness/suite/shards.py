@@ -127,9 +127,10 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 def _shape_problems(data: dict[str, Any], where: str) -> list[str]:
     """Fields of `data` (and of each of its `experiments`) whose type the merge cannot use."""
     problems = []
+    listed = data.get("experiments")
     items = [(where, data)] + [
         (f"{where}experiments[{i}].", e)
-        for i, e in enumerate(data.get("experiments") or [])
+        for i, e in enumerate(listed if isinstance(listed, list) else [])
         if isinstance(e, dict)
     ]
     for prefix, item in items:

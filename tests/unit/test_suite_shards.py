@@ -3,6 +3,7 @@ assignment, the parts, and a merge that never lets a missing shard pass (no Dock
 
 from __future__ import annotations
 
+import json
 import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
@@ -184,6 +185,17 @@ def test_folders_that_are_not_shards_of_one_run_are_refused(tmp_path: Path) -> N
     whole = run_suite(make_suite_plan(suite(tmp_path)), tmp_path / "w", FakeRunner(), print)
     with pytest.raises(ConfigError, match="not a shard"):
         merge_shards([whole.folder], tmp_path / "r3")
+
+
+def test_a_shard_summary_whose_experiments_is_not_a_list_is_refused(tmp_path: Path) -> None:
+    """Found by the input fuzz: `experiments: 1` in a shard's summary.json crashed the merge."""
+    parts = run_shards(tmp_path, 2, FakeRunner())
+    summary = SuitePaths(parts[0].folder).summary
+    data = json.loads(summary.read_text())
+    data["experiments"] = 1
+    summary.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match="experiments: expected list or null, found 1"):
+        merge_shards([p.folder for p in parts], tmp_path / "merged")
 
 
 # --- through the command line --------------------------------------------------------------
