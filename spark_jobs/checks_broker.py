@@ -5,8 +5,10 @@ node asked at once, its rows stamped with the round's start, so the rows of one 
 moment of the cluster. A figure is decided only from the nodes it needs answering whenever
 they should have: a node whose scrape failed (`up` 0) outside a fault acting on it (a fault
 window whose `target` names it, plus RESTART_GRACE_MS for the JVM to come back) leaves the
-figures that need it undecided, naming the node and the span; never 0. A metric that no
-node exposes (a mode or version without that MBean) leaves its figure undecided too.
+figures that need it undecided, naming the node and the span; never 0. A counter's figure
+(shrinks, expands, elections) survives a gap its counter bridges: sampled on both sides, not
+lower after. A metric that no node exposes (a mode or version without that MBean) leaves its
+figure undecided too.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from harness.results.windows import FaultWindow, fault_windows
 
 # After a fault on a node heals, its JVM starts again before it answers scrapes.
 RESTART_GRACE_MS = 30_000
+# Figures that are a counter's increase: decided across a gap the counter bridges.
+COUNTERS = frozenset({"isr_shrinks", "isr_expands", "leader_elections", "unclean_elections"})
 
 BrokerPart = tuple[dict[str, float | int | None], dict[str, str]]  # figures, undecided
 
@@ -118,6 +122,21 @@ def counter_increase(rows: pd.DataFrame) -> float:
     return total
 
 
+def counter_bridges(rows: pd.DataFrame, gap: bm.Gap) -> bool:
+    """Whether a counter of the gap's node lost nothing in the gap: sampled on both sides and
+    not lower after it. Outside its faults nothing restarts a node's JVM (a halted broker
+    stays down), so the increase across the gap is the sum of what the gap hid; a lower
+    value means a restart did happen, and what it counted before the reset is unknown."""
+    own = rows[rows["node"] == gap.node]
+    before = own.loc[own["ts"] < gap.start_ms, ["ts", "value"]]
+    after = own.loc[own["ts"] > gap.end_ms, ["ts", "value"]]
+    if before.empty or after.empty:
+        return False
+    last = before.sort_values("ts")["value"].iloc[-1]
+    first = after.sort_values("ts")["value"].iloc[0]
+    return bool(first >= last)
+
+
 def controller_changes(frame: pd.DataFrame) -> int:
     """Times the node reporting ActiveControllerCount 1 changed, round to round."""
     active = _series(frame, bm.ACTIVE_CONTROLLER)
@@ -170,8 +189,13 @@ def broker_figures(frame: pd.DataFrame, history: list[Event], version: str = "")
     controllers = controller_nodes(nodes)
     gaps = unexplained_gaps(frame, history)
 
-    def gap_reason(needed: set[str]) -> str | None:
-        hit = [g.text() for g in gaps if g.node in needed]
+    def gap_reason(needed: set[str], counter: str | None = None) -> str | None:
+        rows = _series(frame, counter) if counter else None
+        hit = [
+            g.text()
+            for g in gaps
+            if g.node in needed and (rows is None or not counter_bridges(rows, g))
+        ]
         return (
             "; ".join(hit[:3]) + (f" (+{len(hit) - 3} more)" if len(hit) > 3 else "")
             if hit
@@ -213,7 +237,7 @@ def broker_figures(frame: pd.DataFrame, history: list[Event], version: str = "")
     }
     for name in BROKER_FIGURES:
         needed, metric = needs[name]
-        reason = missing(metric) or gap_reason(needed)
+        reason = missing(metric) or gap_reason(needed, metric if name in COUNTERS else None)
         if reason is None and values[name] is None:
             reason = f"no {metric} sample for this request"
         if reason is None:

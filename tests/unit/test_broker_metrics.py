@@ -170,10 +170,36 @@ def test_a_gap_inside_the_nodes_own_fault_window_is_explained() -> None:
 def test_an_unexplained_gap_makes_the_figures_of_that_node_undecided_never_zero() -> None:
     figures, undecided = cb.broker_figures(_cluster(gap_node_up=False), kill("broker-1", 2, 4))
     assert figures["under_replicated_s"] is None
-    assert figures["unclean_elections"] is None
+    assert figures["controller_changes"] is None
     reason = undecided["under_replicated_s"]
     assert "broker-2" in reason and str(T0 + 8000) in reason
     assert "broker-1" not in reason
+    # Counters sampled on both sides of the gap, not lower after it, lost nothing in it.
+    assert figures["unclean_elections"] == 0
+    assert figures["isr_shrinks"] == 1
+    assert figures["isr_expands"] == 1
+
+
+def test_a_counter_lower_after_a_gap_is_undecided() -> None:
+    """The JVM restarted inside the gap: what it counted before the reset is unknown."""
+    frame = _cluster(gap_node_up=False)
+    after = (frame["metric"] == bm.ISR_EXPANDS) & (frame["node"] == "broker-2")
+    frame.loc[after & (frame["ts"] > T0 + 8000), "value"] = 0.0  # 1 before the gap, 0 after
+    figures, undecided = cb.broker_figures(frame, kill("broker-1", 2, 4))
+    assert figures["isr_expands"] is None
+    assert "broker-2" in undecided["isr_expands"]
+    assert figures["isr_shrinks"] == 1
+
+
+def test_a_gap_at_the_end_leaves_the_counter_undecided() -> None:
+    f = Frame()
+    for s in range(5):
+        f.round(s, "broker-1", up=s < 3, isr_shrinks=0.0)
+    frame = f.frame()
+    frame = frame[(frame["metric"] == bm.UP) | (frame["ts"] < T0 + 3000)]
+    figures, undecided = cb.broker_figures(frame.reset_index(drop=True), [])
+    assert figures["isr_shrinks"] is None
+    assert "broker-1" in undecided["isr_shrinks"]
 
 
 def test_a_gap_of_a_node_no_fault_names_is_not_explained_by_another_nodes_fault() -> None:
