@@ -26,9 +26,11 @@ _PAYLOAD = re.compile(r" payload: (.*)$")
 
 
 def dump_class(version: str) -> str:
-    """DumpLogSegments' class in this Kafka version."""
-    major = int(str(version).split(".")[0])
-    return "org.apache.kafka.tools.DumpLogSegments" if major >= 4 else "kafka.tools.DumpLogSegments"
+    """DumpLogSegments' class in this Kafka version: the tools jar's from 4.3 (core's
+    kafka.tools before; checked in the 4.0.2, 4.2.2 and 4.3.1 jars from Maven)."""
+    major, minor = (int(part) for part in str(version).split(".")[:2])
+    moved = (major, minor) >= (4, 3)
+    return "org.apache.kafka.tools.DumpLogSegments" if moved else "kafka.tools.DumpLogSegments"
 
 
 def dump_command(version: str, root: str) -> list[str]:

@@ -45,9 +45,11 @@ def test_the_dump_of_both_versions_gives_every_record_with_its_seq(version: str)
     assert all(r.timestamp > 1_700_000_000_000 for r in records)
 
 
-def test_the_tool_moved_in_4_0() -> None:
+def test_the_tool_moved_in_4_3() -> None:
     assert dump_class("3.9.2") == "kafka.tools.DumpLogSegments"
+    assert dump_class("4.2.2") == "kafka.tools.DumpLogSegments"
     assert dump_class("4.3.1") == "org.apache.kafka.tools.DumpLogSegments"
+    assert dump_class("4.4.0") == "org.apache.kafka.tools.DumpLogSegments"
 
 
 def test_a_record_without_a_payload_seq_is_read_from_its_key_or_left_null() -> None:
