@@ -33,17 +33,17 @@ chromium: ## a headless Chromium for the index page's browser test (Debian's chr
 docker: ## a Docker engine that answers (Debian's docker.io when root on Debian)
 	scripts/ensure-docker.sh
 
-images: docker ## the broker images, kafka-chaos/base and kafka-chaos/kafka:<version> (docker/versions.txt)
+images: docker ## the broker images, kafka-chaos/base and kafka-chaos/kafka:<version> (docker/versions.txt, or VERSIONS="3.8.1 4.1.2")
 	scripts/ensure-build-tools.sh
-	docker/build-images.sh
+	docker/build-images.sh $(VERSIONS)
 
 spark-jars: venv ## Spark's Kafka source jars into spark_jobs/jars/ (Maven)
 	scripts/ensure-build-tools.sh
 	scripts/ensure-spark-jars.sh
 
-java-clients: ## the Java clients (java_clients/, Maven) and each Kafka version's client jars
+java-clients: ## the Java clients (java_clients/, Maven) and each Kafka version's client jars (VERSIONS as for images)
 	scripts/ensure-build-tools.sh
-	scripts/build-java-clients.sh
+	scripts/build-java-clients.sh $(VERSIONS)
 
 test: venv actionlint toxiproxy ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
 	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts examples
