@@ -253,24 +253,27 @@ class PipelineMember(GroupMember):
         if self.uncommitted.due(time.monotonic()):
             self.commit_uncommitted(consumer)
 
-    def commit_uncommitted(self, consumer: Consumer, partitions: list[int] | None = None) -> None:
+    def commit_uncommitted(
+        self, consumer: Consumer, partitions: list[int] | None = None, keep_failed: bool = True
+    ) -> None:
         """Commit what was delivered and not yet committed (of these partitions, all if None);
-        what a failed commit held waits for the next."""
+        what a failed commit held waits for the next, unless `keep_failed` is False."""
         offsets = self.uncommitted.take(partitions)
         if not offsets:
             return
         listed = [TopicPartition(self.runtime.topic, p, o) for p, o in offsets.items()]
         if self.commit_offsets(consumer, listed):
             self.uncommitted.committed(time.monotonic())
-        else:
+        elif keep_failed:
             self.uncommitted.restore(offsets)
 
     def on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         # As Kafka Streams does: what was delivered is committed before its partitions go
-        # (a rebalance, or close() on SIGTERM); a SIGKILL commits nothing.
+        # (a rebalance, or close() on SIGTERM), and forgotten either way: no longer ours.
+        # A SIGKILL commits nothing.
         if not self.exactly_once:
-            self.commit_uncommitted(consumer, [tp.partition for tp in partitions])
-            self.uncommitted.take([tp.partition for tp in partitions])  # no longer ours
+            revoked = [tp.partition for tp in partitions]
+            self.commit_uncommitted(consumer, revoked, keep_failed=False)
         super().on_revoke(consumer, partitions)
 
     def committed(
