@@ -17,6 +17,7 @@ from docker.errors import APIError, DockerException
 from testcontainers.core.network import Network
 
 from harness.admin import ClusterAdmin
+from harness.cluster.node_versions import NodeVersions
 from harness.cluster.operations import ClusterOperations
 from harness.cluster.segment_capture import SegmentCapture
 from harness.cluster.shortcuts import FaultShortcuts
@@ -65,7 +66,7 @@ def docker_client() -> docker.DockerClient:
     return client
 
 
-class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
+class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, FaultShortcuts):
     """Brokers (KRaft combined nodes, dedicated controllers, or ZooKeeper mode) on a private network.
 
     Broker settings not given keep Kafka's own defaults, so a default-config
@@ -93,6 +94,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         log_dir_size_mb: int | None = None,
         fake_clock: bool = False,
         metrics: bool = False,
+        persistent_data: bool = False,
     ) -> None:
         config = dict(broker_config or {})
         validate(
@@ -122,6 +124,10 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         # Every Kafka node's JVM with the Prometheus JMX exporter agent, its /metrics published
         # on 127.0.0.1 (metrics_targets; harness.cluster.metrics_scraper reads them).
         self.metrics = metrics
+        # Every Kafka node's log directories on volumes that outlive its container
+        # (harness.nodes.disks): what replace_node (an upgrade) needs. Off: on the container's
+        # own disk, as before.
+        self.persistent_data = persistent_data
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
@@ -174,6 +180,7 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             **({"log_dirs": self.log_dirs} if self.log_dirs > 1 else {}),
             **({"log_dir_size_mb": self.log_dir_size_mb} if self.log_dir_size_mb else {}),
             **({"fake_clock": True} if self.fake_clock else {}),
+            **({"persistent_data": True} if self.persistent_data else {}),
             **({"metrics_ports": self._metrics_ports(specs)} if self.metrics else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
@@ -242,6 +249,18 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
     ) -> ClusterNode:
         if spec.role == "zookeeper":  # no proxy: it opens no link; brokers' proxies reach it
             return ClusterNode(spec, image, network, self.run_id, zookeeper_properties(), None)
+        node = self._kafka_node(spec, image, network, specs, cluster_id)
+        node.version = self.version
+        return node
+
+    def _kafka_node(
+        self,
+        spec: NodeSpec,
+        image: str,
+        network: Network,
+        specs: list[NodeSpec],
+        cluster_id: str | None,
+    ) -> ClusterNode:
         node_links = None
         backend = None
         if self._server is not None:
@@ -255,7 +274,11 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
             backend = links.CLIENT_BACKEND_PORT
         dirs = self.log_dirs if spec.is_broker else 1  # a dedicated controller: metadata only
         properties = kafka_properties(self.mode, spec, specs, self.broker_config, backend, dirs)
-        disks = DiskPlan(log_dir_paths(dirs), self.log_dir_size_mb if spec.is_broker else None)
+        disks = DiskPlan(
+            log_dir_paths(dirs),
+            self.log_dir_size_mb if spec.is_broker else None,
+            persistent=self.persistent_data,
+        )
         return ClusterNode(
             spec,
             image,
@@ -366,7 +389,8 @@ class KafkaCluster(AdminViews, ClusterOperations, FaultShortcuts):
         at start) was taken since: it has never advertised the old one."""
         if self._wiring is None:
             raise HarnessError("the cluster is not running; use it inside 'with KafkaCluster(...)'")
-        image, network, specs, cluster_id = self._wiring
+        _image, network, specs, cluster_id = self._wiring
+        image = require_image(docker_client(), self.version)  # after an upgrade: the new one
         for attempt in range(1, PORT_ATTEMPTS + 1):
             node = self._node(spec, image, network, specs, cluster_id)
             try:

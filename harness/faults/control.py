@@ -223,5 +223,27 @@ class Operable(NodeControl, Protocol):
         """(topic, partition) whose ISR is smaller than its replica set."""
 
 
-class ChaosTarget(Operable, ClusterView, Protocol):
+class Upgradable(Operable, Protocol):
+    """What an upgrade asks of the cluster: the software each node runs, moving one node to
+    another version with its data, and the cluster's feature levels (metadata.version)."""
+
+    @property
+    def version(self) -> str:
+        """The version every Kafka node runs (the one it started with while they differ)."""
+
+    def node_versions(self) -> dict[str, str]:
+        """Kafka node name -> the version it runs."""
+
+    def replace_node(self, ref: NodeRef, version: str) -> None:
+        """Stop the node, start it on `version` with its log directories, wait until it is
+        back (a broker: registered)."""
+
+    def features(self) -> dict[str, str]:
+        """Feature name -> finalized level (metadata.version: '3.9-IV0')."""
+
+    def finalize_features(self, release: str, timeout_s: float) -> dict[str, str]:
+        """Raise the features to `release` ("4.3") with Kafka's tool; the levels after."""
+
+
+class ChaosTarget(Upgradable, ClusterView, Protocol):
     """Every face at once: what the nemesis plays a schedule against."""

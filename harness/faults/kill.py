@@ -72,7 +72,12 @@ class KillFault(NodeFault):
     def _set_aside(self) -> None:
         for path in self.node.log_dirs:
             old = path + WIPED
-            script = f"rm -rf {old} && mv {path} {old} && mkdir -p {path}"
+            # Its contents, not the directory: it may be a volume's mount point (persistent
+            # log directories), which cannot be renamed.
+            script = (
+                f"rm -rf {old} && mkdir -p {old} {path} && "
+                f"find {path} -mindepth 1 -maxdepth 1 -exec mv -t {old} {{}} +"
+            )
             code, out = self.node.exec("sh", "-c", script)
             if code != 0:
                 raise FaultError(f"kill wipe: could not empty {path} on {self.node.name}: {out}")

@@ -90,6 +90,7 @@ class CellView:
     member_counts: Mapping[str, int] = field(default_factory=dict)  # per consumer set
     has_pipeline: bool = False
     log_dirs: int = 1  # each broker's log directories (cluster.log_dirs)
+    version: str = ""  # the Kafka version the cluster starts on (cluster.version)
 
     @property
     def offsets_rf(self) -> int:
@@ -117,6 +118,7 @@ class FaultKind(StrictModel):
     link_proxies: ClassVar[bool] = False  # acts on the links' proxies: the cluster needs them
     fills_disks: ClassVar[bool] = False  # fills log directories: they need a size of their own
     fake_clock: ClassVar[bool] = False  # skews a clock: its target runs under libfaketime
+    replaces_nodes: ClassVar[bool] = False  # runs nodes on new containers: data must outlive them
     own_options: ClassVar[tuple[str, ...]] = ()  # set from the fields the kind declares
 
     at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)

@@ -38,6 +38,7 @@ from harness.faults.restart import Restart
 from harness.faults.rolling_restart import RollingRestart
 from harness.faults.split import Split
 from harness.faults.stop import Stop
+from harness.faults.upgrade import Upgrade
 
 # In the order the spec's error message lists them. Faults done to the cluster: to one node
 # (its target resolved when the fault fires), to the network between nodes, or operations
@@ -63,6 +64,7 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     AddBroker,
     Decommission,
     RollingRestart,
+    Upgrade,
     ClockSkew,
     ConsumerCrash,
     PipelineCrash,

@@ -7,6 +7,10 @@ keeper container (`sleep`, no network) mounts the node's volumes for the whole r
 killed or restarted broker keeps its data as on a real disk. The keeper is also where the
 disk is filled and freed: it reaches the volumes while the broker is down.
 
+A node whose container is replaced (an upgrade: the same node on another image) needs its
+log directories to outlive the container without any size: `DiskPlan.persistent` puts each on
+a plain local volume, on the machine's disk, which Docker keeps until it is removed; no keeper.
+
 Keepers and volumes carry the run's labels: the reaper removes them with the containers.
 """
 
@@ -29,10 +33,17 @@ FILL_FILE = "kafka-chaos-fill"  # what disk-full writes into a log directory (a 
 @dataclass(frozen=True)
 class DiskPlan:
     """A node's log directories: their paths in the broker, and the size of each (None: on
-    the container's own filesystem, unbounded)."""
+    the container's own filesystem, unbounded). `persistent`: unsized, but on volumes that
+    outlive the container (a sized one always does)."""
 
     paths: tuple[str, ...]
     size_mb: int | None = None
+    persistent: bool = False
+
+    @property
+    def on_volumes(self) -> bool:
+        """Whether the log directories are volumes of their own (sized or persistent)."""
+        return self.size_mb is not None or self.persistent
 
 
 def volume_name(container: str, index: int) -> str:
@@ -40,10 +51,10 @@ def volume_name(container: str, index: int) -> str:
 
 
 class NodeDisks:
-    """The tmpfs volumes of one node and the keeper that holds them mounted."""
+    """The volumes of one node and, for tmpfs ones, the keeper that holds them mounted."""
 
     def __init__(self, client: docker.DockerClient, container: str, run_id: str, plan: DiskPlan):
-        assert plan.size_mb is not None
+        assert plan.on_volumes
         self.client = client
         self.container = container  # the broker's container name
         self.run_id = run_id
@@ -59,15 +70,19 @@ class NodeDisks:
         }
 
     def create(self, image: str) -> None:
-        """The volumes, then the keeper that holds them (before the broker starts)."""
+        """The volumes, then the keeper that holds tmpfs ones (before the broker starts)."""
         labels = run_labels(self.run_id)
+        sized = self.plan.size_mb is not None
+        tmpfs = {"type": "tmpfs", "device": "tmpfs", "o": f"size={self.plan.size_mb}m"}
         for i in range(len(self.plan.paths)):
             self.client.volumes.create(
                 volume_name(self.container, i),
                 driver="local",
-                driver_opts={"type": "tmpfs", "device": "tmpfs", "o": f"size={self.plan.size_mb}m"},
+                driver_opts=tmpfs if sized else {},
                 labels=labels,
             )
+        if not sized:
+            return  # a plain local volume keeps its files with no container mounting it
         self._keeper = self.client.containers.run(
             image,
             entrypoint=["sleep", "infinity"],
@@ -81,10 +96,11 @@ class NodeDisks:
             },
         )
 
-    def sources(self) -> list[tuple[Container, str]]:
-        """(keeper, where it mounts log directory i) for each one: where a copy reads them."""
+    def sources(self) -> list[tuple[Container, str]] | None:
+        """(keeper, where it mounts log directory i) for each one: where a copy reads them;
+        None without a keeper (persistent volumes: read them through the node's container)."""
         if self._keeper is None:
-            raise FaultError(f"{self.container}: its disks were never created")
+            return None
         return [(self._keeper, f"{KEEP_DIR}/{i}") for i in range(len(self.plan.paths))]
 
     def _sh(self, script: str) -> str:

@@ -106,55 +106,70 @@ class ClusterNode:
         self.spec = spec
         self.run_id = run_id
         self.image = image
+        # The Kafka version it runs (set by the cluster; an upgrade replaces the container).
+        self.version: str | None = None
         self.disk_plan = disks or DiskPlan((DATA_DIR,))
         self._disks: NodeDisks | None = None
         self.network = network
         self.starts = 0
+        self._earlier_logs = ""  # the logs of the containers it ran in before a replace()
         role = "zookeeper" if spec.role == "zookeeper" else "kafka"
         self._pattern = _STARTED[role]
-        env = {
+        self._env = {
             "KAFKA_CHAOS_ROLE": role,
             "KAFKA_CHAOS_CONFIG": properties,
             "KAFKA_CHAOS_HEAP": HEAPS[spec.role],
         }
         if cluster_id:
-            env["KAFKA_CHAOS_CLUSTER_ID"] = cluster_id
+            self._env["KAFKA_CHAOS_CLUSTER_ID"] = cluster_id
         if spec.metrics_port is not None:  # the JMX exporter agent in the server JVM
-            env["KAFKA_CHAOS_METRICS_PORT"] = str(METRICS_PORT)
-        self.container = (
-            DockerContainer(image)
-            .with_name(f"kc-{run_id}-{spec.name}")
-            .with_network(network)
-            .with_network_aliases(spec.name)
-            .with_envs(**env)
-            .with_kwargs(labels=run_labels(run_id), cap_add=["NET_ADMIN"], hostname=spec.name)
-        )
-        if spec.host_port is not None:
-            # Same port inside and out, on loopback only: the advertised address stays valid.
-            self.container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
-        if spec.metrics_port is not None:
-            self.container.ports[f"{METRICS_PORT}/tcp"] = ("127.0.0.1", spec.metrics_port)  # type: ignore[assignment]
+            self._env["KAFKA_CHAOS_METRICS_PORT"] = str(METRICS_PORT)
+        self._links = links
         self.proxied = links is not None
         # The JVM under libfaketime (harness.faults.clock): a wrapper entry point, mounted,
         # before the links' one or the image's own. Not ZooKeeper's.
         self.fake_clock = fake_clock and spec.role != "zookeeper"
+        self.container = self._container(image)
+
+    def _container(self, image: str) -> DockerContainer:
+        """The (not yet created) container of this node on `image`: everything but its image
+        is the node's own, so a replaced container is the same node."""
+        spec = self.spec
+        container = (
+            DockerContainer(image)
+            .with_name(f"kc-{self.run_id}-{spec.name}")
+            .with_network(self.network)
+            .with_network_aliases(spec.name)
+            .with_envs(**self._env)
+            .with_kwargs(labels=run_labels(self.run_id), cap_add=["NET_ADMIN"], hostname=spec.name)
+        )
+        if spec.host_port is not None:
+            # Same port inside and out, on loopback only: the advertised address stays valid.
+            container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
+        if spec.metrics_port is not None:
+            container.ports[f"{METRICS_PORT}/tcp"] = ("127.0.0.1", spec.metrics_port)  # type: ignore[assignment]
         kwargs: dict[str, Any] = {
-            "labels": run_labels(run_id),
+            "labels": run_labels(self.run_id),
             "cap_add": ["NET_ADMIN"],
             "hostname": spec.name,
         }
+        links = self._links
         if links is not None:
-            self.container.with_env("KAFKA_CHAOS_PROXIES", links.proxies_json)
-            self.container.with_volume_mapping(str(links.server), f"{LINKS_DIR}/toxiproxy-server")
-            self.container.with_volume_mapping(str(links.entrypoint), f"{LINKS_DIR}/entrypoint")
+            container.with_env("KAFKA_CHAOS_PROXIES", links.proxies_json)
+            container.with_volume_mapping(str(links.server), f"{LINKS_DIR}/toxiproxy-server")
+            container.with_volume_mapping(str(links.entrypoint), f"{LINKS_DIR}/entrypoint")
             kwargs |= {"extra_hosts": links.hosts, "entrypoint": [f"{LINKS_DIR}/entrypoint"]}
         if self.fake_clock:
-            self.container.with_volume_mapping(str(CLOCK_ENTRYPOINT), f"{CLOCK_DIR}/entrypoint")
+            container.with_volume_mapping(str(CLOCK_ENTRYPOINT), f"{CLOCK_DIR}/entrypoint")
             if links is not None:
-                self.container.with_env("KAFKA_CHAOS_NEXT_ENTRYPOINT", f"{LINKS_DIR}/entrypoint")
+                container.with_env("KAFKA_CHAOS_NEXT_ENTRYPOINT", f"{LINKS_DIR}/entrypoint")
             kwargs["entrypoint"] = [f"{CLOCK_DIR}/entrypoint"]
         if links is not None or self.fake_clock:
-            self.container.with_kwargs(**kwargs)
+            container.with_kwargs(**kwargs)
+        if self._disks is not None:
+            for volume, bind in self._disks.volumes.items():
+                container.with_volume_mapping(volume, bind["bind"], "rw")
+        return container
 
     @property
     def name(self) -> str:
@@ -188,8 +203,8 @@ class ClusterNode:
     def create(self) -> None:
         """Create and start the container without waiting (nodes of a quorum start together).
 
-        Size-limited log directories first: their volumes and the keeper holding them."""
-        if self.disk_plan.size_mb is not None and self._disks is None:
+        Log directories on volumes of their own first (and the keeper holding tmpfs ones)."""
+        if self.disk_plan.on_volumes and self._disks is None:
             name = f"kc-{self.run_id}-{self.spec.name}"
             self._disks = NodeDisks(
                 self.container.get_docker_client().client, name, self.run_id, self.disk_plan
@@ -197,6 +212,24 @@ class ClusterNode:
             self._disks.create(self.image)
             for volume, bind in self._disks.volumes.items():
                 self.container.with_volume_mapping(volume, bind["bind"], "rw")
+        self.container.start()
+        self.starts = 1
+
+    def replace(self, image: str) -> None:
+        """Run the node on another image with its data (an upgrade or a downgrade): the
+        stopped container is removed, a new one with the same name, address, ports, settings
+        and log-directory volumes starts (not awaited). Its log so far is kept for logs()."""
+        if self._disks is None:
+            raise FaultError(
+                f"{self.name}: its log directories are on its container's own disk and would "
+                "go with the container (the cluster needs persistent log directories)"
+            )
+        if self.status() not in ("exited", "created", "dead"):
+            raise FaultError(f"{self.name}: stop it before replacing its container")
+        self._earlier_logs += self._own_logs()
+        self.docker.remove(force=True)
+        self.image = image
+        self.container = self._container(image)
         self.container.start()
         self.starts = 1
 
@@ -226,7 +259,7 @@ class ClusterNode:
     def start(self) -> None:
         # Counted from the log, not incremented: a start that died before its start-up
         # line (and was retried) must not leave the count one ahead for ever.
-        self.starts = len(self._pattern.findall(self.logs())) + 1
+        self.starts = len(self._pattern.findall(self._own_logs())) + 1
         self.docker.start()
 
     def pause(self) -> None:
@@ -258,7 +291,7 @@ class ClusterNode:
         return self.disk_plan.size_mb
 
     def _sized(self) -> NodeDisks:
-        if self._disks is None:
+        if self._disks is None or self.disk_plan.size_mb is None:
             raise FaultError(
                 f"{self.name}: its log directories have no size of their own "
                 "(cluster.log_dir_size_mb): filling them would fill the machine's disk"
@@ -287,11 +320,9 @@ class ClusterNode:
         partitions it has at least) into dest/<topic>-<p>: (partitions, bytes). Read from
         the keeper for size-limited log directories, else from the container (any state),
         each log directory + `suffix` (kill wipe's set-aside copy)."""
-        sources = (
-            self._disks.sources()
-            if self._disks is not None
-            else [(self.docker, path + suffix) for path in self.log_dirs]
-        )
+        sources = (self._disks.sources() if self._disks is not None else None) or [
+            (self.docker, path + suffix) for path in self.log_dirs
+        ]
         partitions = copied = 0
         for topic, at_least in topics.items():
             found, size = copy_topic(sources, topic, at_least, dest)
@@ -300,5 +331,12 @@ class ClusterNode:
         return partitions, copied
 
     def logs(self, tail: int | None = None) -> str:
+        """Its log across restarts, and across replaced containers when `tail` is None."""
+        if tail is not None:
+            return self._own_logs(tail)
+        return self._earlier_logs + self._own_logs()
+
+    def _own_logs(self, tail: int | None = None) -> str:
+        """The current container's log only (what its start-up lines are counted in)."""
         raw: bytes = self.docker.logs(tail=tail if tail is not None else "all")
         return raw.decode(errors="replace")

@@ -124,6 +124,7 @@ class CellRunner:
             log_dir_size_mb=self.spec.log_dir_size_mb,
             fake_clock=self.spec.fake_clock,
             metrics=c.metrics,
+            persistent_data=self.spec.persistent_data,
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,
@@ -178,7 +179,7 @@ class CellRunner:
             self.paths.segment_copies,
             self.paths.segments,
             self.paths.segment_logs,
-            self.spec.cluster.version,
+            cluster.version,  # after an upgrade: the version the nodes run now
             cluster.run_id,
             self.history,
             keep=self.spec.recovery.keep_segments,

@@ -256,6 +256,12 @@ class Spec(StrictModel):
         return DEFAULT_FILLABLE_MB if any(f.fills_disks for f in self.faults) else None
 
     @property
+    def persistent_data(self) -> bool:
+        """Whether the Kafka nodes' log directories outlive their containers: a planned fault
+        runs nodes on new containers (an upgrade)."""
+        return any(f.replaces_nodes for f in self.faults)
+
+    @property
     def fake_clock(self) -> bool:
         """Whether the cell's Kafka nodes run under libfaketime: a planned fault skews a node's
         clock (harness.faults.clock)."""

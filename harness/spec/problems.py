@@ -133,6 +133,7 @@ def cell_view(spec: Spec) -> CellView:
         member_counts=member_counts(spec),
         has_pipeline=spec.pipeline is not None,
         log_dirs=c.log_dirs,
+        version=c.version,
     )
 
 

@@ -1,0 +1,51 @@
+"""upgrade against a real cluster: a 3-broker 3.9.2 KRaft cluster rolled to 4.3.1 one node at a
+time under an acks=all load keeps every acknowledged record, ends with every node on 4.3.1
+and metadata.version finalized to 4.3 (the spec rules: tests/unit/test_upgrade.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.faults.registry import make_fault
+from tests.integration.conftest import ClusterFactory
+from tests.integration.kafka_io import producing, read_all
+
+pytestmark = pytest.mark.docker
+
+
+def test_upgrade_392_to_431_under_acks_all_load_loses_nothing(
+    start_cluster: ClusterFactory,
+) -> None:
+    cluster = start_cluster(
+        mode="kraft",
+        brokers=3,
+        version="3.9.2",
+        broker_config={"min.insync.replicas": 2},
+        persistent_data=True,
+    )
+    cluster.create_topic("t", partitions=3, replication_factor=3)
+    assert cluster.features()["metadata.version"].startswith("3.9")
+    with producing(cluster.bootstrap_servers, "t", per_second=50) as sent:
+        fault = make_fault("upgrade", cluster, None, {"to_version": "4.3.1", "finalize": True})
+        fault.inject()
+
+    assert cluster.node_versions() == {f"broker-{b}": "4.3.1" for b in (1, 2, 3)}
+    assert cluster.version == "4.3.1"
+    events = [e.fields for e in cluster.history.events if e.kind.startswith("fault.")]
+    steps = [(f["fault"], f["target"]) for f in events if f["fault"] == "upgrade-step"]
+    assert sorted({t for _, t in steps}) == ["broker-1", "broker-2", "broker-3"]
+    assert len(steps) == 6  # an inject and a heal per node: each its own window
+    outcome = events[-1]
+    assert outcome["fault"] == "upgrade" and outcome["fault_id"] == fault.id
+    assert outcome["completed"] is True, outcome
+    assert (outcome["from_version"], outcome["to_version"]) == ("3.9.2", "4.3.1")
+    assert outcome["metadata_version"].startswith("4.3"), outcome["features"]
+    assert cluster.features()["metadata.version"].startswith("4.3")
+    assert cluster.under_replicated() == []
+    # Each node's log holds both lives: the 3.9.2 server's start-up and the 4.3.1 one's.
+    assert cluster.node(1).logs().count("Kafka Server started") == 2
+
+    assert len(sent.acked) > 0
+    seen = read_all(cluster.bootstrap_servers, "t", 3, at_least=len(sent.acked))
+    lost = set(sent.acked) - set(seen)
+    assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
