@@ -215,10 +215,11 @@ class ClusterNode:
         self.container.start()
         self.starts = 1
 
-    def replace(self, image: str) -> None:
-        """Run the node on another image with its data (an upgrade or a downgrade): the
-        stopped container is removed, a new one with the same name, address, ports, settings
-        and log-directory volumes starts (not awaited). Its log so far is kept for logs()."""
+    def replace(self, image: str, properties: str | None = None) -> None:
+        """Run the node on another image (an upgrade or a downgrade), or with other
+        `properties` (a migration's roll), with its data: the stopped container is removed,
+        a new one with the same name, address, ports and log-directory volumes starts (not
+        awaited). Its log so far is kept for logs()."""
         if self._disks is None:
             raise FaultError(
                 f"{self.name}: its log directories are on its container's own disk and would "
@@ -228,6 +229,8 @@ class ClusterNode:
             raise FaultError(f"{self.name}: stop it before replacing its container")
         self._earlier_logs += self._own_logs()
         self.docker.remove(force=True)
+        if properties is not None:
+            self._env["KAFKA_CHAOS_CONFIG"] = properties
         self.image = image
         self.container = self._container(image)
         self.container.start()
