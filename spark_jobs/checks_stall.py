@@ -136,6 +136,30 @@ def stalls(
     return best, windows, final_longest
 
 
+def stalls_within(
+    stall_intervals: DataFrame, sets: list[str], periods: list[tuple[int, int]]
+) -> list[dict[str, float]]:
+    """Per period [a, b): each set's longest stall overlapping it, counted inside it (s).
+
+    An interval's stall is its last `duration_ms` (from when the earliest waiting record
+    became available to the progress point that ended it)."""
+    stalled = stall_intervals.filter(F.col("duration_ms") > 0).select(
+        SET, (F.col("end_ms") - F.col("duration_ms")).alias("s"), F.col("end_ms").alias("e")
+    )
+    out: list[dict[str, float]] = []
+    for a, b in periods:
+        inside = F.least(F.col("e"), F.lit(b)) - F.greatest(F.col("s"), F.lit(a))
+        rows = (
+            stalled.filter((F.col("s") < b) & (F.col("e") > a))
+            .groupBy(SET)
+            .agg(F.max(inside).alias("m"))
+            .collect()
+        )
+        longest = {str(r[SET]): int(r["m"]) / 1000.0 for r in rows}
+        out.append({name: longest.get(name, 0.0) for name in sets})
+    return out
+
+
 def unavailable_windows(
     ledger: DataFrame, gap_ms: int, sends: tuple[int, int] | None = None
 ) -> list[m.Window]:

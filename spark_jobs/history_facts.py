@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 
 from harness.results import events as ev
 from harness.results.consumers import set_of
@@ -121,3 +122,43 @@ def read_committed_sets(history: list[Event]) -> set[str]:
         for e in events(history, ev.CONSUMER_START)
         if e.get("consumer") and e.get("isolation") == ev.READ_COMMITTED
     }
+
+
+@dataclass(frozen=True)
+class StepPeriod:
+    """One step of an operation and the period it answers for (operation_steps)."""
+
+    fault_id: int
+    step_of: int
+    fault: str
+    target: str
+    start_ms: int
+    end_ms: int
+    down_ms: int | None  # its own window (inject to heal); None: never healed
+
+
+def operation_steps(history: list[Event]) -> list[StepPeriod]:
+    """The steps of the cell's operations: fault windows whose inject names the operation
+    they belong to (`step_of`: an upgrade's node by node). Each step's period runs from its
+    inject to the next step's of the same operation, the last one's to the operation's heal
+    (its own heal if the operation never healed)."""
+    heals = {e.get("fault_id"): int(e["ts"]) for e in events(history, ev.FAULT_HEAL)}
+    injects = [e for e in events(history, ev.FAULT_INJECT) if e.get("step_of") is not None]
+    out: list[StepPeriod] = []
+    for i, e in enumerate(injects):
+        start = int(e["ts"])
+        later = [int(n["ts"]) for n in injects[i + 1 :] if n.get("step_of") == e["step_of"]]
+        own = heals.get(e.get("fault_id"))
+        end = later[0] if later else heals.get(e["step_of"], own)
+        out.append(
+            StepPeriod(
+                fault_id=int(e["fault_id"]),
+                step_of=int(e["step_of"]),
+                fault=str(e.get("fault")),
+                target=str(e.get("target")),
+                start_ms=start,
+                end_ms=max(start, end) if end is not None else start,
+                down_ms=None if own is None else own - start,
+            )
+        )
+    return out

@@ -195,15 +195,17 @@ class UpgradeStep(NodeFault):
     kind = "upgrade-step"
     captures_on_heal = True  # as a restart: its partitions copied before it rejoins
 
-    def __init__(self, cluster: Upgradable, target: NodeRef, to_version: str) -> None:
+    def __init__(self, cluster: Upgradable, target: NodeRef, to_version: str, step_of: int) -> None:
         super().__init__(cluster, target)
         self.ops = cluster
         self.to_version = to_version
+        self.step_of = step_of  # the operation's fault id: the step check groups by it
         self.from_version = cluster.node_versions().get(self.node.name, cluster.version)
 
     def describe(self) -> dict[str, Any]:
         return {
             **super().describe(),
+            "step_of": self.step_of,
             "from_version": self.from_version,
             "to_version": self.to_version,
         }
@@ -238,7 +240,7 @@ class UpgradeFault(Operation):
         for name in self.order:
             if self.target.node_versions().get(name) == self.to_version:
                 continue  # already there (a retried operation)
-            step = UpgradeStep(self.target, name, self.to_version)
+            step = UpgradeStep(self.target, name, self.to_version, self.id)
             down = time.monotonic()
             step.inject()
             step.heal()

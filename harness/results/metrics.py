@@ -94,6 +94,31 @@ class Window(TypedDict):
     duration_s: float
 
 
+class StepStalls(TypedDict):
+    """A consumer set's longest stall inside one operation step's period (summary
+    "step_stalls"; the stall check): step fault_id -> set -> seconds."""
+
+    fault_id: int
+    stall_s: dict[str, float]
+
+
+class OperationStep(TypedDict):
+    """One step of an operation (an upgrade's node, say) and what it cost (summary
+    "operation_steps"): its period runs from its inject to the next step's (the last: to the
+    operation's heal); `down_s` its own window; the workload's figures inside the period,
+    None when undecided."""
+
+    fault_id: int
+    step_of: int
+    fault: str
+    target: str
+    start_ms: int
+    end_ms: int
+    down_s: float | None
+    unavailable_s: float | None  # acknowledgement gaps overlapping the period
+    stall_s: dict[str, float] | None  # per consumer set, its longest stall in the period
+
+
 class StallWindow(TypedDict):
     """One of a consumer set's longest stalls (summary "stall_windows")."""
 
@@ -219,6 +244,8 @@ class Figures(TypedDict, total=False):
     ack_latency: dict[str, dict[str, int]]  # part (all, faulted, steady) -> figure -> ms
     stalls_by_set: dict[str, float | None]
     stall_windows: list[StallWindow] | None
+    step_stalls: list[StepStalls] | None
+    operation_steps: list[OperationStep] | None
     unavailable_windows: list[Window] | None
     lost_never_consumed_by_set: dict[str, int]
     reprocessed_by_generation: list[GenerationRows] | None

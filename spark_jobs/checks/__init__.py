@@ -21,6 +21,7 @@ from spark_jobs.checks import (
     records,
     spark_sets,
     stall,
+    steps,
     transactions,
 )
 
@@ -36,6 +37,7 @@ CHECKS: tuple[Check, ...] = (
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
     broker_logs.CHECK,  # lane "broker_logs"
+    steps.CHECK,  # review: each operation step's ack gaps and stalls
     evidence.CHECK,  # review: after the others
     forensics.CHECK,  # review: places the lost records once `lost` stands
 )

@@ -50,12 +50,17 @@ def run(ctx: CellContext) -> Figures:
             "stalls_by_set": dict.fromkeys(sets),
         }
 
-    intervals = cs.stall_frame(ctx.spark, available, firsts, sets, start, end)
+    intervals = cs.stall_frame(ctx.spark, available, firsts, sets, start, end).cache()
+    steps = hf.operation_steps(data.history)
+    within = cs.stalls_within(intervals, sets, [(s.start_ms, s.end_ms) for s in steps])
     best, windows, final_longest = cs.stalls(intervals, sets)
     out: Figures = {
         "stalls_by_set": dict(best),
         "stall_windows": windows,
         "max_stall_s": max(best.values()),
+        "step_stalls": [
+            {"fault_id": s.fault_id, "stall_s": w} for s, w in zip(steps, within, strict=True)
+        ],
     }
     open_sets = [s for s in sets if final_longest[s]]
     if ctx.drain_reason is not None and open_sets:
@@ -69,7 +74,7 @@ def run(ctx: CellContext) -> Figures:
 CHECK = Check(
     "stall",
     needs=("firsts", "blocks", "sets", "trusted_log", "sends", "drain_reason"),
-    decides=("max_stall_s", "stalls_by_set", "stall_windows"),
+    decides=("max_stall_s", "stalls_by_set", "stall_windows", "step_stalls"),
     run=run,
     lane="stall",
 )

@@ -361,6 +361,39 @@ def test_stall_counts_only_waiting_time(tmp_path: Path, spark: Any) -> None:
     assert "max_stall_s" not in result["undecided"]
 
 
+def test_each_operation_step_gets_the_stalls_and_ack_gaps_of_its_period(
+    tmp_path: Path, spark: Any
+) -> None:
+    """An operation (fault 1) with two steps: 2 down T+200..T+2000, 3 down T+3000..T+3500,
+    the operation healed at T+8000. The group's stall T+600..T+5000 spans both periods (2.4 s
+    in the first, 2.0 s in the second); the ack gap T+1000..T+9000 covers 2.0 s and 5.0 s."""
+    ledger, consumed, log = _stall_data([], [])
+    history = complete_history() + [
+        ev(T + 100, "fault.inject", fault_id=1, fault="upgrade", target="cluster"),
+        ev(T + 200, "fault.inject", fault_id=2, step_of=1, fault="upgrade-step", target="b-1"),
+        ev(T + 2000, "fault.heal", fault_id=2, fault="upgrade-step", target="b-1"),
+        ev(T + 3000, "fault.inject", fault_id=3, step_of=1, fault="upgrade-step", target="b-2"),
+        ev(T + 3500, "fault.heal", fault_id=3, fault="upgrade-step", target="b-2"),
+        ev(T + 8000, "fault.heal", fault_id=1, fault="upgrade", target="cluster"),
+    ]
+    result = verify(spark, write_cell(tmp_path, ledger, consumed, log, [], history))
+    first, second = result["operation_steps"]
+    assert (first["fault_id"], first["step_of"], first["target"]) == (2, 1, "b-1")
+    assert (first["start_ms"], first["end_ms"], first["down_s"]) == (T + 200, T + 3000, 1.8)
+    assert first["stall_s"] == {"group": 2.4, "spark": 0.01}
+    assert (second["start_ms"], second["end_ms"], second["down_s"]) == (T + 3000, T + 8000, 0.5)
+    assert second["stall_s"] == {"group": 2.0, "spark": 0.0}
+    [gap] = result["unavailable_windows"]
+    assert (gap["start_ms"], gap["end_ms"]) == (T + 1000, T + 9000)
+    assert (first["unavailable_s"], second["unavailable_s"]) == (2.0, 5.0)
+
+
+def test_a_cell_without_operation_steps_has_none(tmp_path: Path, spark: Any) -> None:
+    ledger, consumed, log = _stall_data([], [])
+    result = verify(spark, write_cell(tmp_path, ledger, consumed, log, [], complete_history()))
+    assert result.get("operation_steps") is None and result["step_stalls"] == []
+
+
 def test_consuming_a_record_nobody_waited_for_is_progress(tmp_path: Path, spark: Any) -> None:
     # At T+3000 group reads seq 13, whose send failed (so no set waits for it): that is still
     # progress, and it splits the blocked window (T+600, T+5000] in two.
