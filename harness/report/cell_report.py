@@ -259,6 +259,18 @@ def _context(cell_dir: Path) -> dict[str, Any]:
             ]
         ),
         "reprocessed": generic_table(summary.get("reprocessed_by_generation") or []),
+        "steps": generic_table(
+            [
+                {
+                    "step": s.get("target"),
+                    "from": utc(int(s["start_ms"])) if s.get("start_ms") else "",
+                    "down_s": s.get("down_s"),
+                    "unavailable_s": s.get("unavailable_s"),
+                    **{f"stall_s.{k}": v for k, v in (s.get("stall_s") or {}).items()},
+                }
+                for s in summary.get("operation_steps") or []
+            ]
+        ),
         "pipeline": generic_table([summary["pipeline"]] if summary.get("pipeline") else []),
         "plot_uri": plot_uri,
         "plot_error": plot_error,
