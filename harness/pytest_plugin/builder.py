@@ -38,6 +38,7 @@ class ClusterBuilder:
             "log_dirs": base.log_dirs,
             "log_dir_size_mb": base.log_dir_size_mb,
             "fake_clock": base.fake_clock,
+            "persistent_data": base.persistent_data,
             "start_timeout_s": base.start_timeout_s,
         }
         self._logs_dir: Path | None = None
@@ -84,6 +85,12 @@ class ClusterBuilder:
     def with_fake_clock(self, on: bool = True) -> Self:
         """Every Kafka node's JVM under libfaketime: what clock-skew on a node acts on."""
         self._raw["fake_clock"] = on
+        return self
+
+    def with_persistent_data(self, on: bool = True) -> Self:
+        """Every Kafka node's log directories on volumes that outlive its container: what an
+        upgrade (a node replaced on another version with its data) needs."""
+        self._raw["persistent_data"] = on
         return self
 
     def with_start_timeout(self, seconds: float) -> Self:

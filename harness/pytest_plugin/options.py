@@ -25,7 +25,10 @@ CLUSTER_KEYS = (
     "log_dirs",
     "log_dir_size_mb",
     "fake_clock",
+    "persistent_data",
 )
+# Cluster keys that are no spec `cluster:` key (the spec derives them from its faults).
+DERIVED_KEYS = ("persistent_data",)
 PLUGIN_KEYS = ("shared", "start_timeout_s")  # how the plugin runs it, not what Kafka is
 MARKER_KEYS = (*CLUSTER_KEYS, *PLUGIN_KEYS)
 DEFAULT_START_TIMEOUT_S = 180.0
@@ -46,6 +49,7 @@ class ClusterOptions:
     log_dirs: int = 1  # each broker's log directories (JBOD)
     log_dir_size_mb: int | None = None  # each its own filesystem of this size: for disk-full
     fake_clock: bool = False  # every Kafka node's JVM under libfaketime: for clock-skew
+    persistent_data: bool = False  # log directories that outlive containers: for upgrade
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     shared: bool = False  # one cluster per distinct options for the whole session
 
@@ -62,6 +66,7 @@ class ClusterOptions:
             "log_dirs": self.log_dirs,
             "log_dir_size_mb": self.log_dir_size_mb,
             "fake_clock": self.fake_clock,
+            "persistent_data": self.persistent_data,
         }
 
     def describe(self) -> str:
@@ -69,6 +74,7 @@ class ClusterOptions:
         dedicated = f" + {self.controllers} controllers" if self.controllers else ""
         proxied = ", link proxies" if self.link_proxies else ""
         proxied += ", fake clock" if self.fake_clock else ""
+        proxied += ", persistent data" if self.persistent_data else ""
         dirs = f", {self.log_dirs} log dirs" if self.log_dirs > 1 else ""
         sized = f" of {self.log_dir_size_mb} MB" if self.log_dir_size_mb else ""
         return (
@@ -92,8 +98,11 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         for key in raw
         if key not in MARKER_KEYS
     ]
-    cluster = {k: v for k, v in raw.items() if k in CLUSTER_KEYS}
+    cluster = {k: v for k, v in raw.items() if k in CLUSTER_KEYS and k not in DERIVED_KEYS}
     problems += _cluster_problems(cluster)
+    persistent = raw.get("persistent_data", False)
+    if not isinstance(persistent, bool):
+        problems.append(("persistent_data", f"expected true or false (got {persistent!r})"))
     shared = raw.get("shared", False)
     if not isinstance(shared, bool):
         problems.append(("shared", f"expected true or false (got {shared!r})"))
@@ -114,6 +123,7 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         log_dirs=cluster.get("log_dirs", defaults.log_dirs),
         log_dir_size_mb=cluster.get("log_dir_size_mb", defaults.log_dir_size_mb),
         fake_clock=bool(cluster.get("fake_clock") or False),
+        persistent_data=persistent,
         start_timeout_s=float(timeout),
         shared=shared,
     )

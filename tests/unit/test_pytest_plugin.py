@@ -281,3 +281,12 @@ def test_wrong_options_fail_naming_the_key_before_docker(tmp_path: Path) -> None
     assert "@pytest.mark.kafka_cluster: brokers: expected <= 5 (got 9)" in result.stdout
     assert "takes keywords only (got ('kraft',))" in result.stdout
     assert "docker" not in result.stdout.lower()
+
+
+def test_persistent_data_reaches_the_cluster_and_must_be_a_bool() -> None:
+    from harness.pytest_plugin.options import parse
+
+    assert parse({"persistent_data": True}, "m").cluster_kwargs()["persistent_data"] is True
+    assert parse({}, "m").cluster_kwargs()["persistent_data"] is False
+    with pytest.raises(ConfigError, match="m: persistent_data: expected true or false"):
+        parse({"persistent_data": "yes"}, "m")
