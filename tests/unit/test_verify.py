@@ -368,7 +368,8 @@ def test_each_operation_step_gets_the_stalls_and_ack_gaps_of_its_period(
     the operation healed at T+8000. The group's stall T+600..T+5000 spans both periods (2.4 s
     in the first, 2.0 s in the second); the ack gap T+1000..T+9000 covers 2.0 s and 5.0 s."""
     ledger, consumed, log = _stall_data([], [])
-    history = complete_history() + [
+    history = [
+        *complete_history(),
         ev(T + 100, "fault.inject", fault_id=1, fault="upgrade", target="cluster"),
         ev(T + 200, "fault.inject", fault_id=2, step_of=1, fault="upgrade-step", target="b-1"),
         ev(T + 2000, "fault.heal", fault_id=2, fault="upgrade-step", target="b-1"),
