@@ -105,7 +105,7 @@ def stalls(
     at `end`)."""
     # The frame is one row per progress point (about one per ms of the run): cached, and
     # each set's longest few taken with an ordered limit (no sort of the whole series).
-    frame = stall_intervals.cache()
+    frame = stall_intervals if stall_intervals.is_cached else stall_intervals.cache()
     best = {s: 0.0 for s in sets}
     final_longest = {s: False for s in sets}
     windows: list[m.StallWindow] = []

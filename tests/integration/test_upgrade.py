@@ -45,6 +45,10 @@ def test_upgrade_392_to_431_under_acks_all_load_loses_nothing(
     # Each node's log holds both lives: the 3.9.2 server's start-up and the 4.3.1 one's.
     assert cluster.node(1).logs().count("Kafka Server started") == 2
 
+    # The finalized cluster (kraft.version 1 too with --release-version) still takes a
+    # restart of a node configured with static controller.quorum.voters, as faults do.
+    cluster.restart(2)
+    assert cluster.node(2).logs().count("Kafka Server started") == 3
     assert len(sent.acked) > 0
     seen = read_all(cluster.bootstrap_servers, "t", 3, at_least=len(sent.acked))
     lost = set(sent.acked) - set(seen)
