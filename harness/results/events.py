@@ -79,6 +79,9 @@ BROKER_LOGS_SAVED = "broker_logs.saved"
 # broker_logs check reads it from here.
 BROKER_LOGS_ALLOW = "broker_logs.allow"
 NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
+# A node's container replaced by one on another version with its log directories (upgrade):
+# node, from_version, to_version.
+NODE_REPLACED = "node.replaced"
 # The workload topic's partitions as a trusted broker's metadata has them, polled about once a
 # second from the topic's creation to the collect phase (harness.runner.partition_watch): one
 # event per partition at the first poll, then one each time its leader or ISR changed: topic,

@@ -302,7 +302,8 @@ def test_the_producer_process_loads_no_fault_kind_nor_cluster_class() -> None:
 def test_the_producer_process_runs_from_its_spec_part_alone(tmp_path: Path) -> None:
     """The supervisor starts the member with the spec part and the Runtime; with no broker
     to reach, every record it sent times out (unknown) and the ledger and events say so."""
-    spec = ProducerSpec(rate=40, duration_s=1, config={"message.timeout.ms": 1000})
+    # A count, not a duration: a child that starts late on a loaded machine still sends them.
+    spec = ProducerSpec(rate=40, records=20, config={"message.timeout.ms": 1000})
     runtime = Runtime("127.0.0.1:1", "chaos", tmp_path / "producer", max_s=60.0, seed=0)
     history = History()
     supervisor = ProducerSupervisor(spec, runtime, history).start()
