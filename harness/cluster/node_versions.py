@@ -21,6 +21,7 @@ from harness.errors import HarnessError
 from harness.nodes.images import require_image
 from harness.nodes.node import ClusterNode, NodeRef
 from harness.nodes.topology import INTERNAL_PORT, version_tuple
+from harness.results import events as ev
 from harness.results.history import History
 
 FEATURE_TOOL = "org.apache.kafka.tools.FeatureCommand"
@@ -71,7 +72,7 @@ class NodeVersions:
         if node.is_broker:
             self.wait_registered(deadline)
         self.history.append(
-            "node.replaced", node=node.name, from_version=before, to_version=version
+            ev.NODE_REPLACED, node=node.name, from_version=before, to_version=version
         )
         versions = {n.version or self.version for n in self.nodes if n.node_id is not None}
         if versions == {version}:
