@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 import harness.nodes.versions as versions
 from harness.cli import EXIT_INFRA, EXIT_PASS, app
 from harness.nodes.versions import listed_versions, read_versions, version_key
-from harness.spec import SpecError
+from harness.spec import SpecError, expand_cells, parse_spec, spec_to_yaml
 from harness.suite.builds import Needs, missing_builds, needed_builds
 from harness.suite.model import load_suite
 from harness.suite.plan import make_suite_plan
@@ -154,6 +154,9 @@ def test_replace_gives_an_experiments_own_axis_the_suites_values_in_its_place(
     expect = {c.id: c.spec.expect for c in own.cells}
     assert "lost" in expect["03_mode=kraft_version=4.3.1_acks=1"]
     assert "duplicated" in expect["01_mode=kraft_version=3.8.1_acks=1"]
+    # The run folder's spec.yaml expands to exactly these cells (verify works on it).
+    again = parse_spec(yaml.safe_load(spec_to_yaml(own.plan.spec, 5)))
+    assert [c.id for c in expand_cells(again)] == [c.id for c in own.cells]
     # A value the experiment's file sets is kept even so: it is written for it.
     assert [c.id for c in pinned.cells] == ["01_main"]
     assert pinned.kept == {"cluster.version": "set by the experiment (3.9.2)"}
