@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: help docs incidents setup venv actionlint toxiproxy chromium docker images spark-jars java-clients test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge index
+.PHONY: help docs incidents setup venv actionlint toxiproxy chromium docker images extra-versions spark-jars java-clients test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index
 
 help: ## this list (the default target: a bare `make` installs nothing)
 	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
@@ -36,6 +36,11 @@ docker: ## a Docker engine that answers (Debian's docker.io when root on Debian)
 images: docker ## the broker images, kafka-chaos/base and kafka-chaos/kafka:<version> (docker/versions.txt, or VERSIONS="3.8.1 4.1.2")
 	scripts/ensure-build-tools.sh
 	docker/build-images.sh $(VERSIONS)
+
+# The versions built on demand only (docker/versions-extra.txt), for the weekly suite.
+EXTRA_VERSIONS = $(shell grep -Ev '^\s*(\#|$$)' docker/versions-extra.txt)
+extra-versions: ## the broker images and Java clients' jars of docker/versions-extra.txt's versions (not built by setup; the weekly suite needs them)
+	$(MAKE) images java-clients VERSIONS="$(EXTRA_VERSIONS)"
 
 spark-jars: venv ## Spark's Kafka source jars into spark_jobs/jars/ (Maven)
 	scripts/ensure-build-tools.sh
@@ -83,6 +88,13 @@ nightly: venv ## the nightly suite: every experiment on 3.9.2 and 4.3.1; results
 SHARDS ?= $(wildcard shards/*-suite-nightly-shard-*)
 nightly-merge: venv ## join the nightly's shard folders (SHARDS, default shards/*-suite-nightly-shard-*) into one run under results/
 	$(PY) -m harness merge-shards $(or $(SHARDS),shards/) --out results $(ARGS)
+
+weekly: venv ## the weekly suite: the headline incidents on every listed Kafka version (make extra-versions first); a part: ARGS="--shard K/N --out shards"
+	$(PY) -m harness run experiments/suites/weekly.yaml $(ARGS)
+
+WEEKLY_SHARDS ?= $(wildcard shards/*-suite-weekly-shard-*)
+weekly-merge: venv ## join the weekly's shard folders (WEEKLY_SHARDS, default shards/*-suite-weekly-shard-*) into one run under results/
+	$(PY) -m harness merge-shards $(or $(WEEKLY_SHARDS),shards/) --out results $(ARGS)
 
 index: venv ## results/index.html again, from the suite folders and results/history.parquet
 	$(PY) -m harness index results $(ARGS)

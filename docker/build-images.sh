@@ -13,6 +13,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 base_mode="${KAFKA_CHAOS_BASE:-debootstrap}"
 base_tag="kafka-chaos/base:latest"
 base_packages="default-jre-headless,iptables,procps,iproute2,faketime"
+log4j2_for_4_0="2.24.3"  # Kafka 4.0's log4j2 (its gradle/dependencies.gradle)
 
 if [ "$#" -gt 0 ]; then
   versions=("$@")
@@ -90,6 +91,11 @@ build_kafka() {
   maven -Dkafka.version="$version" -DoutputDirectory="$ctx/jars"
   # Kafka 4.x logs through log4j2 and needs an SLF4J binding of the same version.
   log4j="$(find "$ctx/jars" -name 'log4j-core-*.jar' -printf '%f\n' | sed -E 's/log4j-core-(.*)\.jar/\1/')"
+  # 4.0.x names no log4j2 in its Maven dependencies (from 4.1 kafka-server brings log4j-core):
+  # without it the broker would log nothing. Take the log4j2 its release shipped.
+  if [ -z "$log4j" ] && [ "${version%%.*}" -ge 4 ]; then
+    log4j="$log4j2_for_4_0"
+  fi
   if [ -n "$log4j" ]; then
     maven -Dkafka.version="$version" -Dlog4j2="$log4j" -DoutputDirectory="$ctx/jars"
   fi

@@ -145,7 +145,10 @@ def _print_suite_plan(plan: SuitePlan) -> None:
     )
     for axis in suite.axes:
         shown = ", ".join(str(v) for v in axis.values)
-        console.print(escape(f"  axis {axis.key}: {shown}"), highlight=False)
+        how = (
+            " (listed: docker/versions.txt + docker/versions-extra.txt)" if axis.listed else ""
+        ) + ("; replaces an experiment's own axis" if axis.replace else "")
+        console.print(escape(f"  axis {axis.key}: {shown}{how}"), highlight=False)
     if plan.shard is not None:
         console.print(
             f"shard {plan.shard}: {len(plan.mine)} of {len(plan.experiments)} experiment file(s), "
@@ -170,6 +173,9 @@ def _print_suite_plan(plan: SuitePlan) -> None:
         for key, values in e.added.items():
             added = escape(f"  + {key}: {', '.join(str(v) for v in values)}")
             console.print(added, highlight=False)
+        for key, values in e.replaced.items():
+            shown = escape(f"  ~ {key}: {', '.join(str(v) for v in values)} (replaces its own)")
+            console.print(shown, highlight=False)
         for key, why in e.kept.items():
             console.print(f"  [dim]{escape(f'{key} not added: {why}')}[/dim]", highlight=False)
         for item in e.impossible:
@@ -364,6 +370,11 @@ def _run_suite(
         return
     if dry_run:
         return
+    from harness.suite import builds
+
+    missing = builds.missing_builds(builds.needed_builds(plan.runnable), *builds.local_probes())
+    if missing:
+        raise _fail(EXIT_INFRA, "\n".join(missing))
     from harness.experiment import run_plan
     from harness.suite.runner import run_suite
 

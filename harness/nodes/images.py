@@ -8,9 +8,10 @@ import docker
 from docker.errors import ImageNotFound
 
 from harness.errors import ImageMissingError
+from harness.nodes.versions import DEFAULT_VERSIONS_FILE, default_versions
 
 IMAGE_REPO = "kafka-chaos/kafka"
-VERSIONS_FILE = Path(__file__).resolve().parents[2] / "docker" / "versions.txt"
+VERSIONS_FILE: Path = DEFAULT_VERSIONS_FILE
 
 
 def image_tag(version: str) -> str:
@@ -18,21 +19,25 @@ def image_tag(version: str) -> str:
 
 
 def built_versions() -> list[str]:
-    """Versions the recipe builds by default (docker/versions.txt)."""
-    if not VERSIONS_FILE.exists():
-        return []
-    lines = VERSIONS_FILE.read_text(encoding="utf-8").splitlines()
-    return [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    """Versions the recipe builds by default (docker/versions.txt: what make setup builds)."""
+    return default_versions()
+
+
+def image_exists(client: docker.DockerClient, version: str) -> bool:
+    """True when the broker image of `version` is on this machine."""
+    try:
+        client.images.get(image_tag(version))
+    except ImageNotFound:
+        return False
+    return True
 
 
 def require_image(client: docker.DockerClient, version: str) -> str:
     """The image tag for `version`; a clear error if it was never built."""
     tag = image_tag(version)
-    try:
-        client.images.get(tag)
-    except ImageNotFound:
+    if not image_exists(client, version):
         raise ImageMissingError(
-            f"no broker image {tag}: build it with 'docker/build-images.sh {version}' "
+            f"no broker image {tag}: build it with 'make images VERSIONS={version}' "
             f"(make setup builds {', '.join(built_versions()) or 'the versions in docker/versions.txt'})"
-        ) from None
+        )
     return tag

@@ -152,6 +152,12 @@ def _matches(actual: Any, wanted: Any) -> bool:
     return _norm(actual) == _norm(wanted)
 
 
+def when_matches(actual: Any, wanted: Any) -> bool:
+    """Whether an axis value meets a `when` (or `exclude`) entry's wanted value (a value, or a
+    list of values any of which will do)."""
+    return _matches(actual, wanted)
+
+
 def excluded_combinations(spec: Spec) -> list[dict[str, Any]]:
     """The axis values of every combination `matrix.exclude` leaves out (for `validate`)."""
     matrix = spec.matrix

@@ -10,8 +10,14 @@ experiments:                         # globs, in order; each glob's files sorted
   - experiments/incidents/*.yaml
 skip: [experiments/incidents/slow-*.yaml]   # globs of files left out (optional)
 axes:                                # matrix keys, as in an experiment's `matrix:`
-  cluster.version: [3.9.2, 4.3.1]
+  cluster.version: [3.9.2, 4.3.1]    # or `listed`: every version docker/ lists (below)
+replace: [cluster.version]           # axes that replace an experiment's own axis (optional)
 ```
+
+`cluster.version: listed` is every version of docker/versions.txt (what make setup builds)
+and docker/versions-extra.txt (built on demand), oldest first: read from the files, so the
+plan is the same on every machine, whatever images it has (the shards of one run agree on
+it); `run` refuses to start when one of them is not built (harness.suite.builds).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints, ValidationError
 
 from harness.common.spec_base import MAX_SEED, StrictModel
+from harness.nodes.versions import DEFAULT_VERSIONS_FILE, EXTRA_VERSIONS_FILE, listed_versions
 from harness.spec import SpecError
 from harness.spec.load import read_yaml, validation_problems
 from harness.spec.paths import Segment, resolve_path
@@ -32,6 +39,8 @@ Name = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]+$")]
 Glob = Annotated[str, StringConstraints(min_length=1)]
 SUITE_KEY = "suite"  # a YAML file whose top level has this key is a suite, not an experiment
 _RESERVED_AXES = ("expect", "exclude")  # matrix keys that are not axes
+LISTED = "listed"  # `cluster.version: listed`: every version docker/ lists
+_VERSION_KEY = ("cluster", "version")
 
 
 class SuiteFile(StrictModel):
@@ -41,7 +50,8 @@ class SuiteFile(StrictModel):
     root: str = "."
     experiments: list[Glob] = Field(min_length=1)
     skip: list[Glob] = Field(default_factory=list)
-    axes: dict[str, list[Any]] = Field(default_factory=dict)
+    axes: dict[str, list[Any] | str] = Field(default_factory=dict)  # a list, or LISTED
+    replace: list[str] = Field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -49,6 +59,8 @@ class SuiteAxis:
     key: str  # as written in the suite file
     segments: tuple[Segment, ...]
     values: tuple[Any, ...]
+    replace: bool = False  # replaces an experiment's own axis of this key (suite `replace:`)
+    listed: bool = False  # the values are `listed`: read from docker/'s version files
 
 
 @dataclass(frozen=True)
@@ -113,7 +125,11 @@ def load_suite(path: Path | str) -> Suite:
 
 def _axes(model: SuiteFile, source: str, problems: list[str]) -> list[SuiteAxis]:
     axes = []
-    for key, values in model.axes.items():
+    for i, key in enumerate(model.replace):
+        if key not in model.axes:
+            named = ", ".join(model.axes) or "none"
+            problems.append(f"{source}: replace[{i}]: {key!r} is not one of the axes ({named})")
+    for key, given in model.axes.items():
         where = f"{source}: axes.{key}"
         if key in _RESERVED_AXES:
             problems.append(f"{where}: not an axis (a suite adds axes only)")
@@ -123,11 +139,36 @@ def _axes(model: SuiteFile, source: str, problems: list[str]) -> list[SuiteAxis]
         except ValueError as exc:
             problems.append(f"{where}: {exc}")
             continue
+        if isinstance(given, str) and given != LISTED:
+            problems.append(
+                f"{where}: expected a list of values, or {LISTED!r} (cluster.version only), "
+                f"not {given!r}"
+            )
+            continue
+        values = _listed(where, segments, problems) if isinstance(given, str) else given
+        if values is None:
+            continue
         if not values:
             problems.append(f"{where}: expected a non-empty list of values")
             continue
-        axes.append(SuiteAxis(key, segments, tuple(values)))
+        replace = key in model.replace
+        axes.append(SuiteAxis(key, segments, tuple(values), replace, isinstance(given, str)))
     return axes
+
+
+def _listed(where: str, segments: tuple[Segment, ...], problems: list[str]) -> list[str] | None:
+    """`listed`: the versions of docker/versions.txt and docker/versions-extra.txt."""
+    if segments != _VERSION_KEY:
+        problems.append(f"{where}: {LISTED!r} is for cluster.version only; expected a list")
+        return None
+    versions = listed_versions()
+    if not versions:
+        problems.append(
+            f"{where}: {LISTED!r} found no version in {DEFAULT_VERSIONS_FILE} or "
+            f"{EXTRA_VERSIONS_FILE}"
+        )
+        return None
+    return versions
 
 
 def _matches(root: Path, pattern: str) -> list[Path]:

@@ -10,6 +10,12 @@ How a suite axis meets an experiment (per experiment, per axis):
   the axis is not added — the experiment is written for that value (an incident pinned to
   ZooKeeper mode stays in ZooKeeper mode).
 
+An axis the suite names in `replace:` **replaces** the experiment's own axis of that key
+instead (the weekly suite's `cluster.version: listed` over consumer-offsets-rf1's own two
+versions): the axis keeps its place among the experiment's own, and its `matrix.exclude` and
+`matrix.expect` entries whose `when` names a value of that axis the suite's lacks are dropped
+(they matched no cell any more). A value the file sets is kept all the same.
+
 A cell that cannot exist with the added values (ZooKeeper mode on Kafka 4.x, the spec's one
 rule: `harness.spec.impossible_cluster`) is left out of the plan and listed with its reason;
 it is not run and not an error. The left-out combinations are written into the experiment's
@@ -42,6 +48,7 @@ from harness.spec import (
     resolve_path,
 )
 from harness.spec.load import read_yaml
+from harness.spec.matrix import when_matches
 from harness.spec.paths import Segment, set_at
 from harness.suite.estimate import estimate_cell_s, estimate_experiment_s
 from harness.suite.model import Suite, SuiteAxis, load_suite
@@ -67,6 +74,8 @@ class ExperimentPlan:
     plan: Plan
     added: dict[str, list[Any]] = field(default_factory=dict)  # suite axes added to its matrix
     kept: dict[str, str] = field(default_factory=dict)  # suite axis key -> why it was not added
+    # the experiment's own axes the suite replaced (`replace:`): its key -> the suite's values
+    replaced: dict[str, list[Any]] = field(default_factory=dict)
     impossible: list[Impossible] = field(default_factory=list)
     # left out by its own matrix.exclude (its own axes only: before the suite's were added)
     excluded: list[dict[str, Any]] = field(default_factory=list)
@@ -172,8 +181,11 @@ def plan_experiment(
     own_segments = {_segments(k): k for k in own_axes}
     added: dict[str, list[Any]] = {}
     kept: dict[str, str] = {}
+    replaced: dict[str, list[Any]] = {}
     for axis in suite.axes:
-        if axis.segments in own_segments:
+        if axis.segments in own_segments and axis.replace:
+            replaced[own_segments[axis.segments]] = list(axis.values)
+        elif axis.segments in own_segments:
             values = ", ".join(str(v) for v in own_axes[own_segments[axis.segments]])
             kept[axis.key] = f"the experiment's own axis ({values})"
         elif (pinned := _given(raw, axis.segments)) is not None:
@@ -183,8 +195,8 @@ def plan_experiment(
     chosen = cli_seed if cli_seed is not None else spec.seed
     seed = chosen if chosen is not None else suite_seed
     given = chosen is not None or suite.model.seed is not None
-    out = ExperimentPlan(shown, Plan(file, spec, seed, given, [], {}), added, kept)
-    if not added:
+    out = ExperimentPlan(shown, Plan(file, spec, seed, given, [], {}), added, kept, replaced)
+    if not added and not replaced:
         cells = expand_cells(spec, str(file))
         out.excluded = excluded_combinations(spec)
         return _with_cells(out, spec, cells)
@@ -192,6 +204,9 @@ def plan_experiment(
     source = f"{shown} (with the axes of suite {suite.shown(suite.path)})"
     data = copy.deepcopy(raw)
     matrix = dict(data.get("matrix") or {})
+    for key, new in replaced.items():
+        matrix[key] = new
+        _drop_dead_whens(matrix, key, new)
     matrix.update(added)
     data["matrix"] = matrix
     merged = parse_spec(data, source)
@@ -215,6 +230,25 @@ def _with_cells(out: ExperimentPlan, spec: Spec, cells: list[Cell]) -> Experimen
     out.plan = Plan(out.plan.spec_path, spec, seed, out.plan.seed_given, cells, schedules)
     out.estimates = {c.id: estimate_cell_s(c.spec) for c in cells}
     return out
+
+
+def _drop_dead_whens(matrix: dict[str, Any], key: str, values: list[Any]) -> None:
+    """Drop the `exclude` entries and `expect` overrides that name a value of axis `key` none
+    of `values` has: they matched no cell once the axis took these values."""
+
+    def dead(when: Any) -> bool:
+        return (
+            isinstance(when, dict)
+            and key in when
+            and not any(when_matches(v, when[key]) for v in values)
+        )
+
+    if isinstance(matrix.get("exclude"), list):
+        matrix["exclude"] = [e for e in matrix["exclude"] if not dead(e)]
+    if isinstance(matrix.get("expect"), list):
+        matrix["expect"] = [
+            o for o in matrix["expect"] if not (isinstance(o, dict) and dead(o.get("when")))
+        ]
 
 
 def _segments(key: str) -> tuple[Segment, ...]:

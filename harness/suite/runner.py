@@ -83,6 +83,7 @@ def planned_suite_yaml(plan: SuitePlan) -> str:
         "root": str(suite.root),
         "seed": plan.seed,
         "axes": {a.key: list(a.values) for a in suite.axes},
+        **({"replace": [a.key for a in suite.axes if a.replace]} if suite.model.replace else {}),
         "planned_s": round(plan.total_planned_s, 1),
         **(
             {"shard": plan.shard.as_json(), "shard_planned_s": round(plan.planned_s, 1)}
@@ -96,6 +97,7 @@ def planned_suite_yaml(plan: SuitePlan) -> str:
                 "seed": e.plan.seed,
                 "added": e.added,
                 "kept": e.kept,
+                "replaced": e.replaced,
                 "cells": [c.id for c in e.cells],
                 "impossible": _impossible(e),
                 **({"left_out": e.left_out} if e.left_out else {}),
@@ -155,6 +157,7 @@ class _Run:
             "planned_by_cell": {k: round(v, 1) for k, v in e.estimates.items()},
             "added": e.added,
             "kept": e.kept,
+            "replaced": e.replaced,
             "impossible": _impossible(e),
             "error": None,
             "cells": [],

@@ -94,6 +94,15 @@ def _fake_run_plan(monkeypatch: pytest.MonkeyPatch, fake: FakeRunner) -> None:
         return run_dir, summary, None
 
     monkeypatch.setattr(harness.experiment, "run_plan", run_plan)
+    every_build_there(monkeypatch)
+
+
+def every_build_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check before a suite runs finds every broker image and Java jar (no Docker asked)."""
+    import harness.suite.builds
+
+    probes = (lambda _version: True), (lambda _version: True)
+    monkeypatch.setattr(harness.suite.builds, "local_probes", lambda: probes)
 
 
 @pytest.mark.parametrize(

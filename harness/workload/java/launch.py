@@ -26,10 +26,15 @@ JVM_FLAGS = ("-Xms32m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryE
 LOG4J = CLIENTS / "log4j.properties"
 
 
+def clients_built(version: str) -> bool:
+    """Whether our clients and `version`'s Kafka jars are built (`make java-clients`)."""
+    return JAR.is_file() and (CLIENTS / "lib" / version / ".complete").is_file()
+
+
 def classpath(version: str) -> str:
     """Our clients and `version`'s Kafka jars; a clear error when they were not built."""
     lib = CLIENTS / "lib" / version
-    if not JAR.is_file() or not (lib / ".complete").is_file():
+    if not clients_built(version):
         raise ConfigError(
             f"the Java clients for Kafka {version or '(no version)'} are not built "
             f"({JAR if not JAR.is_file() else lib} is missing): run "
