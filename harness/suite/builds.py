@@ -44,13 +44,15 @@ def uses_java(cell: Cell) -> bool:
 
 
 def needed_builds(experiments: Iterable[ExperimentPlan]) -> Needs:
-    """The versions the cells of `experiments` run on (oldest first), and those a Java client
-    runs on."""
+    """The versions the cells of `experiments` run on (oldest first; an upgrade's `to_version`
+    too), and those a Java client runs on."""
     versions: set[str] = set()
     java: set[str] = set()
     for e in experiments:
         for cell in e.cells:
             versions.add(cell.spec.cluster.version)
+            # An upgrade's target version runs the same nodes on its own image.
+            versions.update(v for f in cell.spec.faults if (v := getattr(f, "to_version", None)))
             if uses_java(cell):
                 java.add(cell.spec.cluster.version)
     return Needs(tuple(sorted(versions, key=version_key)), tuple(sorted(java, key=version_key)))

@@ -198,10 +198,15 @@ def test_needed_builds_are_every_cells_version_and_the_java_clients_ones(
             "consumer: {kind: group, client: java}\n"
         ),
         "plain.yaml": "name: plain\ncluster: {version: 4.1.2}\nproducer: {records: 10}\n",
+        "upgrade.yaml": (  # the version it rolls to needs its image too
+            "name: upgrade\ncluster: {version: 3.9.2}\nproducer: {records: 10}\n"
+            "faults: [{at_s: 1, kind: upgrade, to_version: 4.2.2}]\n"
+        ),
     }
     plan = make_suite_plan(make_tree(tmp_path, "experiments: ['exp/*.yaml']\n", files))
     needs = needed_builds(plan.experiments)
-    assert needs == Needs(("3.8.1", "3.9.2", "4.1.2", "4.3.1"), ("3.8.1", "3.9.2", "4.3.1"))
+    versions = ("3.8.1", "3.9.2", "4.1.2", "4.2.2", "4.3.1")
+    assert needs == Needs(versions, ("3.8.1", "3.9.2", "4.3.1"))
 
 
 def test_missing_builds_name_them_and_the_commands() -> None:
