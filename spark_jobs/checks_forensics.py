@@ -86,6 +86,9 @@ class CopyFacts:
     # The first heal copy of a broker still running (a network fault's heal): it may have
     # appended, and acknowledged, records after it (until it learnt it was deposed).
     open_copy: tuple[int, str] | None = None  # (ts, label)
+    # Brokers copied before they rejoined (a fault had them out): the deposed leaders. A
+    # logged truncation by one of them is the one that placed a record no copy holds.
+    rejoined: frozenset[str] = frozenset()
 
 
 def copy_facts(history: list[Event], has_segments: bool) -> CopyFacts:
@@ -115,6 +118,7 @@ def copy_facts(history: list[Event], has_segments: bool) -> CopyFacts:
         None
         if first is None
         else (int(first["ts"]) - int(first.get("took_ms") or 0), str(first["label"])),
+        frozenset(str(e.get("node")) for e in captured if e.get("reason") == "heal"),
     )
 
 
@@ -165,9 +169,14 @@ def _first_copy(reason: str) -> Column:
     return F.min(F.when(F.col("reason") == reason, found)).alias(reason)
 
 
-def _logged(spark: SparkSession, lost: DataFrame, logs: LogTruncations) -> DataFrame:
+def _logged(
+    spark: SparkSession, lost: DataFrame, logs: LogTruncations, rejoined: frozenset[str]
+) -> DataFrame:
     """seq -> the first logged truncation (ts, broker, offset) of its partition to at or below
-    its acknowledged offset, no earlier than its ack time (less the clock tolerance)."""
+    its acknowledged offset, no earlier than its ack time (less the clock tolerance); one by
+    a broker that rejoined after a fault first. A follower that had copied the deposed
+    leader's earlier records truncates to the same offset, often sooner (measured: broker-2
+    14 s before the returning leader), but never held what the leader acknowledged alone."""
     rows = [(t.partition, t.offset, t.ts, t.broker) for t in logs.found] or [(-1, -1, -1, "")]
     cut = spark.createDataFrame(
         rows, "t_partition int, t_offset bigint, t_ts bigint, broker string"
@@ -180,10 +189,17 @@ def _logged(spark: SparkSession, lost: DataFrame, logs: LogTruncations) -> DataF
         & (F.col("t_offset") <= F.col("acked_offset"))
         & (F.col("t_ts") >= F.col("ack_ts") - F.lit(LOG_CLOCK_TOLERANCE_MS)),
     )
+    others = ~F.col("broker").isin(*sorted(rejoined)) if rejoined else F.lit(True)
     first = F.struct(
-        F.col("t_ts").alias("ts"), F.col("broker").alias("node"), F.col("t_offset").alias("to")
+        others.alias("other"),
+        F.col("t_ts").alias("ts"),
+        F.col("broker").alias("node"),
+        F.col("t_offset").alias("to"),
     )
-    return matched.groupBy("seq").agg(F.min(first).alias("logged"))
+    best = matched.groupBy("seq").agg(F.min(first).alias("b"))
+    return best.select(
+        "seq", F.struct(F.col("b.ts"), F.col("b.node"), F.col("b.to")).alias("logged")
+    )
 
 
 def placed(
@@ -217,7 +233,7 @@ def placed(
     start_rows = [(p, s) for p, s in starts.items()] or [(-1, -1)]
     start_df = spark.createDataFrame(start_rows, "acked_partition int, final_start bigint")
     rows = rows.join(F.broadcast(start_df), "acked_partition", "left")
-    rows = rows.join(_logged(spark, lost, logs), "seq", "left")
+    rows = rows.join(_logged(spark, lost, logs, facts.rejoined), "seq", "left")
     blocked = "; ".join(facts.blockers)
     nothing = segments is None or facts.topic is None
     below = F.coalesce(F.col("acked_offset") < F.col("final_start"), F.lit(False))

@@ -156,6 +156,25 @@ def test_a_logged_truncation_places_what_no_copy_holds(spark: Any) -> None:
     }
 
 
+def test_a_logged_truncation_by_the_broker_that_rejoined_wins_over_an_earlier_follower_s(
+    spark: Any,
+) -> None:
+    # broker-2, a follower of the old leader, truncated chaos-0 to 7 first (at 4000); broker-1,
+    # copied before it rejoined, at 5000: it held what it acknowledged alone, so it is named.
+    rejoined = frozenset({"broker-1"})
+    facts = CopyFacts("chaos", [], LABELS, open_copy=(65, "01-heal-broker-1"), rejoined=rejoined)
+    ledger, log, segs = _tables(spark)
+    logs = LogTruncations([_cut(7, 4000, broker="broker-2"), _cut(7, 5000)])
+    out = summarise(placed(spark, lost_records(ledger, log), segs, facts, {0: 6}, logs))
+    by_seq = {s["seq"]: s for s in out["lost_where_sample"]}
+    assert (by_seq[8]["broker"], by_seq[8]["log_ts"]) == ("broker-1", 5000)
+    # Without a broker that rejoined, the first truncation in time is taken, as before.
+    facts = CopyFacts("chaos", [], LABELS, open_copy=(65, "01-heal-broker-1"))
+    out = summarise(placed(spark, lost_records(ledger, log), segs, facts, {0: 6}, logs))
+    by_seq = {s["seq"]: s for s in out["lost_where_sample"]}
+    assert (by_seq[8]["broker"], by_seq[8]["log_ts"]) == ("broker-2", 4000)
+
+
 def test_a_logged_truncation_above_the_offset_or_before_the_ack_places_nothing(
     spark: Any,
 ) -> None:
