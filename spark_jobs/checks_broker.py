@@ -28,7 +28,9 @@ from harness.results.windows import FaultWindow, fault_windows
 # After a fault on a node heals, its JVM starts again before it answers scrapes.
 RESTART_GRACE_MS = 30_000
 # Figures that are a counter's increase: decided across a gap the counter bridges.
-COUNTERS = frozenset({"isr_shrinks", "isr_expands", "leader_elections", "unclean_elections"})
+COUNTERS = frozenset(
+    {"isr_shrinks", "isr_expands", "leader_elections", "unclean_elections", "elr_elections"}
+)
 
 BrokerPart = tuple[dict[str, float | int | None], dict[str, str]]  # figures, undecided
 
@@ -220,6 +222,7 @@ def broker_figures(frame: pd.DataFrame, history: list[Event], version: str = "")
         "offline_partitions_s": (controllers, bm.OFFLINE_PARTITIONS),
         "leader_elections": (controllers, bm.LEADER_ELECTIONS),
         "unclean_elections": (controllers, bm.UNCLEAN_ELECTIONS),
+        "elr_elections": (controllers, bm.ELR_ELECTIONS),
         "controller_changes": (controllers, bm.ACTIVE_CONTROLLER),
     }
     urp_max, urp_s = under_replicated(frame)
@@ -233,6 +236,7 @@ def broker_figures(frame: pd.DataFrame, history: list[Event], version: str = "")
         "offline_partitions_s": offline_seconds(frame),
         "leader_elections": int(counter_increase(_series(frame, bm.LEADER_ELECTIONS))),
         "unclean_elections": int(counter_increase(_series(frame, bm.UNCLEAN_ELECTIONS))),
+        "elr_elections": int(counter_increase(_series(frame, bm.ELR_ELECTIONS))),
         "controller_changes": controller_changes(frame),
     }
     for name in BROKER_FIGURES:

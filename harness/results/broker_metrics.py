@@ -33,6 +33,9 @@ LEADER_ELECTIONS = "kafka_controller_controllerstats_leaderelectionrateandtimems
 # The meter UncleanLeaderElectionsPerSec's count (the rules drop "PerSec", as the
 # jmx_exporter example does for every meter).
 UNCLEAN_ELECTIONS = "kafka_controller_controllerstats_uncleanleaderelections_total"
+# Elections of a leader from the eligible leader replicas (KIP-966; Kafka 4.x KRaft only: the
+# meter ElectionFromEligibleLeaderReplicasPerSec's count).
+ELR_ELECTIONS = "kafka_controller_controllerstats_electionfromeligibleleaderreplicas_total"
 REQUEST_TIME = "kafka_network_requestmetrics_totaltimems"  # {request, quantile}
 PARTITION_UNDER_REPLICATED = "kafka_cluster_partition_underreplicated"  # {topic, partition}
 

@@ -75,6 +75,7 @@ BROKER_FIGURES = (
     "isr_expands",  # ... IsrExpandsPerSec's
     "leader_elections",  # ... LeaderElectionRateAndTimeMs's count (ZooKeeper mode only)
     "unclean_elections",  # ... UncleanLeaderElectionsPerSec's count, over controllers
+    "elr_elections",  # ... ElectionFromEligibleLeaderReplicasPerSec's (KIP-966, Kafka 4.x)
     "controller_changes",  # times the node with ActiveControllerCount 1 changed
     "produce_p99_ms_max",  # max over time and brokers of Produce TotalTimeMs p99
     "fetch_p99_ms_max",  # ... of FetchConsumer TotalTimeMs p99

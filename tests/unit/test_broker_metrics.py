@@ -154,10 +154,12 @@ def test_a_gap_inside_the_nodes_own_fault_window_is_explained() -> None:
     figures, undecided = cb.broker_figures(_cluster(gap_node_up=True), kill("broker-1", 2, 4))
     assert undecided == {
         "leader_elections": undecided["leader_elections"],  # no such metric here
+        "elr_elections": undecided["elr_elections"],  # nor this one (Kafka 3.x)
         "produce_p99_ms_max": undecided["produce_p99_ms_max"],
         "fetch_p99_ms_max": undecided["fetch_p99_ms_max"],
     }
     assert "no node exposed" in undecided["leader_elections"]
+    assert "no node exposed" in undecided["elr_elections"]
     assert figures["under_replicated_max"] == 4
     assert figures["under_replicated_s"] == 4.0
     assert figures["isr_shrinks"] == 1
@@ -178,6 +180,18 @@ def test_an_unexplained_gap_makes_the_figures_of_that_node_undecided_never_zero(
     assert figures["unclean_elections"] == 0
     assert figures["isr_shrinks"] == 1
     assert figures["isr_expands"] == 1
+
+
+def test_elections_from_eligible_leader_replicas_are_the_controllers_counter_increase() -> None:
+    """Kafka 4.x's ElectionFromEligibleLeaderReplicasPerSec: counted like unclean elections,
+    over the controllers (here a dedicated one), across a restart of a broker."""
+    f = Frame()
+    for s in range(6):
+        f.round(s, "controller-101", active_controller=1.0, elr_elections=0.0 if s < 4 else 3.0)
+        f.round(s, "broker-1", up=s != 2, under_replicated=0.0)
+    figures, undecided = cb.broker_figures(f.frame(), kill("broker-1", 2, 3))
+    assert figures["elr_elections"] == 3
+    assert "elr_elections" not in undecided
 
 
 def test_a_counter_lower_after_a_gap_is_undecided() -> None:
