@@ -17,6 +17,7 @@ from spark_jobs.checks import (
     forensics,
     latency,
     offsets,
+    ownership,
     pipeline,
     records,
     spark_sets,
@@ -38,4 +39,5 @@ CHECKS: tuple[Check, ...] = (
     broker_logs.CHECK,  # lane "broker_logs"
     evidence.CHECK,  # review: after the others
     forensics.CHECK,  # review: places the lost records once `lost` stands
+    ownership.CHECK,  # review: beside reprocessed_by_generation
 )
