@@ -116,5 +116,7 @@ def with_reprocessed(
     that processed nothing re-read nothing); unchanged (None) when those are undecided."""
     if by_generation is None:
         return waits
-    counts = {(r["set"], r["generation"]): r["reprocessed"] for r in by_generation}
+    counts: dict[tuple[str, int | None], int] = {
+        (r["set"], r["generation"]): r["reprocessed"] for r in by_generation
+    }
     return [{**w, "reprocessed": counts.get((w["set"], w["generation"]), 0)} for w in waits]
