@@ -68,6 +68,22 @@ def generic_table(rows: list[Any]) -> tuple[list[str], list[list[str]]]:
     ]
 
 
+def _generation_waits(waits: object) -> list[Any]:
+    """The summary's generation_waits with readable times and partition lists (as given when
+    a row is not what the check writes)."""
+    out: list[Any] = []
+    for w in waits if isinstance(waits, list) else []:
+        if isinstance(w, dict):
+            ts, parts = w.get("ts"), w.get("partitions")
+            w = {
+                **w,
+                "ts": utc(ts) if isinstance(ts, int) else ts,
+                "partitions": ",".join(map(str, parts)) if isinstance(parts, list) else parts,
+            }
+        out.append(w)
+    return out
+
+
 class _Inputs:
     """What could be read from the cell folder, and what could not (said in the report)."""
 
@@ -271,6 +287,13 @@ def _context(cell_dir: Path) -> dict[str, Any]:
                 for s in summary.get("operation_steps") or []
             ]
         ),
+        "ownership": generic_table(
+            [
+                {"set": name, **figures}
+                for name, figures in (summary.get("ownership_by_set") or {}).items()
+            ]
+        ),
+        "generation_waits": generic_table(_generation_waits(summary.get("generation_waits"))),
         "pipeline": generic_table([summary["pipeline"]] if summary.get("pipeline") else []),
         "plot_uri": plot_uri,
         "plot_error": plot_error,

@@ -56,6 +56,8 @@ PER_SET_KEYS = {
     "aborted_consumed": "aborted_consumed_by_set",
     "poll_skip": "poll_skip_by_set",
     **dict.fromkeys(SPARK_FIGURES, "spark_by_set"),
+    # partition-seconds without a live owner (spark_jobs/checks_ownership.py)
+    "unowned_s": "ownership_by_set",
 }
 # Whether the cluster healed in the recovery phase (true / false; null: never got there).
 RECOVERED = "recovered"
@@ -151,6 +153,27 @@ class GenerationRows(TypedDict):
     rows: int
     distinct: int
     reprocessed: int
+
+
+class OwnershipFigures(TypedDict):
+    """One group set's partition ownership (summary "ownership_by_set" -> set)."""
+
+    assignments: int  # consumer.assign events (generations) of the set's members
+    revocations: int  # consumer.revoke events
+    unowned_s: float  # partition-seconds no live member held, summed over partitions
+    longest_unowned_s: float  # the longest one partition went without an owner
+
+
+class GenerationWait(TypedDict):
+    """One assignment (generation) of a member (summary "generation_waits")."""
+
+    set: str
+    consumer: str
+    generation: int | None
+    ts: int  # ms, the consumer.assign event
+    partitions: list[int]  # what it added to the member
+    waited_s: float  # the longest any of them had gone without an owner until then
+    reprocessed: int | None  # the generation's rows of records the set had consumed before
 
 
 class PlaceSample(TypedDict):
@@ -250,6 +273,8 @@ class Figures(TypedDict, total=False):
     unavailable_windows: list[Window] | None
     lost_never_consumed_by_set: dict[str, int]
     reprocessed_by_generation: list[GenerationRows] | None
+    ownership_by_set: dict[str, OwnershipFigures]
+    generation_waits: list[GenerationWait] | None
     resumptions: list[Resumption] | None
     spark_by_set: dict[str, SparkSetFigures]
     read_twice: int | None  # SPARK_METRICS

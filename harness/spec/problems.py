@@ -20,6 +20,7 @@ from harness.nodes.topology import (
 from harness.results.events import PIPELINE_SET
 from harness.spec.consumers import COMMAND_ENV
 from harness.spec.expect import metric_problem
+from harness.spec.group_protocol import group_protocol_problems, pipeline_protocol_problems
 from harness.spec.java_problems import java_group_problems, java_producer_problems
 from harness.spec.models import (
     ClusterSpec,
@@ -262,6 +263,7 @@ def _consumer_problems(spec: Spec) -> list[Problem]:
                 )
             groups.setdefault(c.group, name)
             out += java_group_problems(path, c, spec.cluster.version)
+            out += group_protocol_problems(path, c)
             if c.client == "java":
                 continue
             for where, block in (
@@ -311,6 +313,7 @@ def _pipeline_problems(spec: Spec, p: PipelineSpec | CommandPipelineSpec) -> lis
         return out
     for key in sorted(set(p.config) & set(_PIPELINE_CONSUMER_OWNED)):
         out.append((f"pipeline.config.{key}", f"set through {_PIPELINE_CONSUMER_OWNED[key]}"))
+    out += pipeline_protocol_problems(p.config)
     for key in sorted(set(p.producer_config) & set(_PIPELINE_PRODUCER_OWNED)):
         why = _PIPELINE_PRODUCER_OWNED[key]
         out.append((f"pipeline.producer_config.{key}", f"set through {why}"))

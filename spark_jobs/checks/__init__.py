@@ -17,6 +17,7 @@ from spark_jobs.checks import (
     forensics,
     latency,
     offsets,
+    ownership,
     pipeline,
     records,
     spark_sets,
@@ -40,4 +41,5 @@ CHECKS: tuple[Check, ...] = (
     steps.CHECK,  # review: each operation step's ack gaps and stalls
     evidence.CHECK,  # review: after the others
     forensics.CHECK,  # review: places the lost records once `lost` stands
+    ownership.CHECK,  # review: beside reprocessed_by_generation
 )

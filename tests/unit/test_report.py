@@ -58,6 +58,21 @@ SUMMARY: dict[str, Any] = {
     ],
     "stalls_by_set": {"group": 12.5, "spark": None},
     "reprocessed_by_generation": [{"set": "group", "generation": 2, "records": 3}],
+    "ownership_by_set": {
+        "group": {"assignments": 4, "revocations": 2, "unowned_s": 9.25, "longest_unowned_s": 6.0}
+    },
+    "generation_waits": [
+        {
+            "set": "group",
+            "consumer": "group/m1",
+            "generation": 4,
+            "ts": T0 + 20_000,
+            "partitions": [0, 1],
+            "waited_s": 6.0,
+            "reprocessed": 3,
+        },
+        "not a row",  # a hand-edited summary still renders
+    ],
     "resumptions": [
         {"consumer": "spark/q", "generation": 2, "committed": 30, "resumed_at": 30, "exact": True}
     ],
@@ -157,6 +172,10 @@ def test_cell_report_has_verdict_counts_plot_faults_and_log_tails(tmp_path: Path
     assert "12.5" in html and "4.2" in html  # stall and unavailability, one decimal
     assert "resumed_at" in html and "spark/q" in html  # resumption table
     assert "Reprocessed by generation" in html
+    assert "Partition ownership and generations" in html
+    assert "<td>group</td><td>4</td><td>2</td><td>9.2</td><td>6.0</td>" in html
+    assert "<td>group/m1</td><td>4</td>" in html and "<td>0,1</td><td>6.0</td><td>3</td>" in html
+    assert "not a row" in html
     assert "<h2>Pipeline</h2>" in html and "<td>8200</td><td>31</td><td>0</td>" in html
     prefix = '<img alt="timeline'
     assert prefix in html
