@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docker.errors import NotFound
 from docker.models.containers import Container
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
@@ -237,7 +238,10 @@ class ClusterNode:
         self.starts = 1
 
     def status(self) -> str:
-        self.docker.reload()
+        try:
+            self.docker.reload()
+        except NotFound:  # replace() removed it and is creating its successor right now
+            return "removed"
         return str(self.docker.status)
 
     def is_up(self) -> bool:
