@@ -233,8 +233,9 @@ class ClusterNode:
         if properties is not None:
             self._env["KAFKA_CHAOS_CONFIG"] = properties
         self.image = image
-        self.container = self._container(image)
-        self.container.start()
+        container = self._container(image)
+        container.start()  # then swapped in: a reader never sees a container not started
+        self.container = container
         self.starts = 1
 
     def status(self) -> str:
