@@ -140,7 +140,7 @@ class StepWindow(Fault):
         self.nodes = list(nodes)
 
     def describe(self) -> dict[str, Any]:
-        return {"fault": self.kind, "target": "cluster", "phase": self.phase}
+        return {"fault": self.kind, "target": "cluster", "phase": self.phase, "level": self.phase}
 
     def affected_nodes(self) -> list[Node]:
         return self.nodes
@@ -165,7 +165,7 @@ class RollStep(NodeFault):
         self.phase = phase
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "phase": self.phase}
+        return {**super().describe(), "phase": self.phase, "level": self.phase}  # level: its label
 
     def _inject(self) -> None:
         self.node.stop()
