@@ -17,6 +17,7 @@ from docker.errors import APIError, DockerException
 from testcontainers.core.network import Network
 
 from harness.admin import ClusterAdmin
+from harness.cluster.migration import KraftMigration
 from harness.cluster.node_versions import NodeVersions
 from harness.cluster.operations import ClusterOperations
 from harness.cluster.segment_capture import SegmentCapture
@@ -29,6 +30,7 @@ from harness.faults.control import ActiveFaults, Node
 from harness.nodes import links
 from harness.nodes.disks import DiskPlan
 from harness.nodes.images import require_image
+from harness.nodes.migration_config import plan_migration_controllers, validate_migration
 from harness.nodes.node import ClusterNode, NodeLinks, NodeRef, disable_ryuk
 from harness.nodes.ports import busy_ports, free_ports
 from harness.nodes.reaper import RunGuard, remove_dead_runs, remove_run, run_labels
@@ -66,7 +68,7 @@ def docker_client() -> docker.DockerClient:
     return client
 
 
-class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, FaultShortcuts):
+class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, KraftMigration, FaultShortcuts):
     """Brokers (KRaft combined nodes, dedicated controllers, or ZooKeeper mode) on a private network.
 
     Broker settings not given keep Kafka's own defaults, so a default-config
@@ -95,12 +97,14 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, FaultShortcuts):
         fake_clock: bool = False,
         metrics: bool = False,
         persistent_data: bool = False,
+        migration_controllers: int = 0,
     ) -> None:
         config = dict(broker_config or {})
         validate(
             mode, brokers, version, controllers, config, spare_brokers, log_dirs, log_dir_size_mb
         )
-        self.mode = cast(Mode, mode)
+        validate_migration(mode, version, migration_controllers, spare_brokers, link_proxies)
+        self.mode: Mode = cast(Mode, mode)
         self.broker_count = brokers
         self.version = version
         self.broker_config = config
@@ -128,6 +132,12 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, FaultShortcuts):
         # (harness.nodes.disks): what replace_node (an upgrade) needs. Off: on the container's
         # own disk, as before.
         self.persistent_data = persistent_data
+        # KRaft controllers a ZooKeeper cluster migrates onto (harness.cluster.migration):
+        # planned with the cluster, started by the migration. Whether a KRaft quorum is the
+        # active controller (KRaft, or a migration past its metadata copy).
+        self.migration_controller_count = migration_controllers
+        self.migration_specs: list[NodeSpec] = []
+        self.kraft_controlled = self.mode == "kraft"
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
@@ -184,6 +194,11 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, FaultShortcuts):
             **({"metrics_ports": self._metrics_ports(specs)} if self.metrics else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
+            **(
+                {"migration_controllers": [s.name for s in self.migration_specs]}
+                if self.migration_specs
+                else {}
+            ),
         )
         for attempt in range(1, PORT_ATTEMPTS + 1):
             try:
@@ -212,14 +227,20 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, FaultShortcuts):
     def _plan(self) -> tuple[list[int], list[NodeSpec]]:
         """Host ports and nodes; the spares' ports are picked now with the others (kept aside)."""
         clients = self.broker_count + self.spare_count
-        kafka_nodes = self.broker_count + self.controller_count + self.spare_count
+        later = self.spare_count + self.migration_controller_count  # planned, started later
+        kafka_nodes = self.broker_count + self.controller_count + later
         ports = free_ports(clients + (kafka_nodes if self.metrics else 0))
         self._spares = plan_spares(self.broker_count, ports[self.broker_count : clients])
+        self.migration_specs = plan_migration_controllers(self.migration_controller_count)
         specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports[:clients])
         if self.metrics:  # one more port per Kafka node (spares too): its /metrics
-            started = kafka_nodes - self.spare_count
+            started = kafka_nodes - later
             specs = with_metrics_ports(specs, ports[clients : clients + started])
-            self._spares = with_metrics_ports(self._spares, ports[clients + started :])
+            rest = ports[clients + started :]
+            self._spares = with_metrics_ports(self._spares, rest[: self.spare_count])
+            self.migration_specs = with_metrics_ports(
+                self.migration_specs, rest[self.spare_count :]
+            )
         return ports, specs
 
     @staticmethod

@@ -26,6 +26,11 @@ class Viewed(Protocol):
     @property
     def mode(self) -> str: ...
     @property
+    def kraft_controlled(self) -> bool:
+        """Whether a KRaft quorum is the active controller (KRaft, or a migration from
+        ZooKeeper past its metadata copy)."""
+
+    @property
     def history(self) -> History: ...
     def trusted_brokers(self) -> Sequence[Node]: ...
     def quorum_voters(self) -> Sequence[Node]: ...
@@ -70,8 +75,9 @@ class AdminViews:
         return list(self.admin.partition(topic, partition).replicas)
 
     def controller(self: Viewed) -> int:
-        """The active controller: from ZooKeeper's view, or the KRaft quorum leader."""
-        if self.mode == "zookeeper":
+        """The active controller: from ZooKeeper's view, or the KRaft quorum leader (also
+        during a migration's dual-write, when the quorum's leader is ZooKeeper's controller)."""
+        if not self.kraft_controlled:
             return self.admin.zk_controller()
         return quorum_leader(self.quorum_voters(), self.trusted_brokers())
 

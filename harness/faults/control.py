@@ -245,5 +245,33 @@ class Upgradable(Operable, Protocol):
         """Raise the features to `release` ("4.3") with Kafka's tool; the levels after."""
 
 
-class ChaosTarget(Upgradable, ClusterView, Protocol):
+class Migratable(Operable, Protocol):
+    """What a ZooKeeper-to-KRaft migration asks of the cluster (harness.faults.migrate_to_kraft):
+    the quorum it plans, the cluster id ZooKeeper holds, each roll with a phase's
+    server.properties, whether the metadata copy is done, and the switch to KRaft."""
+
+    @property
+    def version(self) -> str: ...
+    def migration_controller_ids(self) -> list[int]:
+        """The planned controllers' ids (empty: the cluster cannot migrate)."""
+
+    def zookeeper_cluster_id(self) -> str:
+        """The cluster id ZooKeeper holds (/cluster/id)."""
+
+    def start_migration_controllers(self, cluster_id: str) -> None:
+        """Format the planned controllers with `cluster_id`, start them in migration mode and
+        wait until each has started; they are cluster nodes from then on."""
+
+    def migration_roll(self, ref: NodeRef, phase: str) -> None:
+        """Stop the node, start it with its log directories and the properties of `phase`
+        (broker-migrating, broker-kraft, controller-final), wait until it is back."""
+
+    def migration_completed(self) -> bool:
+        """Whether the KRaft controller has copied ZooKeeper's metadata (dual-write since)."""
+
+    def become_kraft(self) -> None:
+        """Every broker runs in KRaft mode: the cluster answers as a KRaft cluster from now on."""
+
+
+class ChaosTarget(Upgradable, Migratable, ClusterView, Protocol):
     """Every face at once: what the nemesis plays a schedule against."""

@@ -91,6 +91,8 @@ class CellView:
     has_pipeline: bool = False
     log_dirs: int = 1  # each broker's log directories (cluster.log_dirs)
     version: str = ""  # the Kafka version the cluster starts on (cluster.version)
+    # KRaft controllers a ZooKeeper cluster may migrate onto (cluster.migration_controllers)
+    migration_controllers: tuple[int, ...] = ()
 
     @property
     def offsets_rf(self) -> int:

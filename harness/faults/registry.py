@@ -28,6 +28,7 @@ from harness.faults.kill import Kill
 from harness.faults.kind import COMMON_KEYS, FaultKind, listing_rank
 from harness.faults.latency import Latency
 from harness.faults.lossy import Lossy
+from harness.faults.migrate_to_kraft import MigrateToKraft
 from harness.faults.partition import CutReplication, CutZookeeper, Isolate
 from harness.faults.pause import Pause
 from harness.faults.producer import ProducerCrash, ProducerPause
@@ -65,6 +66,7 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     Decommission,
     RollingRestart,
     Upgrade,
+    MigrateToKraft,
     ClockSkew,
     ConsumerCrash,
     PipelineCrash,

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from docker.errors import NotFound
 from docker.models.containers import Container
 from testcontainers.core.config import testcontainers_config
 from testcontainers.core.container import DockerContainer
@@ -232,12 +233,16 @@ class ClusterNode:
         if properties is not None:
             self._env["KAFKA_CHAOS_CONFIG"] = properties
         self.image = image
-        self.container = self._container(image)
-        self.container.start()
+        container = self._container(image)
+        container.start()  # then swapped in: a reader never sees a container not started
+        self.container = container
         self.starts = 1
 
     def status(self) -> str:
-        self.docker.reload()
+        try:
+            self.docker.reload()
+        except NotFound:  # replace() removed it and is creating its successor right now
+            return "removed"
         return str(self.docker.status)
 
     def is_up(self) -> bool:

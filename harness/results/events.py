@@ -53,7 +53,8 @@ PHASES = (
 
 # --- the cluster --------------------------------------------------------------------------
 # run_id, mode, version, nodes, broker_config, spares (if any), metrics_ports {node: host
-# port of its /metrics} (with metrics)
+# port of its /metrics} (with metrics), migration_controllers (planned, started by a
+# migrate-to-kraft)
 CLUSTER_START = "cluster.start"
 CLUSTER_READY = "cluster.ready"  # run_id, bootstrap
 # attempt, ports, busy, error: a host port was taken before Docker bound it; new ports, same run
@@ -79,9 +80,13 @@ BROKER_LOGS_SAVED = "broker_logs.saved"
 # broker_logs check reads it from here.
 BROKER_LOGS_ALLOW = "broker_logs.allow"
 NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
-# A node's container replaced by one on another version with its log directories (upgrade):
-# node, from_version, to_version.
+# A node run on a new container with its log directories: node, and from_version / to_version
+# (an upgrade) or phase (a migration's roll: broker-migrating, broker-kraft, controller-final).
 NODE_REPLACED = "node.replaced"
+# migrate-to-kraft: the KRaft quorum started (nodes, cluster_id read from ZooKeeper).
+MIGRATION_CONTROLLERS = "migration.controllers"
+# The cluster's mode changed (mode, run_id): a migrated cluster is a KRaft cluster from here.
+CLUSTER_MODE = "cluster.mode"
 # The workload topic's partitions as a trusted broker's metadata has them, polled about once a
 # second from the topic's creation to the collect phase (harness.runner.partition_watch): one
 # event per partition at the first poll, then one each time its leader or ISR changed: topic,

@@ -125,6 +125,7 @@ class CellRunner:
             fake_clock=self.spec.fake_clock,
             metrics=c.metrics,
             persistent_data=self.spec.persistent_data,
+            migration_controllers=c.migration_controllers,
             # Unique per cell and run: two runs of one spec may share a machine.
             run_id=f"{uuid.uuid4().hex[:6]}-{self.cell.id.split('_', 1)[0]}",
             history=self.history,

@@ -62,6 +62,9 @@ class ClusterSpec(StrictModel):
     version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = DEFAULT_VERSION
     brokers: int = Field(default=3, ge=1, le=MAX_BROKERS)
     controllers: int = Field(default=0, ge=0, le=MAX_BROKERS)
+    # KRaft controllers (101..) a ZooKeeper cluster migrates onto: planned with the cluster,
+    # started by a migrate-to-kraft fault (harness.faults.migrate_to_kraft). 1, 3 or 5.
+    migration_controllers: int = Field(default=0, ge=0, le=MAX_BROKERS)
     spare_brokers: int = Field(default=0, ge=0, le=MAX_BROKERS)  # declared, started by add-broker
     broker_config: Settings = {}
     # Every link through a Toxiproxy (harness.nodes.links). None: when a link fault is planned.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from harness.faults.clock import is_process_target
 from harness.faults.kind import CellView, FaultKind
 from harness.faults.producer import PRODUCER_TARGET
+from harness.nodes.migration_config import migration_problems
 from harness.nodes.topology import (
     CONTROLLER_ID_BASE,
     JBOD_KRAFT_SINCE,
@@ -65,6 +66,16 @@ def spec_problems(spec: Spec) -> list[Problem]:
     """Rules across fields; every problem names its key path."""
     out: list[Problem] = []
     out += _cluster_problems(spec.cluster)
+    out += [
+        (f"cluster.{key}", why)
+        for key, why in migration_problems(
+            spec.cluster.mode,
+            spec.cluster.version,
+            spec.cluster.migration_controllers,
+            spec.cluster.spare_brokers,
+            spec.link_proxies,
+        )
+    ]
     c = spec.cluster
     if spec.topic.replication_factor > c.brokers:
         out.append(
@@ -135,6 +146,9 @@ def cell_view(spec: Spec) -> CellView:
         has_pipeline=spec.pipeline is not None,
         log_dirs=c.log_dirs,
         version=c.version,
+        migration_controllers=tuple(
+            CONTROLLER_ID_BASE + i for i in range(1, c.migration_controllers + 1)
+        ),
     )
 
 
