@@ -135,6 +135,7 @@ class StepPeriod:
     start_ms: int
     end_ms: int
     down_ms: int | None  # its own window (inject to heal); None: never healed
+    phase: str | None = None  # a migration step's phase (upgrade steps have none)
 
 
 def operation_steps(history: list[Event]) -> list[StepPeriod]:
@@ -159,6 +160,7 @@ def operation_steps(history: list[Event]) -> list[StepPeriod]:
                 start_ms=start,
                 end_ms=max(start, end) if end is not None else start,
                 down_ms=None if own is None else own - start,
+                phase=None if e.get("phase") is None else str(e["phase"]),
             )
         )
     return out

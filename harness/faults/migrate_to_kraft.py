@@ -134,13 +134,22 @@ class StepWindow(Fault):
 
     kind = "migration-step"
 
-    def __init__(self, cluster: Migratable, phase: str, nodes: Sequence[Node] = ()) -> None:
+    def __init__(
+        self, cluster: Migratable, phase: str, step_of: int, nodes: Sequence[Node] = ()
+    ) -> None:
         super().__init__(cluster)
         self.phase = phase
+        self.step_of = step_of  # the operation's fault id: operation_steps groups by it
         self.nodes = list(nodes)
 
     def describe(self) -> dict[str, Any]:
-        return {"fault": self.kind, "target": "cluster", "phase": self.phase, "level": self.phase}
+        return {
+            "fault": self.kind,
+            "target": "cluster",
+            "step_of": self.step_of,
+            "phase": self.phase,
+            "level": self.phase,
+        }
 
     def affected_nodes(self) -> list[Node]:
         return self.nodes
@@ -159,13 +168,20 @@ class RollStep(NodeFault):
     kind = "migration-step"
     captures_on_heal = True  # as a restart: a broker's partitions copied before it rejoins
 
-    def __init__(self, cluster: Migratable, target: NodeRef, phase: str) -> None:
+    def __init__(self, cluster: Migratable, target: NodeRef, phase: str, step_of: int) -> None:
         super().__init__(cluster, target)
         self.ops = cluster
         self.phase = phase
+        self.step_of = step_of  # the operation's fault id: operation_steps groups by it
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "phase": self.phase, "level": self.phase}  # level: its label
+        # level: the timeline's label
+        return {
+            **super().describe(),
+            "step_of": self.step_of,
+            "phase": self.phase,
+            "level": self.phase,
+        }
 
     def _inject(self) -> None:
         self.node.stop()
@@ -230,7 +246,7 @@ class MigrationFault(Operation):
         )
 
     def _window(self, phase: str, record: dict[str, Any], action: Callable[[], None]) -> None:
-        window = StepWindow(self.target, phase)
+        window = StepWindow(self.target, phase, self.id)
         begun = time.monotonic()
         window.inject()
         try:
@@ -240,7 +256,7 @@ class MigrationFault(Operation):
             record["took_s"] = round(time.monotonic() - begun, 3)
 
     def _roll(self, node_id: int, phase: str, record: dict[str, Any]) -> None:
-        step = RollStep(self.target, node_id, phase)
+        step = RollStep(self.target, node_id, phase, self.id)
         record["node"] = step.node.name
         begun = time.monotonic()
         step.inject()

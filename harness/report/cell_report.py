@@ -279,6 +279,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
             [
                 {
                     "step": s.get("target"),
+                    "phase": s.get("phase") or "",
                     "from": utc(int(s["start_ms"])) if s.get("start_ms") else "",
                     "down_s": s.get("down_s"),
                     "unavailable_s": s.get("unavailable_s"),

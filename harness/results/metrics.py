@@ -115,6 +115,7 @@ class OperationStep(TypedDict):
     step_of: int
     fault: str
     target: str
+    phase: str | None  # a migration step's phase; None for an upgrade's
     start_ms: int
     end_ms: int
     down_s: float | None

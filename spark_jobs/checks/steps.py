@@ -38,6 +38,7 @@ def run(ctx: CellContext) -> Figures:
                 "step_of": s.step_of,
                 "fault": s.fault,
                 "target": s.target,
+                "phase": s.phase,
                 "start_ms": s.start_ms,
                 "end_ms": s.end_ms,
                 "down_s": None if s.down_ms is None else s.down_ms / 1000.0,
