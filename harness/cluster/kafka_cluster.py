@@ -270,18 +270,6 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, KraftMigration, 
     ) -> ClusterNode:
         if spec.role == "zookeeper":  # no proxy: it opens no link; brokers' proxies reach it
             return ClusterNode(spec, image, network, self.run_id, zookeeper_properties(), None)
-        node = self._kafka_node(spec, image, network, specs, cluster_id)
-        node.version = self.version
-        return node
-
-    def _kafka_node(
-        self,
-        spec: NodeSpec,
-        image: str,
-        network: Network,
-        specs: list[NodeSpec],
-        cluster_id: str | None,
-    ) -> ClusterNode:
         node_links = None
         backend = None
         if self._server is not None:
@@ -300,7 +288,7 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, KraftMigration, 
             self.log_dir_size_mb if spec.is_broker else None,
             persistent=self.persistent_data,
         )
-        return ClusterNode(
+        node = ClusterNode(
             spec,
             image,
             network,
@@ -311,6 +299,8 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, KraftMigration, 
             disks,
             fake_clock=self.fake_clock,
         )
+        node.version = self.version
+        return node
 
     def _wait_ready(self, deadline: float) -> None:
         """Every node logged start-up, every broker registered, and an RF=N topic takes a write."""

@@ -264,14 +264,7 @@ class MigrationFault(Operation):
         back = time.monotonic()
         record["took_s"] = round(back - begun, 3)
         if step.node.is_broker:
-            wait_until(
-                self.target.under_replicated,
-                self.timeout_s,
-                f"every partition's ISR full again after rolling {step.node.name} ({phase})",
-                done=lambda urp: not urp,
-                retry_on=Exception,
-            )
-            record["full_isr_s"] = round(time.monotonic() - back, 3)
+            record["full_isr_s"] = self.wait_full_isr(f"rolling {step.node.name} ({phase})")
         else:
             wait_until(
                 self.target.controller,

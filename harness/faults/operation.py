@@ -14,6 +14,7 @@ from abc import ABC
 from collections.abc import Mapping
 from typing import Any
 
+from harness.common.waiting import wait_until
 from harness.faults.base import Fault
 from harness.faults.control import Node, Operable
 from harness.faults.kind import DEFAULT_OPERATION_TIMEOUT_S
@@ -69,3 +70,16 @@ class Operation(Fault, ABC):
 
     def _heal(self) -> None:
         """Nothing to undo: the operation stays done."""
+
+    def wait_full_isr(self, after: str) -> float:
+        """Until no partition is under-replicated (bounded by timeout_s), as an operator's
+        runbook waits between two nodes; the seconds it took."""
+        begun = time.monotonic()
+        wait_until(
+            self.ops.under_replicated,
+            self.timeout_s,
+            f"every partition's ISR full again after {after}",
+            done=lambda urp: not urp,
+            retry_on=Exception,
+        )
+        return round(time.monotonic() - begun, 3)

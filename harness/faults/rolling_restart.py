@@ -7,12 +7,10 @@ is its own fault.inject / fault.heal on the timeline; before the next one the op
 
 from __future__ import annotations
 
-import time
 from typing import ClassVar
 
 from pydantic import Field
 
-from harness.common.waiting import wait_until
 from harness.errors import ConfigError
 from harness.faults.control import ChaosTarget, Node, NodeRef, Operable
 from harness.faults.kind import CellView, FaultKind, NodeId, OperationTimeout, Problem, TargetStyle
@@ -73,12 +71,4 @@ class RollingRestartFault(Operation):
         for node in self.order:
             RestartFault(self.ops, node.name, hard=bool(self.spec.hard)).inject()
             restarted.append(node.node_id)
-            back = time.monotonic()
-            wait_until(
-                self.ops.under_replicated,
-                self.timeout_s,
-                f"every partition's ISR full again after restarting {node.name}",
-                done=lambda urp: not urp,
-                retry_on=Exception,
-            )
-            waited.append(round(time.monotonic() - back, 3))
+            waited.append(self.wait_full_isr(f"restarting {node.name}"))

@@ -24,7 +24,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from harness.common.waiting import wait_until
 from harness.errors import ConfigError
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeRef, Upgradable
@@ -247,14 +246,7 @@ class UpgradeFault(Operation):
             back = time.monotonic()
             record: dict[str, Any] = {"node": name, "down_s": round(back - down, 3)}
             steps.append(record)
-            wait_until(
-                self.target.under_replicated,
-                self.timeout_s,
-                f"every partition's ISR full again after upgrading {name}",
-                done=lambda urp: not urp,
-                retry_on=Exception,
-            )
-            record["full_isr_s"] = round(time.monotonic() - back, 3)
+            record["full_isr_s"] = self.wait_full_isr(f"upgrading {name}")
         self.outcome["versions"] = self.target.node_versions()
         if self.finalize:
             features = self.target.finalize_features(release(self.to_version), self.timeout_s)
