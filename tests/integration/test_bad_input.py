@@ -19,7 +19,7 @@ def _ours() -> list[str]:
 
 def test_missing_image_says_how_to_build() -> None:
     before = _ours()
-    with pytest.raises(ImageMissingError, match=r"docker/build-images\.sh 3\.8\.0"):
+    with pytest.raises(ImageMissingError, match=r"make images VERSIONS=3\.8\.0"):
         KafkaCluster(mode="kraft", brokers=1, version="3.8.0").up()
     assert _ours() == before
 
