@@ -339,6 +339,23 @@ class Clock:
         return self.now
 
 
+class PollTime:
+    """The producers' time.monotonic, moved only by their client's polls, in whole ms and at
+    most one record's interval a poll (a poll of the fake client returns at once in real time
+    too): each loop turn hands the client exactly one record however late the thread wakes.
+    Paced by real sleeps, a loaded machine sent two in one turn and the reports came in
+    another order. A poll(0) moves 1 ms so that no loop can spin on a frozen clock."""
+
+    def __init__(self, interval_ms: int) -> None:
+        self.interval_ms, self.now_ms = interval_ms, 0
+
+    def monotonic(self) -> float:
+        return self.now_ms / 1000
+
+    def sleep(self, seconds: float) -> None:
+        self.now_ms += min(max(round(seconds * 1000), 1), self.interval_ms)
+
+
 class FakeMessage:
     def __init__(self, partition: int, offset: int, key: bytes) -> None:
         self._partition, self._offset, self._key = partition, offset, key
@@ -367,7 +384,9 @@ PLAN: dict[int, tuple[int, int, int | None]] = {
 ERRORS = {3: 'Broker: invalid, says "who"', 4: "Local: Message timed out", 6: "boom"}
 
 
-def fake_client(clock: Clock, crash_at: int | None = None) -> Callable[..., Any]:
+def fake_client(
+    clock: Clock, crash_at: int | None = None, poll_time: PollTime | None = None
+) -> Callable[..., Any]:
     class FakeProducer:
         def __init__(self, _config: dict[str, Any]) -> None:
             self.queued: list[tuple[int, Callable[..., None]]] = []
@@ -382,7 +401,9 @@ def fake_client(clock: Clock, crash_at: int | None = None) -> Callable[..., Any]
                 raise BufferError
             self.queued.append((seq, on_delivery))
 
-        def poll(self, _timeout: float = 0) -> int:
+        def poll(self, timeout: float = 0) -> int:
+            if poll_time is not None:
+                poll_time.sleep(timeout)
             if len(self.queued) < 3:  # reports come late, out of order
                 return 0
             return self.flush(0)
@@ -407,19 +428,22 @@ def fake_client(clock: Clock, crash_at: int | None = None) -> Callable[..., Any]
 def test_the_in_process_ledger_equals_the_one_kept_in_lists(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crash_at: int | None
 ) -> None:
-    clock = Clock()
+    rate = 20.0
+    clock, poll_time = Clock(), PollTime(interval_ms=int(1000 / rate))
     monkeypatch.setattr(core, "now_ms", clock)
     monkeypatch.setattr(legacy.history_module, "now_ms", clock)
-    monkeypatch.setattr(core, "Producer", fake_client(clock, crash_at))
-    monkeypatch.setattr(legacy, "Producer", fake_client(clock, crash_at))
-    # Slow enough that each loop turn of the core hands the client one record, as the old
-    # producer did: the reports come in the same order between the same sends.
-    rate = 20.0
+    monkeypatch.setattr(core, "time", poll_time)
+    monkeypatch.setattr(legacy, "time", poll_time)
+    monkeypatch.setattr(core, "Producer", fake_client(clock, crash_at, poll_time))
+    monkeypatch.setattr(legacy, "Producer", fake_client(clock, crash_at, poll_time))
+    # Each loop turn of the core hands the client one record, as the old producer did (the
+    # time moves only while the client polls): the reports come in the same order between
+    # the same sends.
     spec = ProducerSpec(rate=rate, records=9)
     runtime = Runtime("fake:9092", "chaos", tmp_path / "producer", max_s=60, seed=0)
     new = ProducerThread(spec, runtime, History())
     new.start().join(10)
-    clock.now = 0
+    clock.now, poll_time.now_ms = 0, 0
     old = legacy.LegacyLedgerProducer(
         legacy.LedgerSettings("fake:9092", "chaos", rate=rate, records=9), History()
     )
