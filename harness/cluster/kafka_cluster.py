@@ -288,7 +288,7 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, KraftMigration, 
             self.log_dir_size_mb if spec.is_broker else None,
             persistent=self.persistent_data,
         )
-        node = ClusterNode(
+        return ClusterNode(
             spec,
             image,
             network,
@@ -298,9 +298,8 @@ class KafkaCluster(AdminViews, ClusterOperations, NodeVersions, KraftMigration, 
             node_links,
             disks,
             fake_clock=self.fake_clock,
+            version=self.version,
         )
-        node.version = self.version
-        return node
 
     def _wait_ready(self, deadline: float) -> None:
         """Every node logged start-up, every broker registered, and an RF=N topic takes a write."""

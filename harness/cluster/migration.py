@@ -110,8 +110,8 @@ class KraftMigration:
                 None,
                 DiskPlan((DATA_DIR,), persistent=True),  # finalizing replaces its container
                 fake_clock=self.fake_clock,
+                version=self.version,
             )
-            node.version = self.version
             self.nodes.append(node)
             node.create()
             started.append(node)

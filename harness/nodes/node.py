@@ -103,12 +103,13 @@ class ClusterNode:
         links: NodeLinks | None = None,
         disks: DiskPlan | None = None,
         fake_clock: bool = False,
+        version: str | None = None,
     ) -> None:
         self.spec = spec
         self.run_id = run_id
         self.image = image
-        # The Kafka version it runs (set by the cluster; an upgrade replaces the container).
-        self.version: str | None = None
+        # The Kafka version it runs (the cluster's; an upgrade replaces the container).
+        self.version = version
         self.disk_plan = disks or DiskPlan((DATA_DIR,))
         self._disks: NodeDisks | None = None
         self.network = network
