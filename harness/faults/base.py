@@ -52,9 +52,16 @@ class Fault(ABC):
         self.cluster.history.append(
             "fault.inject", fault_id=self.id, **self.planned, **self.describe()
         )
-        self._inject()
-        self.active = True
+        # Booked before it acts: a graceful stop takes seconds, and a node in controlled
+        # shutdown must not answer the admin views meanwhile (a target resolved then waited
+        # out its unanswered metadata requests, 10 s, and the fault started late).
         self.cluster.faults.add(self)
+        try:
+            self._inject()
+        except BaseException:
+            self.cluster.faults.remove(self)
+            raise
+        self.active = True
         return self
 
     def rejoining(self) -> list[Node]:
