@@ -15,7 +15,7 @@ def test_a_node_being_stopped_is_touched_before_the_stop_returns() -> None:
     cluster = FakeCluster()
     node = cluster.node(2)
     node.hold["stop"] = threading.Event()
-    fault = StopFault(cluster, 2)
+    fault = StopFault(cluster, 2)  # type: ignore[arg-type]
     injecting = threading.Thread(target=fault.inject)
     injecting.start()
     assert node.inside.wait(5), "the stop never began"
@@ -32,7 +32,7 @@ def test_a_node_being_stopped_is_touched_before_the_stop_returns() -> None:
 def test_a_stop_that_fails_leaves_nothing_booked() -> None:
     cluster = FakeCluster()
     cluster.node(3).fail["stop"] = RuntimeError("docker said no")
-    fault = StopFault(cluster, 3)
+    fault = StopFault(cluster, 3)  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="docker said no"):
         fault.inject()
     assert not fault.active
