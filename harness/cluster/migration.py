@@ -23,6 +23,7 @@ from harness.nodes.disks import DiskPlan
 from harness.nodes.images import require_image
 from harness.nodes.migration_config import PHASES, Phase, migration_properties
 from harness.nodes.node import ClusterNode, NodeRef
+from harness.nodes.supervised_start import start_supervised
 from harness.nodes.topology import DATA_DIR, ZOOKEEPER_PORT, Mode, NodeSpec
 from harness.results import events as ev
 from harness.results.history import History
@@ -123,7 +124,8 @@ class KraftMigration:
 
     def migration_roll(self: Migrating, ref: NodeRef, phase: str) -> None:
         """Stop the node (controlled shutdown), start it with its log directories and the
-        phase's properties, wait until it is back (a broker: registered)."""
+        phase's properties, wait until it is back (started again while it exits early, as
+        after a kill; a broker: registered)."""
         if phase not in PHASES:
             raise ConfigError(f"no migration phase {phase!r} (phases: {', '.join(PHASES)})")
         node = self.node(ref)
@@ -134,7 +136,7 @@ class KraftMigration:
         image = require_image(docker.from_env(), node.version or self.version)
         node.replace(image, _properties(self, phase, node.spec))
         deadline = time.monotonic() + self.start_timeout_s
-        node.wait_started(self.start_timeout_s)
+        start_supervised(node, self.history, self.start_timeout_s, started=True)
         if node.is_broker:
             self.wait_registered(deadline)
         self.history.append(ev.NODE_REPLACED, node=node.name, phase=phase)

@@ -20,6 +20,7 @@ from harness.common.waiting import wait_until
 from harness.errors import HarnessError
 from harness.nodes.images import require_image
 from harness.nodes.node import ClusterNode, NodeRef
+from harness.nodes.supervised_start import start_supervised
 from harness.nodes.topology import INTERNAL_PORT, version_tuple
 from harness.results import events as ev
 from harness.results.history import History
@@ -56,8 +57,9 @@ class NodeVersions:
 
     def replace_node(self: Versioned, ref: NodeRef, version: str) -> None:
         """Stop the node, start it on `version`'s image with its log directories, and wait
-        until it logged start-up and (a broker) registered again. The cluster's `version` is
-        the new one once every Kafka node runs it."""
+        until it logged start-up (started again while it exits early, as after a kill) and
+        (a broker) registered again. The cluster's `version` is the new one once every Kafka
+        node runs it."""
         node = self.node(ref)
         image = require_image(docker.from_env(), version)
         before = node.version or self.version
@@ -68,7 +70,7 @@ class NodeVersions:
         node.replace(image)
         node.version = version
         deadline = time.monotonic() + self.start_timeout_s
-        node.wait_started(self.start_timeout_s)
+        start_supervised(node, self.history, self.start_timeout_s, started=True)
         if node.is_broker:
             self.wait_registered(deadline)
         self.history.append(

@@ -7,15 +7,11 @@ cluster class: the cluster knows its faults, its faults do not know it.
 from __future__ import annotations
 
 import itertools
-import time
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
-from harness.common.waiting import wait_until
-from harness.errors import ClusterStartError, WaitTimeout
 from harness.faults.control import Node, NodeControl, NodeRef
-
-RESTART_BACKOFF_S = 2.0
+from harness.nodes.supervised_start import start_supervised
 
 _ids = itertools.count(1)
 
@@ -108,40 +104,8 @@ class NodeFault(Fault, ABC):
         return [self.node] if self.captures_on_heal and self.node.is_broker else []
 
     def _bring_back(self) -> None:
-        """Start the node again, restarting it like a supervisor would while it exits early.
-
-        A ZooKeeper-mode broker killed less than zookeeper.session.timeout.ms ago finds
-        its old registration still there and exits (NodeExistsException); systemd or
-        Kubernetes would start it again, and so do we, until start_timeout_s.
-        """
+        """Start the node again, like a supervisor while it exits early
+        (harness.nodes.supervised_start)."""
         if self.node.is_up():
             return  # already running: something else (an overlapping fault's heal) started it
-        timeout = self.cluster.start_timeout_s
-        deadline = time.monotonic() + timeout
-
-        def start_once() -> ClusterStartError | None:
-            """None once started; the error if the node exited before logging start-up."""
-            self.node.start()
-            try:
-                self.node.wait_started(max(1.0, deadline - time.monotonic()))
-            except ClusterStartError as exc:
-                if self.node.is_up():
-                    raise  # running but silent: starting it again would not help
-                return exc
-            return None
-
-        def record(failure: object) -> None:
-            reason = str(failure).splitlines()[0]
-            self.cluster.history.append("node.start_failed", node=self.node.name, error=reason)
-
-        try:
-            wait_until(
-                start_once,
-                timeout,
-                f"{self.node.name} started (restarted while it exits early)",
-                done=lambda failure: failure is None,
-                interval_s=RESTART_BACKOFF_S,
-                on_retry=record,
-            )
-        except WaitTimeout as exc:
-            raise ClusterStartError(str(exc)) from None
+        start_supervised(self.node, self.cluster.history, self.cluster.start_timeout_s)
