@@ -53,3 +53,27 @@ def test_upgrade_392_to_431_under_acks_all_load_loses_nothing(
     seen = read_all(cluster.bootstrap_servers, "t", 3, at_least=len(sent.acked))
     lost = set(sent.acked) - set(seen)
     assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
+
+
+def test_a_zookeeper_broker_killed_during_its_step_comes_back_on_the_new_container(
+    start_cluster: ClusterFactory,
+) -> None:
+    """A kill planned during a broker's upgrade step leaves its ZooKeeper registration
+    behind for zookeeper.session.timeout.ms: the new container exits on it at first
+    (NodeExistsException) and is started again like a supervisor, as after a kill."""
+    cluster = start_cluster(mode="zookeeper", brokers=3, persistent_data=True)
+    cluster.create_topic("t", partitions=3, replication_factor=3)
+    with producing(cluster.bootstrap_servers, "t", per_second=50) as sent:
+        cluster.node(2).kill()
+        cluster.replace_node(2, cluster.version)  # at once: its session is still alive
+    failed = [e.fields for e in cluster.history.events if e.kind == "node.start_failed"]
+    assert failed, "the new container never met the old registration: nothing was exercised"
+    assert all(f["node"] == "broker-2" for f in failed)
+    assert "NodeExistsException" in cluster.node(2).logs() or "node already exists" in (
+        cluster.node(2).logs()
+    )
+    assert cluster.node(2).is_up()
+    assert 2 in cluster.admin.registered_brokers()
+    assert [e.kind for e in cluster.history.events].count("node.replaced") == 1
+    seen = read_all(cluster.bootstrap_servers, "t", 3, at_least=len(sent.acked))
+    assert not set(sent.acked) - set(seen)
