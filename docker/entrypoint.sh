@@ -2,7 +2,8 @@
 # Container entry point for every node of a kafka-chaos cluster.
 # KAFKA_CHAOS_ROLE: kafka | zookeeper; KAFKA_CHAOS_CONFIG: the properties file
 # body; KAFKA_CHAOS_CLUSTER_ID: set for KRaft (storage is formatted once, so a
-# restarted container keeps its data); KAFKA_CHAOS_HEAP: JVM heap size;
+# restarted container keeps its data; passed as --cluster-id=ID, since an id may start
+# with '-', as ZooKeeper's do, which a migration formats with); KAFKA_CHAOS_HEAP: JVM heap size;
 # KAFKA_CHAOS_METRICS_PORT: when set, the Kafka server JVM runs the Prometheus JMX exporter
 # agent, serving /metrics on that port (rules: /opt/kafka/config/jmx-exporter.yml).
 set -euo pipefail
@@ -36,7 +37,7 @@ case "$role" in
     fi
     if [ -n "${KAFKA_CHAOS_CLUSTER_ID:-}" ]; then
       java -Xmx256m "${common[@]}" -cp "$cp" kafka.tools.StorageTool format \
-        --ignore-formatted -t "$KAFKA_CHAOS_CLUSTER_ID" -c "$conf"
+        --ignore-formatted --cluster-id="$KAFKA_CHAOS_CLUSTER_ID" -c "$conf"
     fi
     exec java "${server[@]}" "${common[@]}" -cp "$cp" kafka.Kafka "$conf" ;;
   *)

@@ -80,8 +80,9 @@ class NodeSpec:
 def new_cluster_id() -> str:
     """A KRaft cluster id in Kafka's Uuid text form (22 url-safe base64 chars).
 
-    Like Kafka's Uuid.randomUuid, never one starting with '-': kafka-storage's
-    argument parser would take it for an option and the broker would not start.
+    Like Kafka's Uuid.randomUuid, never one starting with '-' (kafka-storage's parser takes
+    `-t -x…` for an option; the entrypoint passes `--cluster-id=…`, which also takes the
+    ZooKeeper-made ids a migration formats with, and those may start with '-').
     """
     while True:
         text = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
