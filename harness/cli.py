@@ -97,7 +97,7 @@ def _print_plan(plan: Any) -> None:
             )
             given = ", ".join(f"{k}={v}" for k, v in f.given().items())
             table.add_row(
-                f"{f.at_s:g}",
+                f"{f.at_s:g}" + (f" after step {f.after_step}" if f.after_step else ""),
                 f.kind,
                 escape(f.target or "-"),
                 dur,

@@ -46,7 +46,7 @@ DEFAULT_OPERATION_TIMEOUT_S = 180.0
 
 DEFAULT_OFFSETS_RF = 3  # Kafka's offsets.topic.replication.factor
 
-COMMON_KEYS = ("at_s", "kind", "target", "duration_s", "optional")
+COMMON_KEYS = ("at_s", "kind", "target", "duration_s", "optional", "after_step")
 
 # The order option keys are listed in wherever several kinds' options appear together (the
 # "unknown key; allowed:" message, `validate`'s options column, the history, the expanded
@@ -106,7 +106,7 @@ class CellView:
 
 
 class FaultKind(StrictModel):
-    """One planned fault of one kind. The five common keys are here; a subclass adds its
+    """One planned fault of one kind. The six common keys are here; a subclass adds its
     options as fields and says its flags in class variables."""
 
     name: ClassVar[str]  # the spec's word for the kind
@@ -128,6 +128,10 @@ class FaultKind(StrictModel):
     target: str = "random"
     duration_s: float | None = Field(default=None, gt=0, le=MAX_SECONDS, allow_inf_nan=False)
     optional: bool = False  # a skipped or failed fault does not make the cell unknown
+    # at_s counts from the start of the first step of an operation that answers to this word
+    # (a migration phase, a node's name, `broker` or `controller`), not from the workload's:
+    # a fault meant for a step meets it on a fast machine and a slow one alike.
+    after_step: str | None = Field(default=None, min_length=1)
 
     @classmethod
     def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
@@ -149,7 +153,7 @@ class FaultKind(StrictModel):
 
     # --- options ---------------------------------------------------------------------------
     def options_set(self) -> list[str]:
-        """Option keys the spec gave (not the five common ones), the kind's or not."""
+        """Option keys the spec gave (not the common ones), the kind's or not."""
         names = [k for k in type(self).model_fields if k not in COMMON_KEYS]
         given = [k for k in names if getattr(self, k) is not None]
         return sorted(given, key=listing_rank)
@@ -189,6 +193,10 @@ class FaultKind(StrictModel):
     def planned_style(self) -> TargetStyle:
         """The style the nemesis resolves `target` by (split without a node: none)."""
         return self.target_style
+
+    def step_words(self, cell: CellView) -> tuple[str, ...]:
+        """What this operation's steps answer to for `after_step` (none: it has no steps)."""
+        return ()
 
     def grown_partitions(self) -> int | None:
         """The topic's partition count after this fault (add-partitions), else None."""

@@ -103,6 +103,15 @@ class MigrateToKraft(FaultKind):
 
     timeout_s: OperationTimeout = None  # per step: until it is done (a roll: and every ISR full)
 
+    def step_words(self, cell: CellView) -> tuple[str, ...]:
+        """Each step answers to its phase and its node; `broker` / `controller` to the first
+        roll of such a node."""
+        steps = plan_steps(cell.brokers, cell.migration_controllers, None)
+        phases = dict.fromkeys(s.phase for s in steps)
+        nodes = [f"broker-{b}" for b in cell.brokers]
+        nodes += [f"controller-{c}" for c in cell.migration_controllers]
+        return (*phases, "broker", "controller", *nodes)
+
     def rules(self, cell: CellView) -> list[Problem]:
         if cell.mode != "zookeeper" or not cell.version:
             return []  # the mode is the common check's; the version the cluster's rules

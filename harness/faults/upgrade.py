@@ -158,6 +158,13 @@ class Upgrade(FaultKind):
     finalize: bool | None = None  # raise the feature levels (metadata.version) at the end
     timeout_s: OperationTimeout = None  # per node: until it is back and every ISR is full
 
+    def step_words(self, cell: CellView) -> tuple[str, ...]:
+        """Each node's step answers to its name; `broker` / `controller` to the first one."""
+        nodes = [f"broker-{b}" for b in cell.brokers]
+        nodes += [f"controller-{c}" for c in cell.controllers]
+        roles = ("broker", "controller") if cell.controllers else ("broker",)
+        return (*roles, *nodes)
+
     def rules(self, cell: CellView) -> list[Problem]:
         if self.to_version is None:
             return [("to_version", "upgrade needs to_version, the Kafka version to roll to")]

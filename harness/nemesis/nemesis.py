@@ -20,6 +20,7 @@ from harness.faults.registry import (
     is_producer_fault,
     spec_of,
 )
+from harness.faults.step_trigger import starts_step
 from harness.faults.targets import Target, with_group
 from harness.results.history import History
 
@@ -43,6 +44,9 @@ class Planned(Protocol):
 
     @property
     def optional(self) -> bool: ...
+    @property
+    def after_step(self) -> str | None:
+        """at_s counts from the start of this operation step (harness.faults.step_trigger)."""
 
 
 class ConsumerControl(Protocol):
@@ -71,6 +75,7 @@ class RealClock:
 
 
 OPERATIONS_LOCK = "operations"
+STEP_POLL_S = 0.2  # how often a fault waiting for an operation step reads the history
 
 
 def _spec(p: Planned) -> FaultKind:
@@ -168,31 +173,50 @@ class Nemesis:
             )
 
     def _play_one(self, p: Planned) -> None:
-        if not self._at(p.at_s):
+        start_s = 0.0  # when at_s counts from, in seconds into the workload
+        if p.after_step is not None:
+            began = self._step_began(p.after_step)
+            if began is None:
+                self._skipped(p, f"no operation step {p.after_step!r} began before the run ended")
+                return
+            start_s = began
+        if not self._at(start_s + p.at_s):
             self._skipped(p, "the run was stopped before the fault's time")
             return
-        self._do(p, heal=False)
-        if p.duration_s is not None and self._at(p.at_s + p.duration_s):
+        self._do(p, heal=False, start_s=start_s)
+        if p.duration_s is not None and self._at(start_s + p.at_s + p.duration_s):
             self._do(p, heal=True)
+
+    def _step_began(self, word: str) -> float | None:
+        """Seconds into the workload when the history first showed a step `word` answers to
+        (seen within STEP_POLL_S); None if the run stopped first."""
+        seen = 0
+        while True:
+            events = self.history.events
+            if any(starts_step(word, e.kind, e.fields) for e in events[seen:]):
+                return self.clock.monotonic() - self._t0
+            seen = len(events)
+            if self.clock.wait(self._stop, STEP_POLL_S):
+                return None
 
     def _at(self, at_s: float) -> bool:
         """Wait until `at_s` into the workload; False if the run is being stopped."""
         delay = max(0.0, self._t0 + at_s - self.clock.monotonic())
         return not self.clock.wait(self._stop, delay)
 
-    def _do(self, p: Planned, heal: bool) -> None:
+    def _do(self, p: Planned, heal: bool, start_s: float = 0.0) -> None:
         try:
             if heal:
                 self._heal(p)
             else:
-                self._inject(p)
+                self._inject(p, start_s)
         except Exception as exc:  # a failed fault is history, not the end of the run
             msg = f"fault #{p.index} {p.kind} {'heal' if heal else 'inject'}: {exc}"
             self.history.append(
                 "fault.error", index=p.index, fault=p.kind, error=msg, optional=p.optional
             )
 
-    def _inject(self, p: Planned) -> None:
+    def _inject(self, p: Planned, start_s: float = 0.0) -> None:
         if is_consumer_fault(p.kind):
             ref = p.target.removeprefix("consumer:")
             name = self.consumers.crash_member(ref, p.index)
@@ -210,7 +234,7 @@ class Nemesis:
             return
         # How late the nemesis itself is (resolving the target took its time); the turns
         # taken below are the plan's own rules and do not count.
-        late_s = self.clock.monotonic() - (self._t0 + p.at_s)
+        late_s = self.clock.monotonic() - (self._t0 + start_s + p.at_s)
         # Operations take turns, in schedule order, as an operator does them: a reassign
         # onto a broker waits for the add-broker before it. Other faults take turns per node.
         node = OPERATIONS_LOCK if _sequential(p.kind) else resolved
@@ -228,6 +252,8 @@ class Nemesis:
                 "at_s": p.at_s,
                 "late_s": round(late_s, 3),
             }
+            if p.after_step is not None:  # at_s counted from that step's start, step_at_s
+                fault.planned |= {"after_step": p.after_step, "step_at_s": round(start_s, 3)}
             if p.optional:
                 fault.planned["optional"] = True
             fault.inject()

@@ -36,6 +36,7 @@ class PlannedFault:
     duration_s: float | None  # None: healed in the heal phase (restart: instantaneous)
     spec: FaultKind | None = None  # the kind's model from the spec (None: no options given)
     optional: bool = False  # skipped or failed, it does not make the cell unknown
+    after_step: str | None = None  # at_s counts from this operation step's start instead
 
     def given(self) -> dict[str, Any]:
         """The options the spec set, for `validate` and the dry run."""
@@ -63,6 +64,7 @@ def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
             f.duration_s,
             f,
             f.optional,
+            f.after_step,
         )
         for i, f in enumerate(spec.faults)
     ]
@@ -114,12 +116,13 @@ def describe_schedule(cells: Sequence[Cell], seed: int) -> str:
             )
             late = (
                 f"  (after the workload ends at {format_number(workload_end)}s)"
-                if f.at_s >= workload_end
+                if f.at_s >= workload_end and f.after_step is None
                 else ""
             )
             given = ", ".join(f"{k}={v}" for k, v in f.given().items())
+            step = f" after step {f.after_step}" if f.after_step is not None else ""
             lines.append(
-                f"  t={format_number(f.at_s):>5}s  #{f.index} {f.kind:<14} {f.target or '-':<28} "
+                f"  t={format_number(f.at_s):>5}s{step}  #{f.index} {f.kind:<14} {f.target or '-':<28} "
                 f"{span}{late}"
                 + (f"  ({given})" if given else "")
                 + ("  optional" if f.optional else "")

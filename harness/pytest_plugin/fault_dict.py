@@ -1,9 +1,9 @@
 """A fault written in a test as a spec's fault entry, `{"kind": "kill", "target": "leader-of:orders/0"}`,
 checked by the spec's own models and kind rules, so a test gets the errors `validate` gives.
 
-A test has no schedule and no workload: `at_s`, `duration_s` and `optional` are refused (the
-test injects and heals), so are the kinds the nemesis plays on an experiment's consumer and
-producer processes. What a kind's rules read of "the cell" comes from the running cluster
+A test has no schedule and no workload: `at_s`, `duration_s`, `optional` and `after_step` are
+refused (the test injects and heals), so are the kinds the nemesis plays on an experiment's
+consumer and producer processes. What a kind's rules read of "the cell" comes from the running cluster
 (`ClusterFacts`): its mode and nodes, its settings, the partitions of the topic the target names.
 """
 
@@ -30,6 +30,7 @@ REFUSED = {
     "at_s": "a test's fault fires when the test injects it (chaos.inject, a with block)",
     "duration_s": "a test heals its fault itself (handle.heal(), the end of its with block, teardown)",
     "optional": "a test's fault is done or raises; nothing is optional",
+    "after_step": "a test's fault fires when the test injects it, not at an operation's step",
 }
 KEYS = tuple(k for k in SPEC_KEYS if k not in REFUSED)  # what a test's fault takes
 

@@ -101,6 +101,7 @@ def spec_problems(spec: Spec) -> list[Problem]:
                     )
                 )
             out += _clock_problems(spec, i, fault)
+            out += _after_step_problems(spec, cell, i, fault)
     set_names = [name for name, _ in spec.consumer_sets()]
     if spec.pipeline is not None:
         set_names.append(PIPELINE_SET)
@@ -119,6 +120,21 @@ def spec_problems(spec: Spec) -> list[Problem]:
         if why:
             out.append((f"expect.{metric}", why))
     return out
+
+
+def _after_step_problems(spec: Spec, cell: CellView, i: int, fault: FaultKind) -> list[Problem]:
+    """`after_step` names a step of an operation the same spec plans (harness.faults.step_trigger)."""
+    if fault.after_step is None:
+        return []
+    key = f"faults[{i}].after_step"
+    if fault.operation:
+        return [(key, f"{fault.kind} is an operation: operations take turns by at_s")]
+    words = dict.fromkeys(w for f in spec.faults for w in f.step_words(cell))
+    if not words:
+        return [(key, "no fault of this spec has steps to wait for (upgrade, migrate-to-kraft)")]
+    if fault.after_step not in words:
+        return [(key, f"no step answers to {fault.after_step!r} (here: {', '.join(words)})")]
+    return []
 
 
 def _unseen_set(spec: Spec, metric: str) -> bool:

@@ -174,21 +174,38 @@ def off_schedule(history: list[Event]) -> list[str]:
     injects = _planned_injects(history)
     problems = [
         f"fault #{e.get('index')} {e.get('fault', '')} started {e['late_s']:.1f} s after its "
-        f"planned {e['at_s']:g} s (more than {LATE_S:g} s late)"
+        f"planned {_planned_text(e)} (more than {LATE_S:g} s late)"
         for e in injects
         if e["late_s"] > LATE_S
     ]
     for a in injects:
         for b in injects:
-            started_a, started_b = a["at_s"] + a["late_s"], b["at_s"] + b["late_s"]
-            if a["at_s"] < b["at_s"] and started_a > started_b:
+            due_a, due_b = _due_s(a), _due_s(b)
+            started_a, started_b = due_a + a["late_s"], due_b + b["late_s"]
+            if due_a < due_b and started_a > started_b:
                 problems.append(
-                    f"fault #{a.get('index')} {a.get('fault', '')} (planned {a['at_s']:g} s) "
+                    f"fault #{a.get('index')} {a.get('fault', '')} (planned {due_a:g} s) "
                     f"started at {started_a:.1f} s, after fault #{b.get('index')} "
-                    f"{b.get('fault', '')} (planned {b['at_s']:g} s, started {started_b:.1f} s): "
+                    f"{b.get('fault', '')} (planned {due_b:g} s, started {started_b:.1f} s): "
                     "the plan's order was not kept"
                 )
     return problems
+
+
+def _planned_text(e: Event) -> str:
+    step = (
+        f" after step {e['after_step']} (began at {e['step_at_s']:g} s)"
+        if "after_step" in e and isinstance(e.get("step_at_s"), int | float)
+        else ""
+    )
+    return f"{e['at_s']:g} s{step}"
+
+
+def _due_s(e: Event) -> float:
+    """When the fault was due, in seconds into the workload: at_s, or at_s after the start
+    of the step it waited for (`after_step`, whose start the inject records as step_at_s)."""
+    step = e.get("step_at_s")
+    return float(e["at_s"]) + (float(step) if isinstance(step, int | float) else 0.0)
 
 
 def on_time(history: list[Event]) -> str:

@@ -244,6 +244,7 @@ class Planned:
     duration_s: float | None = None
     spec: FaultKind | None = None
     optional: bool = False
+    after_step: str | None = None
 
 
 class FakeConsumers:
