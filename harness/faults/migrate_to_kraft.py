@@ -36,6 +36,7 @@ from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, Migratable, Node, NodeRef
 from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
+from harness.faults.step_trigger import node_words
 
 MIGRATION_SINCE = (3, 4)  # KIP-866 (production-ready from 3.6; Kafka 3.9 is the last line)
 
@@ -108,8 +109,7 @@ class MigrateToKraft(FaultKind):
         roll of such a node."""
         steps = plan_steps(cell.brokers, cell.migration_controllers, None)
         phases = dict.fromkeys(s.phase for s in steps)
-        nodes = [f"broker-{b}" for b in cell.brokers]
-        nodes += [f"controller-{c}" for c in cell.migration_controllers]
+        nodes = node_words(cell.brokers, cell.migration_controllers)
         return (*phases, "broker", "controller", *nodes)
 
     def rules(self, cell: CellView) -> list[Problem]:

@@ -8,7 +8,7 @@ machine. So it waits for the step's own `fault.inject` in the history instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 ROLE_WORDS = ("broker", "controller")  # the first step of a node named broker-N / controller-N
@@ -24,3 +24,8 @@ def starts_step(word: str, kind: str, fields: Mapping[str, Any]) -> bool:
     if word in (fields.get("phase"), target):
         return True
     return word in ROLE_WORDS and target.startswith(f"{word}-")
+
+
+def node_words(brokers: Iterable[int], controllers: Iterable[int]) -> list[str]:
+    """The names a node's step answers to, as the cluster names its nodes."""
+    return [*(f"broker-{b}" for b in brokers), *(f"controller-{c}" for c in controllers)]

@@ -29,6 +29,7 @@ from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeRef, Upgradable
 from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
+from harness.faults.step_trigger import node_words
 
 VERSION = re.compile(r"\d+\.\d+\.\d+")
 ZOOKEEPER_UNTIL = (3, 9)  # the last line with ZooKeeper mode
@@ -160,8 +161,7 @@ class Upgrade(FaultKind):
 
     def step_words(self, cell: CellView) -> tuple[str, ...]:
         """Each node's step answers to its name; `broker` / `controller` to the first one."""
-        nodes = [f"broker-{b}" for b in cell.brokers]
-        nodes += [f"controller-{c}" for c in cell.controllers]
+        nodes = node_words(cell.brokers, cell.controllers)
         roles = ("broker", "controller") if cell.controllers else ("broker",)
         return (*roles, *nodes)
 
