@@ -80,7 +80,7 @@ maven() {
 build_kafka() {
   local version="$1" tag="kafka-chaos/kafka:$1" recipe ctx log4j
   recipe="$(recipe_of <(echo "$version $base_recipe") "$here/pom.xml" "$here/kafka.Dockerfile" \
-            "$here/entrypoint.sh" "$here/log4j.properties" "$here/log4j2.properties" \
+            "$here/entrypoint.sh" "$here/cds-train.sh" "$here/log4j.properties" "$here/log4j2.properties" \
             "$here/jmx-exporter.yml")"
   if [ "$(label_of "$tag")" = "$recipe" ]; then
     echo "build-images: $tag is up to date"
@@ -102,7 +102,7 @@ build_kafka() {
   # The JMX exporter agent (Kafka's own metrics over HTTP), apart from Kafka's jars.
   maven -Dkafka.version="$version" -Djmx-agent -DincludeArtifactIds=jmx_prometheus_javaagent \
     -DexcludeTransitive=true -DoutputDirectory="$ctx/agent"
-  cp "$here/entrypoint.sh" "$here/log4j.properties" "$here/log4j2.properties" \
+  cp "$here/entrypoint.sh" "$here/cds-train.sh" "$here/log4j.properties" "$here/log4j2.properties" \
     "$here/jmx-exporter.yml" "$ctx/"
   echo "build-images: building $tag"
   docker build -q -f "$here/kafka.Dockerfile" --build-arg BASE="$base_tag" \

@@ -5,7 +5,8 @@
 # restarted container keeps its data; passed as --cluster-id=ID, since an id may start
 # with '-', as ZooKeeper's do, which a migration formats with); KAFKA_CHAOS_HEAP: JVM heap size;
 # KAFKA_CHAOS_METRICS_PORT: when set, the Kafka server JVM runs the Prometheus JMX exporter
-# agent, serving /metrics on that port (rules: /opt/kafka/config/jmx-exporter.yml).
+# agent, serving /metrics on that port (rules: /opt/kafka/config/jmx-exporter.yml);
+# KAFKA_CHAOS_JVM_OPTS: when set, replaces the JVM flags tuned for a shared machine (below).
 set -euo pipefail
 
 role="${KAFKA_CHAOS_ROLE:?KAFKA_CHAOS_ROLE must be kafka or zookeeper}"
@@ -14,7 +15,19 @@ mkdir -p /etc/kafka-chaos
 printf '%s\n' "${KAFKA_CHAOS_CONFIG:?KAFKA_CHAOS_CONFIG is empty}" > "$conf"
 
 heap="${KAFKA_CHAOS_HEAP:-512m}"
-server=(-Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:MaxGCPauseMillis=20)
+# Sized for several JVMs sharing two cores for a few minutes (docs/benchmarks.md, "A plain
+# cell"): the C1 compiler only (C2's warm-up compiles burnt more CPU in a 60-75 s cell than
+# the brokers' work), one GC worker and one concurrent GC thread, no hsperfdata file.
+# KAFKA_CHAOS_JVM_OPTS replaces these flags when set ('' = the JVM's own defaults, which
+# the benchmark compares against).
+tuned=(-XX:TieredStopAtLevel=1 -XX:ParallelGCThreads=1 -XX:ConcGCThreads=1 -XX:-UsePerfData)
+# The image's class-data-sharing archive (docker/cds-train.sh), when it has one.
+archive=/opt/kafka/kafka-chaos.jsa
+[ -s "$archive" ] && tuned+=(-XX:SharedArchiveFile="$archive" -Xlog:cds=off -Xlog:cds+dynamic=off)
+if [ -n "${KAFKA_CHAOS_JVM_OPTS+set}" ]; then
+  read -r -a tuned <<< "$KAFKA_CHAOS_JVM_OPTS"
+fi
+server=(-Xms"$heap" -Xmx"$heap" -XX:+UseG1GC -XX:MaxGCPauseMillis=20 "${tuned[@]}")
 common=(-XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true)
 if compgen -G "/opt/kafka/libs/log4j-core-*.jar" >/dev/null; then
   common+=(-Dlog4j2.configurationFile=/opt/kafka/config/log4j2.properties)
@@ -36,7 +49,7 @@ case "$role" in
       server+=(-javaagent:"$agent"="$KAFKA_CHAOS_METRICS_PORT":/opt/kafka/config/jmx-exporter.yml)
     fi
     if [ -n "${KAFKA_CHAOS_CLUSTER_ID:-}" ]; then
-      java -Xmx256m "${common[@]}" -cp "$cp" kafka.tools.StorageTool format \
+      java -Xmx256m "${tuned[@]}" "${common[@]}" -cp "$cp" kafka.tools.StorageTool format \
         --ignore-formatted --cluster-id="$KAFKA_CHAOS_CLUSTER_ID" -c "$conf"
     fi
     exec java "${server[@]}" "${common[@]}" -cp "$cp" kafka.Kafka "$conf" ;;

@@ -58,6 +58,9 @@ def environment(offset_file: Path) -> dict[str, str]:
         "LD_PRELOAD": preload,
         "FAKETIME_TIMESTAMP_FILE": str(offset_file),
         "FAKETIME_DONT_FAKE_MONOTONIC": "1",
+        # Timed waits on monotonic condition variables keep their deadline (libfaketime's
+        # forced "fix" makes them return at once and spin; docker/clock-entrypoint.sh).
+        "FAKETIME_FORCE_MONOTONIC_FIX": "0",
         "FAKETIME_CACHE_DURATION": str(CACHE_DURATION_S),
         TRUE_CLOCK_ENV: true_clock_anchor(),
     }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +28,9 @@ _STARTED = {
     "kafka": re.compile(r"Kafka Server started|\] started \(kafka\.server\.KafkaServer\)"),
 }
 HEAPS = {"zookeeper": "256m", "controller": "256m", "broker": "512m", "combined": "512m"}
+# Set in the harness's environment, it replaces the nodes' tuned JVM flags (docker/entrypoint.sh):
+# how benchmarks/cell_overhead.py runs the JVM's defaults beside them.
+JVM_OPTS_ENV = "KAFKA_CHAOS_JVM_OPTS"
 
 
 class StartedCountWait(WaitStrategy):
@@ -124,6 +128,8 @@ class ClusterNode:
         }
         if cluster_id:
             self._env["KAFKA_CHAOS_CLUSTER_ID"] = cluster_id
+        if JVM_OPTS_ENV in os.environ:  # benchmarks: the JVM flags of the entry point, replaced
+            self._env[JVM_OPTS_ENV] = os.environ[JVM_OPTS_ENV]
         if spec.metrics_port is not None:  # the JMX exporter agent in the server JVM
             self._env["KAFKA_CHAOS_METRICS_PORT"] = str(METRICS_PORT)
         self._links = links

@@ -207,6 +207,7 @@ def test_the_client_environment_preloads_libfaketime_and_keeps_an_offset(tmp_pat
     assert env["FAKETIME_TIMESTAMP_FILE"] == str(path)
     assert env["FAKETIME_DONT_FAKE_MONOTONIC"] == "1"
     assert env["FAKETIME_CACHE_DURATION"] == "1"
+    assert env["FAKETIME_FORCE_MONOTONIC_FIX"] == "0"
     assert TRUE_CLOCK_ENV in env
 
 
