@@ -419,9 +419,16 @@ def _end_suite(result: SuiteResult, shard: bool = False) -> None:
 
 
 def _print_suite_result(summary: dict[str, Any]) -> None:
-    from harness.report.suite_summary import format_duration
+    from harness.report.run_summary import overhead_line
+    from harness.report.suite_summary import all_cells, format_duration
+    from harness.results.timings import sum_timings
 
-    table = Table(title=f"suite {summary.get('suite')}")
+    cells = all_cells(summary.get("experiments") or [])
+    table = Table(
+        title=f"suite {summary.get('suite')}",
+        caption=overhead_line(sum_timings(cells)),
+        caption_justify="left",
+    )
     for column in ("experiment", "verdict", "cells", "pass", "fail", "unknown", "duration"):
         table.add_column(column, justify="left" if column in ("experiment", "verdict") else "right")
     for e in summary.get("experiments") or []:

@@ -99,6 +99,8 @@ class IndexPage:
     earlier: list[EarlierRun] = field(default_factory=list)  # newest first
     notes: list[str] = field(default_factory=list)  # what could not be read
     generated: str = ""
+    overhead: str | None = None  # the latest run's `harness overhead: …` line (None: unknown)
+    cost_svg: str | None = None  # the nights' cost plot, inline <svg> (harness.report.trends)
 
     @property
     def cells(self) -> list[CellView]:

@@ -20,6 +20,7 @@ from harness.results.metrics import (
     SPARK_FIGURES,
     TIME_METRICS,
 )
+from harness.results.timings import overhead_per_100s, sum_timings
 from harness.results.verdicts import Verdict, as_verdict, worst
 
 VERDICT_STYLES = {"pass": "green", "fail": "bold red", "unknown": "yellow"}
@@ -171,10 +172,23 @@ def terminal_rows(cells: list[dict[str, Any]]) -> list[list[str]]:
     return rows
 
 
+def overhead_line(timings: dict[str, Any] | None) -> str | None:
+    """`harness overhead: N s per 100 s of workload` of summed timings (sum_timings); None
+    when it cannot be said (no cell has timings, or no workload was scheduled)."""
+    n = overhead_per_100s(timings)
+    return None if n is None else f"harness overhead: {n} s per 100 s of workload"
+
+
 def render_table(cells: list[dict[str, Any]]) -> Table:
-    """The end-of-run table for the terminal, verdicts coloured: print it at most
-    TERMINAL_WIDTH wide (`console.print(table, width=...)`); the full table is summary.md's."""
-    table = Table(title="cells (every figure: summary.md)", expand=True)
+    """The end-of-run table for the terminal, verdicts coloured, its footer the cells' harness
+    overhead (overhead_line): print it at most TERMINAL_WIDTH wide (`console.print(table,
+    width=...)`); the full table is summary.md's."""
+    table = Table(
+        title="cells (every figure: summary.md)",
+        caption=overhead_line(sum_timings(cells)),
+        caption_justify="left",
+        expand=True,
+    )
     for column in TERMINAL_COLUMNS:
         table.add_column(
             "unavail_s" if column == "unavailable_s" else column,
@@ -329,7 +343,8 @@ def write_run_summary(
     """summary.json, summary.md and junit.xml in the run folder; returns summary.json's content.
 
     run_info: run_id, spec (the spec's name), seed, started, duration_s; extra keys are kept
-    in summary.json after the fixed ones (`planned_cells`, `cells_filter`, `missing_cells`).
+    in summary.json after the fixed ones (`planned_cells`, `cells_filter`, `missing_cells`),
+    then `timings` (the cells' summed) and `cells`.
     Planned cells missing from the folder make the run `unknown`. Written with
     safe_write_text: a symlink in the folder is replaced, never written through.
     """
@@ -343,6 +358,7 @@ def write_run_summary(
     summary["started"] = run_info.get("started")
     summary["duration_s"] = run_info.get("duration_s")
     summary.update({k: v for k, v in run_info.items() if k not in summary})
+    summary["timings"] = sum_timings(cells)  # every cell's timings summed (null: none has them)
     summary["cells"] = cells
     safe_write_text(run_dir, paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
     safe_write_text(run_dir, paths.summary_md, render_markdown(run_info, cells))

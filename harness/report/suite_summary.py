@@ -18,6 +18,7 @@ from harness.report.run_summary import (
     overall_verdict,
 )
 from harness.results.layout import SuitePaths, safe_write_text
+from harness.results.timings import sum_timings
 
 
 def format_duration(seconds: Any) -> str:
@@ -130,7 +131,7 @@ def write_suite_summary(suite_dir: Path, info: dict[str, Any]) -> dict[str, Any]
     info: suite, run_id, file, seed, started, duration_s, planned_s, axes, experiments (each:
     experiment, file, run_dir, run_id, seed, started, duration_s, planned_s, added, kept,
     impossible, error, cells), left_out. `verdict` is computed: the worst of every cell
-    (each experiment's likewise).
+    (each experiment's likewise); `timings`: every cell's timings summed.
     """
     paths = SuitePaths(suite_dir)
     suite_dir.mkdir(parents=True, exist_ok=True)
@@ -143,6 +144,7 @@ def write_suite_summary(suite_dir: Path, info: dict[str, Any]) -> dict[str, Any]
         "verdict": overall_verdict(all_cells(experiments)),
     }
     summary.update({k: v for k, v in info.items() if k not in summary})
+    summary["timings"] = sum_timings(all_cells(experiments))  # null: no cell has timings
     summary["experiments"] = experiments
     safe_write_text(suite_dir, paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
     safe_write_text(suite_dir, paths.summary_md, render_suite_markdown(summary))

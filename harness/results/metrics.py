@@ -323,3 +323,4 @@ class Summary(Figures, total=False):
     checks: list[dict[str, str]]  # the verdict's checks: name, verdict, detail
     verdict: str
     duration_s: float
+    timings: dict[str, float]  # seconds per phase, checks, total (harness.results.timings)

@@ -12,6 +12,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from harness.results.metrics import COUNT_NAMES
+from harness.results.timings import HISTORY_COLUMNS
 
 __all__ = [
     "COMMITS",
@@ -164,6 +165,10 @@ FIGURE_HISTORY = pa.schema(
         ("duration_s", pa.float64()),  # the cell's wall time (its history's first to last event)
         ("planned_s", pa.float64()),  # the suite's estimate for the cell
         ("params", pa.string()),  # the cell's parameters, as JSON
+        # The cell's summary `timings` (harness.results.timings), seconds: t_cluster,
+        # t_steady_state, t_workload, t_workload_scheduled, t_heal, t_recovery, t_drain,
+        # t_collect, t_checks, t_total; null for a cell whose summary has none.
+        *((column, pa.float64()) for column in HISTORY_COLUMNS.values()),
     ]
 )
 

@@ -256,10 +256,8 @@ class CellRunner:
 
     def _member_lifetime(self) -> float:
         """A bound on a consumer process's life: the whole cell, with room to spare."""
-        faults_end = max((f.at_s + (f.duration_s or 0) for f in self.plan), default=0.0)
         r = self.spec.recovery
-        workload = max(self.spec.producer.planned_duration_s, faults_end)
-        return workload + r.timeout_s + r.drain_timeout_s + 600
+        return self.spec.planned_workload_s + r.timeout_s + r.drain_timeout_s + 600
 
     @property
     def producer_is_process(self) -> bool:

@@ -243,6 +243,15 @@ class Spec(StrictModel):
         return self.topic.name
 
     @property
+    def planned_workload_s(self) -> float:
+        """The workload phase as planned: until the producer's planned duration is over and
+        every fault window has closed (`at_s + duration_s`; an operation or a fault healed at
+        the heal phase: its `at_s`). A fault with `after_step` counts as if its at_s were from
+        the workload's start (its step's start is not known before the run)."""
+        ends = [f.at_s + (f.duration_s or 0.0) for f in self.faults]
+        return max([self.producer.planned_duration_s, *ends])
+
+    @property
     def link_proxies(self) -> bool:
         """Whether the cell's cluster runs its links through proxies: as the spec says, else
         when a planned fault acts on them."""

@@ -34,8 +34,7 @@ EXPERIMENT_S = 60.0
 
 def workload_s(spec: Spec) -> float:
     """The workload phase: until the producer is done and every planned fault window is over."""
-    ends = [f.at_s + (f.duration_s or 0.0) for f in spec.faults]
-    return max([spec.producer.planned_duration_s, *ends])
+    return spec.planned_workload_s
 
 
 def estimate_experiment_s(cells_s: list[float]) -> float:

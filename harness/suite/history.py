@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from harness.results.tables import FIGURE_HISTORY
+from harness.results.timings import HISTORY_COLUMNS
 from harness.results.verdicts import as_verdict
 
 
@@ -47,6 +48,8 @@ def history_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
             counts = cell.get("counts") or {}
             params = cell.get("params") or {}
             stalls = cell.get("stalls_by_set") or {}
+            timings = cell.get("timings")
+            timings = timings if isinstance(timings, dict) else {}
             rows.append(
                 {
                     "suite_run": summary.get("run_id"),
@@ -69,6 +72,7 @@ def history_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                     "duration_s": _float(cell.get("duration_s")),
                     "planned_s": _float(planned.get(cell.get("cell"))),
                     "params": json.dumps(params, sort_keys=True, default=str),
+                    **{col: _float(timings.get(key)) for key, col in HISTORY_COLUMNS.items()},
                 }
             )
     return rows

@@ -30,8 +30,9 @@ from harness.report.index_page import (
     figure_view,
     render_index,
 )
+from harness.report.run_summary import overhead_line
 from harness.report.suite_summary import format_duration
-from harness.report.trends import TrendPoint, trend_svg
+from harness.report.trends import TrendPoint, cost_svg, trend_svg
 from harness.results.layout import (
     FIGURE_HISTORY,
     REPORT,
@@ -51,6 +52,7 @@ from harness.suite.changes import (
     row_figures,
 )
 from harness.suite.compare import Key, read_summary
+from harness.suite.cost import night_costs, summed
 from harness.suite.history import history_rows, read_history
 
 
@@ -311,6 +313,7 @@ def build_index(
         latest_started=started,
         nights=nights,
     )
+    cost_plot, overhead = _cost(rows, runs, latest)
     return IndexPage(
         suite=suite,
         run_id=run_id,
@@ -324,7 +327,24 @@ def build_index(
         earlier=_earlier(results, folders, rows, runs),
         notes=notes,
         generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        overhead=overhead,
+        cost_svg=cost_plot,
     )
+
+
+def _cost(
+    rows: Sequence[Mapping[str, Any]], runs: Sequence[str], latest: Sequence[Mapping[str, Any]]
+) -> tuple[str | None, str | None]:
+    """The cost plot over the last TREND_RUNS nights (the latest included), and the latest
+    night's overhead line (None: its cells have no timings)."""
+    shown = runs[-(TREND_RUNS - 1) :] if TREND_RUNS > 1 else []
+    nights = [[r for r in rows if r.get("suite_run") == run] for run in shown]
+    line = overhead_line(summed(latest)[0])
+    try:
+        svg = cost_svg(night_costs([*nights, latest]))
+    except Exception:  # a plot bug must not lose the page
+        svg = None
+    return svg, line
 
 
 def _links(results: Path, latest: SuiteFolder | None) -> list[tuple[str, str]]:

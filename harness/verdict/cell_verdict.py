@@ -13,6 +13,7 @@ from harness.results.history import read_jsonl
 from harness.results.isr import isr_figures
 from harness.results.layout import CellPaths
 from harness.results.metrics import COUNT_NAMES, RECOVERED, Figures, Summary
+from harness.results.timings import cell_timings
 from harness.spec import Cell, Spec
 from harness.spec.expect import Bound
 from harness.spec.paths import number_at
@@ -161,9 +162,10 @@ def gap_ms(cell: Cell) -> int:
 
 
 def summarize(
-    cell: Cell, cell_dir: Path, metrics: Figures | None, error: str = ""
+    cell: Cell, cell_dir: Path, metrics: Figures | None, error: str = "", checks_s: float = 0.0
 ) -> dict[str, Any]:
-    """summary.json of the cell (written) from the checks' metrics (None: verification crashed)."""
+    """summary.json of the cell (written) from the checks' metrics (None: verification crashed)
+    and how long the checks took (`timings.checks`)."""
     paths = CellPaths(cell_dir)
     history = read_jsonl(paths.history)[0] if paths.history.exists() else []
     if metrics is None:
@@ -188,6 +190,7 @@ def summarize(
     summary["verdict"] = overall(checks)
     ts = [int(e["ts"]) for e in history if "ts" in e]
     summary["duration_s"] = round((max(ts) - min(ts)) / 1000, 1) if ts else 0.0
+    summary["timings"] = cell_timings(history, cell.spec.planned_workload_s, checks_s)
     paths.write_text(paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
     write_cell_report(cell_dir)
     return cast("dict[str, Any]", summary)  # the callers' JSON object

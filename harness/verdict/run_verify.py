@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,9 @@ class SparkChecks:
         self._spark: Any = None
 
     def verify(self, cell: Cell, cell_dir: Path) -> dict[str, Any]:
+        """The cell's checks, then its summary.json; the checks are timed (`timings.checks`:
+        the Spark session's start too, for the cell whose checks start it)."""
+        t0 = time.monotonic()
         try:
             from spark_jobs.session import spark_session
             from spark_jobs.verify import verify_cell
@@ -46,8 +50,9 @@ class SparkChecks:
                 self._spark = spark_session()
             metrics = verify_cell(self._spark, cell_dir, gap_ms(cell))
         except Exception as exc:
-            return summarize(cell, cell_dir, None, f"{type(exc).__name__}: {exc}")
-        return summarize(cell, cell_dir, metrics)
+            error = f"{type(exc).__name__}: {exc}"
+            return summarize(cell, cell_dir, None, error, time.monotonic() - t0)
+        return summarize(cell, cell_dir, metrics, checks_s=time.monotonic() - t0)
 
     def close(self) -> None:
         if self._spark is not None:
