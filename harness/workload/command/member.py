@@ -53,12 +53,10 @@ def member_env(
 ) -> dict[str, str]:
     """`base` (the harness's own environment), the spec's `env`, then what the harness sets."""
     index = member_index(name)
-    python_dir = str(Path(sys.executable).parent)
-    env = {**base, **spec.env}
-    path = env.get("PATH", "")
     return {
-        **env,
-        "PATH": python_dir + (os.pathsep + path if path else ""),
+        **base,
+        **spec.env,
+        "PATH": spec.member_path(base.get("PATH", ""), str(Path(sys.executable).parent)),
         "KAFKA_BOOTSTRAP_SERVERS": runtime.bootstrap,
         "INPUT_TOPIC": runtime.topic,
         "OUTPUT_TOPIC": spec.output,
