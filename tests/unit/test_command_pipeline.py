@@ -16,9 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import EXIT_USAGE, app
+from harness.results.history import History
 from harness.spec import CommandPipelineSpec, PipelineSpec, SpecError, load_spec
 from harness.workload.command.member import member_env
 from harness.workload.consumer_kinds import declared_sets
+from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.log_reader import LogContents, copied_from, value_digest
 from harness.workload.records import encode_value
 from harness.workload.runtime import Runtime
@@ -307,3 +309,23 @@ def test_the_consumer_checks_leave_a_command_pipelines_set_out() -> None:
     assert unseen_sets(started(pipeline_kind="transform")) == set()
     assert unseen_sets(started()) == set()  # a history from before the field: ours
     assert unseen_sets([]) == set()
+
+
+def test_a_member_whose_program_cannot_start_is_seen_at_once(tmp_path: Path) -> None:
+    """The launcher's exec fails: it says so (consumer.not_started) and ends; the consumer
+    sets report it, and waiting for the members to be ready ends at once (no Kafka here)."""
+    spec = load(with_pipeline("{kind: command, command: [definitely-not-a-program-xyz]}"))
+    consumers = ConsumerSets(spec, "127.0.0.1:1", tmp_path, History(), max_s=60)
+    consumers.sets = {"pipeline": consumers.sets["pipeline"]}  # the group set would need Kafka
+    started = time.monotonic()
+    try:
+        consumers.start()
+        consumers.wait_assigned(60)
+        waited = time.monotonic() - started
+        failed = consumers.not_started()
+    finally:
+        consumers.stop()
+    assert waited < 30  # the launcher's start and its word, not the 60 s bound
+    assert list(failed) == ["pipeline/m0"]
+    assert failed["pipeline/m0"].startswith("cannot start 'definitely-not-a-program-xyz': ")
+    assert "No such file or directory" in failed["pipeline/m0"]

@@ -91,7 +91,9 @@ class Launcher:
                     stderr=None,  # inherited: the launcher's stderr file
                 )
         except OSError as exc:
-            self.event(ev.CONSUMER_ERROR, error=f"cannot start {self.spec.command[0]!r}: {exc}")
+            # The supervisor sees it (not_started): the drain stops waiting, the cell is unknown.
+            error = f"cannot start {self.spec.command[0]!r}: {exc}"
+            self.event(ev.CONSUMER_NOT_STARTED, error=error)
             print(f"{self.name}: cannot start {self.spec.command}: {exc}", file=sys.stderr)
             return EXIT_NOT_STARTED
         self.event(
