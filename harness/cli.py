@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -25,6 +25,7 @@ from harness.errors import ConfigError, HarnessError
 if TYPE_CHECKING:  # the run side (docker) loads only for `run` and `cleanup`
     from harness.experiment import Plan
     from harness.runner.status import Status
+    from harness.spec import Cell
     from harness.suite.plan import SuitePlan
     from harness.suite.runner import SuiteResult
 
@@ -228,13 +229,33 @@ def _use_spark_master(url: str | None) -> None:
 
 @app.command()
 def validate(spec: SpecArg) -> None:
-    """Check a spec (or a suite) and show its cells and fault schedule; nothing is started."""
+    """Check a spec (or a suite) and show its cells, fault schedule and what they need built
+    (missing builds are listed, exit code still 0); nothing is started."""
     if _is_suite(spec):
-        _print_suite_plan(_suite_plan(spec, None, None))
+        suite = _suite_plan(spec, None, None)
+        _print_suite_plan(suite)
+        _print_builds(cell for e in suite.runnable for cell in e.cells)
         console.print("[green]suite is valid[/green]")
         return
-    _print_plan(_plan(spec, None, None))
+    plan = _plan(spec, None, None)
+    _print_plan(plan)
+    _print_builds(plan.cells)
     console.print("[green]spec is valid[/green]")
+
+
+def _print_builds(cells: Iterable[Cell]) -> None:
+    """What the cells need built (broker images, Java and Spark jars, the Toxiproxy server)
+    and whether this machine has each; missing ones with the commands that build them. The
+    spec stays valid: `run` is what refuses (exit 3)."""
+    from harness.suite import builds
+
+    needs = builds.cells_need(cells)
+    console.print("[bold]needs built[/bold] (on this machine):", highlight=False)
+    commands = False  # the lines after "N missing; build them …" are its commands
+    for line in builds.builds_listing(needs, builds.local_probes()):
+        commands = commands or not line.startswith(" ")
+        style = "yellow" if commands or line.endswith("MISSING") else None
+        console.print(escape(line), style=style, highlight=False)
 
 
 @app.command()
@@ -325,6 +346,7 @@ def run(
     _print_plan(plan)
     if dry_run:
         return
+    _refuse_unbuilt(plan.cells)
     from harness.experiment import EXIT_FOR_VERDICT, run_plan
     from harness.report import render_table
     from harness.report.run_summary import TERMINAL_WIDTH
@@ -352,6 +374,16 @@ def run(
     raise typer.Exit(EXIT_FOR_VERDICT.get(summary["verdict"], EXIT_INFRA))
 
 
+def _refuse_unbuilt(cells: Iterable[Cell]) -> None:
+    """Exit 3 before anything starts when something the cells need is not built (a broker
+    image, Java or Spark jars, the Toxiproxy server), naming the commands that build it."""
+    from harness.suite import builds
+
+    missing = builds.missing_builds(builds.cells_need(cells), builds.local_probes())
+    if missing:
+        raise _fail(EXIT_INFRA, "\n".join(missing))
+
+
 def _run_suite(
     path: Path,
     seed: int | None,
@@ -370,11 +402,7 @@ def _run_suite(
         return
     if dry_run:
         return
-    from harness.suite import builds
-
-    missing = builds.missing_builds(builds.needed_builds(plan.runnable), *builds.local_probes())
-    if missing:
-        raise _fail(EXIT_INFRA, "\n".join(missing))
+    _refuse_unbuilt(cell for e in plan.runnable for cell in e.cells)
     from harness.experiment import run_plan
     from harness.suite.runner import run_suite
 

@@ -73,9 +73,12 @@ def drain_undecided(history: list[Event]) -> str | None:
     if not drains:
         return f"no {ev.DRAIN_END} event in history.jsonl"
     incomplete = [e for e in drains if e.get("complete") is not True]
-    if incomplete:
-        return f"final drain incomplete (drain.end complete=false, lag={incomplete[0].get('lag')})"
-    return None
+    if not incomplete:
+        return None
+    reason = incomplete[0].get("reason")  # it ended at once: a member could not start
+    if reason:
+        return f"final drain incomplete (drain.end complete=false: {reason})"
+    return f"final drain incomplete (drain.end complete=false, lag={incomplete[0].get('lag')})"
 
 
 def set_drained(history: list[Event], set_name: str) -> bool:

@@ -17,7 +17,9 @@ Event = dict[str, Any]
 PHASE = "phase"  # phase: one of PHASES
 CELL_ERROR = "cell.error"  # error: why the cell stopped early ("interrupted (Ctrl-C)" too)
 RECOVERY_END = "recovery.end"  # recovered: bool (every partition led, full ISR), detail
-DRAIN_END = "drain.end"  # complete: bool, lag: {set: {partition: records}}, ends
+# complete: bool, lag: {set: {partition: records}}, ends; reason (complete false): why the
+# drain ended before its timeout (a member could not start: it never reads, so nobody waits)
+DRAIN_END = "drain.end"
 LOG_READ = "log.read"  # complete: bool, records, ends, detail (the final read of the topic)
 # The collect phase's row counts of what it wrote: ledger, consumed, commits, log, output,
 # metrics (a table not written is absent) and consumed_by {consumer: rows}; the `evidence` check holds
@@ -147,6 +149,9 @@ CONSUMER_ASSIGN = "consumer.assign"  # generation, partitions
 CONSUMER_REVOKE = "consumer.revoke"  # generation, partitions
 CONSUMER_COMMIT_FAILED = "consumer.commit_failed"  # error
 CONSUMER_ERROR = "consumer.error"  # error
+# error: the member's program could not be started (a command pipeline's exec failed); the
+# drain stops waiting for the set and the cell is unknown with this as its reason
+CONSUMER_NOT_STARTED = "consumer.not_started"
 CONSUMER_STOP = "consumer.stop"  # generation
 # generation, ends {partition: offset}: the member, idle, has passed everything below these
 # offsets (processed, or skipped by auto.offset.reset=latest on a partition new to the group)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import IO, Any, NamedTuple
 
 from harness.results.consumers import ConsumerRef
+from harness.results.events import CONSUMER_NOT_STARTED
 from harness.results.history import now_ms
 
 
@@ -218,3 +219,14 @@ def read_json_lines(path: Path) -> list[dict[str, Any]]:
 
 def read_events(paths: MemberPaths) -> list[dict[str, Any]]:
     return read_json_lines(paths.events)
+
+
+def not_started(directory: Path, names: list[str]) -> dict[str, str]:
+    """Members whose program could not be started (their last `consumer.not_started`): name
+    -> its error."""
+    out: dict[str, str] = {}
+    for name in names:
+        for e in read_events(MemberPaths(directory, name)):
+            if e.get("kind") == CONSUMER_NOT_STARTED:
+                out[name] = str(e.get("error") or "")
+    return out

@@ -373,12 +373,15 @@ class CellRunner:
         consumers: ConsumerSets,
         producer: ProducerThread | ProducerSupervisor,
     ) -> None:
-        """Until every consumer set has processed up to the log end (bounded)."""
+        """Until every consumer set has processed up to the log end (bounded); at once when a
+        member could not start (it never will read: its reason is the drain's)."""
         t = self.spec.topic
         ends: dict[int, int] = {}  # the last end offsets read
 
         def drained() -> bool:
             nonlocal ends
+            if consumers.not_started():
+                return True
             try:
                 # Every partition the topic has now: add-partitions may have grown it.
                 ends = end_offsets(cluster.bootstrap_servers, t.name, at_least=t.partitions)
@@ -398,6 +401,11 @@ class CellRunner:
             )
         except WaitTimeout:
             self.history.append("drain.end", complete=False, lag=consumers.lag(ends), ends=ends)
+            return
+        failed = consumers.not_started()
+        if failed:  # no lag: nothing was waited for
+            reason = "; ".join(f"{name} could not start: {why}" for name, why in failed.items())
+            self.history.append(ev.DRAIN_END, complete=False, lag={}, ends=ends, reason=reason)
             return
         self.history.append("drain.end", complete=True, lag={}, ends=ends)
 

@@ -11,6 +11,7 @@ code (import-linter contract "light-processes"). The kind word of a set is its m
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union, get_args
 
 from pydantic import Discriminator, Field, StringConstraints, Tag
@@ -134,6 +135,13 @@ class CommandPipelineSpec(StrictModel):
 
     def member_transactional_id(self, index: int) -> str:
         return f"{self.transactional_id}-{index}"
+
+    def member_path(self, harness_path: str, python_dir: str) -> str:
+        """The PATH a member's program runs with (and `command[0]` is looked up on): this
+        Python's folder first (`python` is the harness's interpreter), then `env`'s PATH if
+        it sets one, else the harness's own."""
+        path = self.env.get("PATH", harness_path)
+        return python_dir + (os.pathsep + path if path else "")
 
 
 # `pipeline:` takes either kind; without `kind` it is a transform (as before `command`).

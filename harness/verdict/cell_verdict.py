@@ -32,12 +32,17 @@ NOTHING_EXPECTED = "the spec expects nothing of this cell, so it has shown nothi
 
 
 def run_check(history: list[Event]) -> Check:
-    """Did the cell run its course? An infrastructure error or crashed workload undecides it."""
-    problems = [
-        f"{e['kind']}: {e.get('error', '')}"
-        for e in history
-        if e["kind"] in (ev.CELL_ERROR, ev.PRODUCER_CRASH)
-    ]
+    """Did the cell run its course? An infrastructure error, a crashed workload or a consumer
+    member whose program could not start undecides it."""
+    problems = list(
+        dict.fromkeys(  # a member restarted (heal) fails again alike: said once
+            f"{e['kind']}: "
+            + (f"{e['consumer']}: " if e.get("consumer") else "")
+            + str(e.get("error", ""))
+            for e in history
+            if e["kind"] in (ev.CELL_ERROR, ev.PRODUCER_CRASH, ev.CONSUMER_NOT_STARTED)
+        )
+    )
     if not history:
         return Check("run", "unknown", "no history.jsonl: the cell did not run")
     if problems:

@@ -155,7 +155,7 @@ def _verify_run(run_dir: Path) -> dict[str, Any]:
         raise ConfigError(f"{run_dir} is not a result folder: it has no spec.yaml")
     require_regular(paths.spec)
     old = _read_old_summary(paths)
-    spec = load_spec(paths.spec)
+    spec = load_spec(paths.spec, programs=False)  # its program need not be on this machine
     expanded = expand_cells(spec, str(paths.spec))
     cells = {c.id: c for c in expanded}
     present = paths.cell_ids()

@@ -61,7 +61,8 @@ class ConsumerSets:
                 lambda: [n for s in self.sets.values() for n in s.unready()],
                 timeout_s,
                 "every consumer assigned",
-                done=lambda waiting: not waiting,
+                # a member that could not start never will be: no use waiting for it
+                done=lambda waiting: not waiting or bool(self.not_started()),
                 interval_s=0.2,
             )
         except WaitTimeout as exc:
@@ -95,6 +96,10 @@ class ConsumerSets:
     @property
     def rows(self) -> int:
         return sum(s.rows for s in self.sets.values())
+
+    def not_started(self) -> dict[str, str]:
+        """Members of any set whose program could not be started: name -> why."""
+        return {n: why for s in self.sets.values() for n, why in s.not_started().items()}
 
     def reached(self, ends: dict[int, int]) -> bool:
         return not any(any(s.lag(ends).values()) for s in self.sets.values())

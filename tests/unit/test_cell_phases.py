@@ -4,6 +4,7 @@ what a crash in one of them leaves in the result folder."""
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,9 @@ class Fakes:
     def reached(self, _ends: dict[int, int]) -> bool:
         self.called("consumers.reached")
         return True
+
+    def not_started(self) -> dict[str, str]:
+        return {}
 
     def lag(self, _ends: dict[int, int]) -> dict[str, Any]:
         return {}
@@ -287,3 +291,49 @@ def test_a_watch_that_cannot_poll_never_breaks_the_cell(tmp_path: Path) -> None:
     (end,) = [e for e in history if e["kind"] == "partition.watch_end"]
     assert end["polls"] == 0 and end["failed"] >= 1 and "AttributeError" in end["error"]
     assert "partition.state" not in {e["kind"] for e in history}
+
+
+NOT_STARTED = "cannot start 'definitely-not-a-program-xyz': [Errno 2] No such file or directory"
+
+
+def test_a_member_that_cannot_start_ends_the_drain_at_once_and_is_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member whose program could not be started never reads: the drain does not wait out
+    its timeout (120 s here) for it, and the cell is unknown with the launcher's error."""
+    from spark_jobs.history_facts import drain_undecided
+
+    class CannotStart(Fakes):
+        def not_started(self) -> dict[str, str]:
+            return {"pipeline/m0": NOT_STARTED}
+
+        def reached(self, _ends: dict[int, int]) -> bool:
+            raise AssertionError("the drain asked the consumers: it waited")
+
+        def merge_events(self) -> None:  # the member's own event, as its file holds it
+            assert self.history is not None
+            self.history.append("consumer.not_started", consumer="pipeline/m0", error=NOT_STARTED)
+
+    waits: list[float] = []
+    real_wait_until = cell_runner.wait_until
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        started = time.monotonic()
+        try:
+            return real_wait_until(*args, **kwargs)
+        finally:
+            waits.append(time.monotonic() - started)
+
+    monkeypatch.setattr(cell_runner, "wait_until", timed)
+    history, _ = run(tmp_path, CannotStart())
+    assert phases(history) == PHASES
+    (drain,) = [e for e in history if e["kind"] == "drain.end"]
+    reason = f"pipeline/m0 could not start: {NOT_STARTED}"
+    assert drain == {**drain, "complete": False, "lag": {}, "reason": reason}
+    assert waits[-1] < 5  # the drain's wait (the last): at once, not drain_timeout_s
+    check = run_check(history)
+    assert check.verdict == "unknown"
+    assert check.detail == f"consumer.not_started: pipeline/m0: {NOT_STARTED}"
+    assert (
+        drain_undecided(history) == f"final drain incomplete (drain.end complete=false: {reason})"
+    )

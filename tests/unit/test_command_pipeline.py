@@ -13,10 +13,14 @@ import time
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from harness.spec import CommandPipelineSpec, PipelineSpec, load_spec
+from harness.cli import EXIT_USAGE, app
+from harness.results.history import History
+from harness.spec import CommandPipelineSpec, PipelineSpec, SpecError, load_spec
 from harness.workload.command.member import member_env
 from harness.workload.consumer_kinds import declared_sets
+from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.log_reader import LogContents, copied_from, value_digest
 from harness.workload.records import encode_value
 from harness.workload.runtime import Runtime
@@ -92,14 +96,74 @@ def test_cwd_is_the_experiment_files_folder_or_relative_to_it(tmp_path: Path) ->
     folder.mkdir()
     path = folder / "e.yaml"
     path.write_text(with_pipeline("{kind: command, command: [x]}"))
-    p = load_spec(path).pipeline
+    # (programs=False: the program x and these folders are nowhere; see the tests below)
+    p = load_spec(path, programs=False).pipeline
     assert isinstance(p, CommandPipelineSpec) and p.cwd == str(folder.resolve())
     path.write_text(with_pipeline("{kind: command, command: [x], cwd: ../app}"))
-    p = load_spec(path).pipeline
+    p = load_spec(path, programs=False).pipeline
     assert isinstance(p, CommandPipelineSpec) and p.cwd == str((tmp_path / "app").resolve())
     path.write_text(with_pipeline("{kind: command, command: [x], cwd: /opt/app}"))
-    p = load_spec(path).pipeline
+    p = load_spec(path, programs=False).pipeline
     assert isinstance(p, CommandPipelineSpec) and p.cwd == "/opt/app"
+
+
+def _load_error(path: Path, pipeline: str) -> str:
+    path.write_text(with_pipeline(pipeline))
+    with pytest.raises(SpecError) as info:
+        load_spec(path)
+    return str(info.value)
+
+
+def test_a_program_that_is_nowhere_is_a_spec_error_naming_command_0(tmp_path: Path) -> None:
+    path = tmp_path / "e.yaml"
+    error = _load_error(path, "{kind: command, command: [definitely-not-a-program-xyz]}")
+    assert error == (
+        f"{path}: pipeline.command[0]: expected a program on PATH or a file relative to "
+        f"pipeline.cwd {tmp_path.resolve()} (got 'definitely-not-a-program-xyz': neither)"
+    )
+    # `validate` says so, exit 2, before anything starts
+    result = CliRunner().invoke(app, ["validate", str(path)])
+    assert result.exit_code == EXIT_USAGE, result.output
+    assert "pipeline.command[0]" in result.output.replace("\n", "")
+    # a result folder's spec.yaml is read back without the rule (`verify`: run elsewhere)
+    assert load_spec(path, programs=False).pipeline is not None
+
+
+def test_a_program_on_the_members_path_or_a_file_in_cwd_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "e.yaml"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for folder, name in ((tmp_path, "run.sh"), (bin_dir, "mine")):
+        (folder / name).write_text("#!/bin/sh\n")
+        (folder / name).chmod(0o755)
+    for pipeline in (
+        "{kind: command, command: [python, t.py]}",  # the harness's interpreter: PATH's first
+        "{kind: command, command: [sh, -c, 'true']}",  # the harness's PATH
+        "{kind: command, command: [./run.sh]}",  # relative to cwd (this folder)
+        "{kind: command, command: [../run.sh], cwd: bin}",
+        f"{{kind: command, command: [{tmp_path / 'run.sh'}]}}",  # absolute
+        f"{{kind: command, command: [mine], env: {{PATH: {bin_dir}}}}}",  # env's PATH
+    ):
+        path.write_text(with_pipeline(pipeline))
+        assert load_spec(path).pipeline is not None, pipeline
+
+
+@pytest.mark.parametrize(
+    ("pipeline", "expected"),
+    [
+        ("{kind: command, command: [./gone.sh]}", "pipeline.command[0]: expected a file relative"),
+        ("{kind: command, command: [run.sh]}", "pipeline.command[0]: expected ./run.sh: a name"),
+        ("{kind: command, command: [./plain.txt]}", "pipeline.command[0]: expected an executable"),
+        ("{kind: command, command: [python], cwd: nowhere}", "pipeline.cwd: expected a folder"),
+    ],
+)
+def test_a_program_that_cannot_start_names_the_key(
+    tmp_path: Path, pipeline: str, expected: str
+) -> None:
+    (tmp_path / "run.sh").write_text("#!/bin/sh\n")
+    (tmp_path / "run.sh").chmod(0o755)
+    (tmp_path / "plain.txt").write_text("not a program\n")
+    assert expected in _load_error(tmp_path / "e.yaml", pipeline)
 
 
 def test_a_command_pipeline_is_the_set_pipeline_run_by_the_command_kind() -> None:
@@ -245,3 +309,23 @@ def test_the_consumer_checks_leave_a_command_pipelines_set_out() -> None:
     assert unseen_sets(started(pipeline_kind="transform")) == set()
     assert unseen_sets(started()) == set()  # a history from before the field: ours
     assert unseen_sets([]) == set()
+
+
+def test_a_member_whose_program_cannot_start_is_seen_at_once(tmp_path: Path) -> None:
+    """The launcher's exec fails: it says so (consumer.not_started) and ends; the consumer
+    sets report it, and waiting for the members to be ready ends at once (no Kafka here)."""
+    spec = load(with_pipeline("{kind: command, command: [definitely-not-a-program-xyz]}"))
+    consumers = ConsumerSets(spec, "127.0.0.1:1", tmp_path, History(), max_s=60)
+    consumers.sets = {"pipeline": consumers.sets["pipeline"]}  # the group set would need Kafka
+    started = time.monotonic()
+    try:
+        consumers.start()
+        consumers.wait_assigned(60)
+        waited = time.monotonic() - started
+        failed = consumers.not_started()
+    finally:
+        consumers.stop()
+    assert waited < 30  # the launcher's start and its word, not the 60 s bound
+    assert list(failed) == ["pipeline/m0"]
+    assert failed["pipeline/m0"].startswith("cannot start 'definitely-not-a-program-xyz': ")
+    assert "No such file or directory" in failed["pipeline/m0"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -15,7 +16,7 @@ import harness.nodes.versions as versions
 from harness.cli import EXIT_INFRA, EXIT_PASS, app
 from harness.nodes.versions import listed_versions, read_versions, version_key
 from harness.spec import SpecError, expand_cells, parse_spec, spec_to_yaml
-from harness.suite.builds import Needs, missing_builds, needed_builds
+from harness.suite.builds import Needs, Probes, missing_builds, needed_builds
 from harness.suite.model import load_suite
 from harness.suite.plan import make_suite_plan
 from harness.suite.shards import Shard
@@ -211,10 +212,14 @@ def test_needed_builds_are_every_cells_version_and_the_java_clients_ones(
 
 def test_missing_builds_name_them_and_the_commands() -> None:
     needs = Needs(("3.7.2", "3.9.2", "4.4.0"), ("3.9.2", "4.4.0"))
-    assert missing_builds(needs, lambda v: True, lambda v: True) == []
+
+    def probes(image: Any, jars: Any) -> Probes:
+        return Probes(image, jars, lambda: True, lambda: True)
+
+    assert missing_builds(needs, probes(lambda v: True, lambda v: True)) == []
     # A probe that cannot tell (Docker does not answer) calls nothing missing.
-    assert missing_builds(needs, lambda v: None, lambda v: True) == []
-    lines = missing_builds(needs, lambda v: v == "3.9.2", lambda v: v != "4.4.0")
+    assert missing_builds(needs, probes(lambda v: None, lambda v: True)) == []
+    lines = missing_builds(needs, probes(lambda v: v == "3.9.2", lambda v: v != "4.4.0"))
     text = "\n".join(lines)
     assert "kafka-chaos/kafka:3.7.2, kafka-chaos/kafka:4.4.0" in text
     assert "java_clients/lib/4.4.0" in text
@@ -230,7 +235,7 @@ def test_a_suite_refuses_to_start_when_a_version_is_not_built(
 
     fake = FakeRunner()
     _fake_run_plan(monkeypatch, fake)
-    probes = (lambda v: v != "4.3.1"), (lambda v: True)
+    probes = Probes(lambda v: v != "4.3.1", lambda v: True, lambda: True, lambda: True)
     monkeypatch.setattr(harness.suite.builds, "local_probes", lambda: probes)
     suite = make_tree(
         tmp_path / "t",

@@ -53,12 +53,10 @@ def member_env(
 ) -> dict[str, str]:
     """`base` (the harness's own environment), the spec's `env`, then what the harness sets."""
     index = member_index(name)
-    python_dir = str(Path(sys.executable).parent)
-    env = {**base, **spec.env}
-    path = env.get("PATH", "")
     return {
-        **env,
-        "PATH": python_dir + (os.pathsep + path if path else ""),
+        **base,
+        **spec.env,
+        "PATH": spec.member_path(base.get("PATH", ""), str(Path(sys.executable).parent)),
         "KAFKA_BOOTSTRAP_SERVERS": runtime.bootstrap,
         "INPUT_TOPIC": runtime.topic,
         "OUTPUT_TOPIC": spec.output,
@@ -93,7 +91,9 @@ class Launcher:
                     stderr=None,  # inherited: the launcher's stderr file
                 )
         except OSError as exc:
-            self.event(ev.CONSUMER_ERROR, error=f"cannot start {self.spec.command[0]!r}: {exc}")
+            # The supervisor sees it (not_started): the drain stops waiting, the cell is unknown.
+            error = f"cannot start {self.spec.command[0]!r}: {exc}"
+            self.event(ev.CONSUMER_NOT_STARTED, error=error)
             print(f"{self.name}: cannot start {self.spec.command}: {exc}", file=sys.stderr)
             return EXIT_NOT_STARTED
         self.event(

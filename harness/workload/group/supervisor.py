@@ -9,7 +9,7 @@ import pyarrow as pa
 from harness.common.processes import ManagedProcess, stop_all
 from harness.results import events as ev
 from harness.results.history import History
-from harness.results.member_files import MemberPaths, read_events
+from harness.results.member_files import MemberPaths, not_started, read_events
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
 from harness.spec.consumers import CommandPipelineSpec, GroupConsumerSpec, PipelineSpec
 from harness.workload.clocks import ClientClocks
@@ -124,6 +124,11 @@ class GroupSupervisor:
                 e["kind"] == "consumer.assign" for e in read_events(MemberPaths(self.directory, n))
             )
         ]
+
+    def not_started(self) -> dict[str, str]:
+        """Members whose program could not be started (a command pipeline's launcher says
+        so): name -> why. They will never read; the drain does not wait for them."""
+        return not_started(self.directory, self.names)
 
     def poll(self) -> None:
         self.follow()

@@ -51,13 +51,17 @@ def is_data_loss(error: str) -> bool:
     return any(marker in error for marker in DATA_LOSS_MARKERS)
 
 
+def connector_built() -> bool:
+    """Whether Spark's Kafka connector is in JARS_DIR (`make spark-jars`)."""
+    return any(j.name.startswith("spark-sql-kafka") for j in JARS_DIR.glob("*.jar"))
+
+
 def connector_jars() -> list[Path]:
-    jars = sorted(JARS_DIR.glob("*.jar"))
-    if not any(j.name.startswith("spark-sql-kafka") for j in jars):
+    if not connector_built():
         raise SystemExit(
             f"Spark's Kafka connector is missing from {JARS_DIR}; run `make setup` (spark-jars)"
         )
-    return jars
+    return sorted(JARS_DIR.glob("*.jar"))
 
 
 def resume_point(checkpoint: Checkpoint) -> dict[str, Any]:

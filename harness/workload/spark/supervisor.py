@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from harness.common.processes import ManagedProcess
 from harness.results.checkpoint import committed_end, sink_files
 from harness.results.history import History
-from harness.results.member_files import MemberPaths, read_events
+from harness.results.member_files import MemberPaths, not_started, read_events
 from harness.results.tables import CONSUMED
 from harness.spec.consumers import SparkConsumerSpec
 from harness.workload.member_process import member_command
@@ -112,6 +112,10 @@ class SparkSupervisor:
         events = read_events(self.paths)
         done = any(e["kind"] in ("spark.batch", "spark.query.failed") for e in events)
         return [] if done else [self.name]
+
+    def not_started(self) -> dict[str, str]:
+        """The query's process, if it says it could not be started: name -> why."""
+        return not_started(self.directory, self.names)
 
     def lag(self, ends: dict[int, int]) -> dict[int, int]:
         """Records per partition past what the sink has committed; none once the query has
