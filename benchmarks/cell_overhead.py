@@ -26,6 +26,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -173,8 +174,9 @@ def fmt(values: list[float], digits: int = 1) -> str:
 
 
 def table(runs: list[Run], variants: list[str]) -> list[str]:
-    rows = [
+    rows: list[tuple[str, Callable[[Run], float]]] = [
         ("cluster s", lambda r: r.phases.get("cluster", 0.0)),
+        ("checks-wait s", lambda r: r.phases.get("checks-wait", 0.0)),
         ("steady-state s", lambda r: r.phases.get("steady-state", 0.0)),
         ("workload s", lambda r: r.phases.get("workload", 0.0)),
         ("heal+recovery+drain s", lambda r: sum(r.phases.get(p, 0.0) for p in PHASES[3:6])),

@@ -405,21 +405,24 @@ def _run_suite(
     _refuse_unbuilt(cell for e in plan.runnable for cell in e.cells)
     from harness.experiment import run_plan
     from harness.suite.runner import run_suite
-
-    def run_one(
-        plan: Plan, folder: Path, cell_done: Callable[[dict[str, Any]], None]
-    ) -> tuple[Path, dict[str, Any]]:
-        run_dir, summary, _ = run_plan(plan, folder, _Progress(), cell_done)
-        return run_dir, summary
+    from harness.verdict.run_verify import spark_checks
 
     def say(line: str) -> None:
         console.print(f"[bold magenta]suite[/bold magenta] {line}", highlight=False)
 
-    try:
-        result = run_suite(plan, out, run_one, say)
-    except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]: consumers stopped, cluster removed")
-        raise typer.Exit(EXIT_INTERRUPTED) from None
+    with spark_checks() as checks:  # one Spark session for every experiment's checks
+
+        def run_one(
+            plan: Plan, folder: Path, cell_done: Callable[[dict[str, Any]], None]
+        ) -> tuple[Path, dict[str, Any]]:
+            run_dir, summary, _ = run_plan(plan, folder, _Progress(), cell_done, checks=checks)
+            return run_dir, summary
+
+        try:
+            result = run_suite(plan, out, run_one, say)
+        except KeyboardInterrupt:
+            console.print("[yellow]interrupted[/yellow]: consumers stopped, cluster removed")
+            raise typer.Exit(EXIT_INTERRUPTED) from None
     _end_suite(result, shard=plan.shard is not None)
 
 

@@ -26,7 +26,7 @@ from harness.spec import (
     load_spec,
     spec_to_yaml,
 )
-from harness.verdict.run_verify import EXIT_FOR_VERDICT, spark_checks, verify_run
+from harness.verdict.run_verify import EXIT_FOR_VERDICT, SparkChecks, spark_checks, verify_run
 
 
 @dataclass
@@ -64,8 +64,12 @@ def run_plan(
     report: Reporter,
     on_cell_done: Callable[[dict[str, Any]], None],
     keep_cluster: bool = False,
+    checks: SparkChecks | None = None,
 ) -> tuple[Path, dict[str, Any], KafkaCluster | None]:
-    """Run every cell in turn; a cell that breaks is `unknown` and the next one still runs."""
+    """Run every cell in turn; a cell that breaks is `unknown` and the next one still runs.
+
+    The checks' Spark session starts while the first cluster does (`checks`: a suite's, kept
+    across its experiments); each cell waits for it before its steady state."""
     run_id = new_run_id(plan.spec)
     while (out / run_id).exists():  # two runs of one spec started in the same second
         run_id = f"{new_run_id(plan.spec)}-{uuid.uuid4().hex[:4]}"
@@ -76,7 +80,8 @@ def run_plan(
     t0 = time.monotonic()
     summaries: list[dict[str, Any]] = []
     kept: KafkaCluster | None = None
-    with spark_checks() as checks:
+    with spark_checks(checks) as spark:
+        spark.warm_up()
         for i, cell in enumerate(plan.cells):
             cell_dir = run_dir / "cells" / cell.id
             last = i == len(plan.cells) - 1
@@ -88,6 +93,7 @@ def run_plan(
                 run_id,
                 report,
                 keep_cluster=keep_cluster and last,
+                checks_ready=spark.ready,
             )
             try:
                 runner.run()
@@ -96,7 +102,7 @@ def run_plan(
                 runner.status.lines.append(f"cell error: {type(exc).__name__}: {first_line}")
                 report(runner.status)
             kept = runner.kept or kept
-            summary = checks.verify(cell, cell_dir)
+            summary = spark.verify(cell, cell_dir)
             summaries.append(summary)
             on_cell_done(summary)
     info = {

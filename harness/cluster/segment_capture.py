@@ -15,6 +15,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,11 +56,27 @@ class SegmentCapture:
         suffix: str = "",
     ) -> Capture:
         """Copy the node's partitions now; recorded either way, never raises."""
+        label, ts = self._reserve(node, reason)
+        return self._copy(node, reason, label, ts, fault, suffix)
+
+    def _reserve(self, node: ClusterNode, reason: str) -> tuple[str, int]:
+        """The copy's label and time, booked first: a later copy of another broker gets the
+        next number."""
         with self._lock:
             label = f"{len(self.captures) + 1:02d}-{reason}-{node.name}"
             ts = int(time.time() * 1000)
-            # Booked first: a later copy of another broker gets the next number.
             self.captures.append(Capture(label, node.name, reason, ts, False))
+        return label, ts
+
+    def _copy(
+        self,
+        node: ClusterNode,
+        reason: str,
+        label: str,
+        ts: int,
+        fault: Mapping[str, object] | None = None,
+        suffix: str = "",
+    ) -> Capture:
         t0 = time.monotonic()
         fields: dict[str, object] = {"node": node.name, "label": label, "reason": reason}
         try:
@@ -93,6 +110,9 @@ class SegmentCapture:
         return done
 
     def capture_all(self, nodes: list[ClusterNode]) -> None:
-        """Every broker's final copy (collect)."""
-        for node in nodes:
-            self.capture(node, COLLECT)
+        """Every broker's final copy (collect), labelled in the nodes' order and copied at
+        once: each copy waits on its own container's archive stream, not on the CPU."""
+        booked = [(node, *self._reserve(node, COLLECT)) for node in nodes]
+        with ThreadPoolExecutor(max_workers=max(1, len(booked))) as pool:
+            for _ in pool.map(lambda b: self._copy(b[0], COLLECT, b[1], b[2]), booked):
+                pass

@@ -43,8 +43,13 @@ PHASE_HEAL = "heal"
 PHASE_RECOVERY = "recovery"
 PHASE_DRAIN = "drain"
 PHASE_COLLECT = "collect"
+# Between cluster and steady-state, in a run's cells only: the cell waits until the checks'
+# Spark session has started (warmed up while the first cluster started) and the previous
+# cell's checks are done, so that no workload shares the machine with them.
+PHASE_CHECKS_WAIT = "checks-wait"
 PHASES = (
     PHASE_CLUSTER,
+    PHASE_CHECKS_WAIT,
     PHASE_STEADY_STATE,
     PHASE_WORKLOAD,
     PHASE_HEAL,

@@ -11,7 +11,9 @@ the first phase (`broker_logs.allow`) count in `total` only.
 * checks: the checks' measured seconds (the Spark session's start included, if this cell's
   checks started it);
 * total: the history's first to last event, plus checks (the cell's wall time up to the end
-  of its checks).
+  of its checks);
+* checks_wait: the `checks-wait` phase's seconds (a run's cells: waiting for the Spark
+  session's start, or for the previous cell's checks, before the steady state).
 
 The overhead of a set of cells is what they took beyond their scheduled workload, per 100 s of
 it: (sum of total - sum of workload_scheduled) / sum of workload_scheduled * 100
@@ -36,6 +38,7 @@ PHASE_KEYS = {
     ev.PHASE_RECOVERY: "recovery",
     ev.PHASE_DRAIN: "drain",
     ev.PHASE_COLLECT: "collect",
+    ev.PHASE_CHECKS_WAIT: "checks_wait",
 }
 WORKLOAD_SCHEDULED = "workload_scheduled"
 CHECKS = "checks"
@@ -51,6 +54,7 @@ TIMING_KEYS = (
     "collect",
     CHECKS,
     TOTAL,
+    "checks_wait",  # appended: the contract's order is kept
 )
 # Their columns in results/history.parquet (harness.results.tables.FIGURE_HISTORY).
 HISTORY_COLUMNS = {key: f"t_{key}" for key in TIMING_KEYS}

@@ -78,6 +78,7 @@ class CellRunner:
         report: Reporter,
         keep_cluster: bool = False,
         parts: Parts | None = None,
+        checks_ready: Callable[[], None] | None = None,
     ) -> None:
         self.cell = cell
         self.parts = parts or Parts()
@@ -89,6 +90,9 @@ class CellRunner:
         self.run_id = run_id
         self.report = report
         self.keep_cluster = keep_cluster
+        # A run's: until the checks' Spark session is up (phase checks-wait, before the
+        # steady state), so that it never starts while a workload runs.
+        self.checks_ready = checks_ready
         self.history = History()
         self.status = Status(cell.id)
         self.kept: KafkaCluster | None = None
@@ -140,6 +144,9 @@ class CellRunner:
                     self._scraper = self.parts.metrics_scraper(
                         lambda: cluster.metrics_targets(), self.history
                     ).start()
+                if self.checks_ready is not None:
+                    self.phase(ev.PHASE_CHECKS_WAIT)
+                    self.checks_ready()
                 self._run_on(cluster)
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from harness.workload.records import decode_seq
 
 LIBS = "/opt/kafka/libs/*"
+# The image's class-data-sharing archive (docker/cds-train.sh): the tool starts ~1 s sooner.
+CDS_ARCHIVE = "/opt/kafka/kafka-chaos.jsa"
 _DUMPING = re.compile(r"^Dumping (\S+)")
 _START = re.compile(r"^Log starting offset: (-?\d+)")
 _RECORD = re.compile(r"^\| offset: (\d+) (?:CreateTime|LogAppendTime|NoTimestampType): (-?\d+)")
@@ -38,7 +40,9 @@ def dump_command(version: str, root: str) -> list[str]:
     files = f"$(find {root} -name '*.log' -type f | sort | paste -sd, -)"
     script = (
         f'files={files}; [ -z "$files" ] && exit 0; '
-        f"exec java -Xmx256m -cp '{LIBS}' {dump_class(version)} "
+        f"cds=; [ -s {CDS_ARCHIVE} ] && cds='-XX:SharedArchiveFile={CDS_ARCHIVE} -Xlog:cds=off'; "
+        f"exec java -Xmx256m -XX:+UseSerialGC -XX:-UsePerfData $cds -cp '{LIBS}' "
+        f"{dump_class(version)} "
         '--files "$files" --print-data-log --deep-iteration'
     )
     return ["sh", "-c", script]

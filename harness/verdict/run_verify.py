@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -31,12 +32,33 @@ EXIT_FOR_VERDICT = {"pass": 0, "fail": 1, "unknown": 3}
 
 
 class SparkChecks:
-    """One Spark session for every cell's checks, started when first needed: the JVM start is
-    paid once per run. Its master: $KAFKA_CHAOS_SPARK_MASTER (`--spark-master`), else
-    local[2]."""
+    """One Spark session for every cell's checks (a suite's: every experiment's): the JVM start
+    is paid once. `warm_up` starts it in the background, while the first cluster starts; a
+    cell calls `ready` before its steady state, so no workload shares the machine with it.
+    Its master: $KAFKA_CHAOS_SPARK_MASTER (`--spark-master`), else local[2]."""
 
     def __init__(self) -> None:
         self._spark: Any = None
+        self._starting: threading.Thread | None = None
+
+    def warm_up(self) -> None:
+        """Start the session now, in a daemon thread (a failure there is left for `verify`,
+        which starts the session again and reports what stops it)."""
+        if self._spark is None and self._starting is None:
+            self._starting = threading.Thread(target=self._start, name="spark-warm-up", daemon=True)
+            self._starting.start()
+
+    def _start(self) -> None:
+        with contextlib.suppress(Exception):
+            from spark_jobs.session import spark_session
+
+            self._spark = spark_session()
+
+    def ready(self) -> None:
+        """Until a warm-up under way has ended."""
+        if self._starting is not None:
+            self._starting.join()
+            self._starting = None
 
     def verify(self, cell: Cell, cell_dir: Path) -> dict[str, Any]:
         """The cell's checks, then its summary.json; the checks are timed (`timings.checks`:
@@ -46,6 +68,7 @@ class SparkChecks:
             from spark_jobs.session import spark_session
             from spark_jobs.verify import verify_cell
 
+            self.ready()
             if self._spark is None:
                 self._spark = spark_session()
             metrics = verify_cell(self._spark, cell_dir, gap_ms(cell))
@@ -55,6 +78,10 @@ class SparkChecks:
         return summarize(cell, cell_dir, metrics, checks_s=time.monotonic() - t0)
 
     def close(self) -> None:
+        """Stop the session; a warm-up still under way (Ctrl-C early) is not waited for: its
+        JVM goes with this process."""
+        if self._starting is not None and self._starting.is_alive():
+            return
         if self._spark is not None:
             with contextlib.suppress(Exception):
                 self._spark.stop()
@@ -62,7 +89,11 @@ class SparkChecks:
 
 
 @contextlib.contextmanager
-def spark_checks() -> Iterator[SparkChecks]:
+def spark_checks(shared: SparkChecks | None = None) -> Iterator[SparkChecks]:
+    """A run's checks; `shared` (a suite's, for all its experiments) is used and left open."""
+    if shared is not None:
+        yield shared
+        return
     checks = SparkChecks()
     try:
         yield checks

@@ -35,6 +35,7 @@ HISTORY = [
     at(0, "broker_logs.allow", allow=["x"]),  # before the first phase: total only
     at(500, "phase", phase="cluster"),
     at(3_000, "cluster.ready"),
+    at(6_500, "phase", phase="checks-wait"),  # the run's Spark session still starting
     at(8_500, "phase", phase="steady-state"),
     at(18_500, "phase", phase="workload"),
     at(20_000, "fault.inject", fault="kill", target="broker:1"),
@@ -45,7 +46,7 @@ HISTORY = [
     at(97_750, "cluster.removed"),
 ]
 EXPECTED = {
-    "cluster": 8.0,
+    "cluster": 6.0,
     "steady_state": 10.0,
     "workload": 60.0,
     "workload_scheduled": 55.0,
@@ -55,6 +56,7 @@ EXPECTED = {
     "collect": 7.5,
     "checks": 12.5,
     "total": 110.25,  # 97.75 s of history + 12.5 s of checks
+    "checks_wait": 2.0,
 }
 
 
@@ -86,6 +88,7 @@ def test_a_cell_that_stopped_early_has_zero_for_the_phases_it_never_reached() ->
         "collect": 0.0,
         "checks": 2.0,
         "total": 101.0,
+        "checks_wait": 0.0,
     }
 
 
