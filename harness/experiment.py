@@ -26,6 +26,7 @@ from harness.spec import (
     load_spec,
     spec_to_yaml,
 )
+from harness.verdict.checks_behind import ChecksBehind
 from harness.verdict.run_verify import EXIT_FOR_VERDICT, SparkChecks, spark_checks, verify_run
 
 
@@ -69,7 +70,8 @@ def run_plan(
     """Run every cell in turn; a cell that breaks is `unknown` and the next one still runs.
 
     The checks' Spark session starts while the first cluster does (`checks`: a suite's, kept
-    across its experiments); each cell waits for it before its steady state."""
+    across its experiments); a cell's checks run while the next cell's cluster starts, and
+    each cell waits for both before its steady state (harness.verdict.checks_behind)."""
     run_id = new_run_id(plan.spec)
     while (out / run_id).exists():  # two runs of one spec started in the same second
         run_id = f"{new_run_id(plan.spec)}-{uuid.uuid4().hex[:4]}"
@@ -82,29 +84,36 @@ def run_plan(
     kept: KafkaCluster | None = None
     with spark_checks(checks) as spark:
         spark.warm_up()
-        for i, cell in enumerate(plan.cells):
-            cell_dir = run_dir / "cells" / cell.id
-            last = i == len(plan.cells) - 1
-            runner = CellRunner(
-                cell,
-                plan.schedules[cell.id],
-                plan.seed,
-                cell_dir,
-                run_id,
-                report,
-                keep_cluster=keep_cluster and last,
-                checks_ready=spark.ready,
-            )
-            try:
-                runner.run()
-            except Exception as exc:  # in the cell's history too; its checks say `unknown`
-                first_line = (str(exc).splitlines() or [""])[0]
-                runner.status.lines.append(f"cell error: {type(exc).__name__}: {first_line}")
-                report(runner.status)
-            kept = runner.kept or kept
-            summary = spark.verify(cell, cell_dir)
+
+        def done(summary: dict[str, Any]) -> None:
             summaries.append(summary)
             on_cell_done(summary)
+
+        behind = ChecksBehind(spark, done)
+        try:
+            for i, cell in enumerate(plan.cells):
+                cell_dir = run_dir / "cells" / cell.id
+                last = i == len(plan.cells) - 1
+                runner = CellRunner(
+                    cell,
+                    plan.schedules[cell.id],
+                    plan.seed,
+                    cell_dir,
+                    run_id,
+                    report,
+                    keep_cluster=keep_cluster and last,
+                    checks_ready=behind.barrier,
+                )
+                try:
+                    runner.run()
+                except Exception as exc:  # in the cell's history too; its checks say `unknown`
+                    first_line = (str(exc).splitlines() or [""])[0]
+                    runner.status.lines.append(f"cell error: {type(exc).__name__}: {first_line}")
+                    report(runner.status)
+                kept = runner.kept or kept
+                behind.run(cell, cell_dir, last)
+        finally:
+            behind.drain()
     info = {
         "run_id": run_id,
         "spec": plan.spec.name,

@@ -57,6 +57,7 @@ EXPECTED = {
     "checks": 12.5,
     "total": 110.25,  # 97.75 s of history + 12.5 s of checks
     "checks_wait": 2.0,
+    "checks_hidden": 0.0,
 }
 
 
@@ -89,6 +90,7 @@ def test_a_cell_that_stopped_early_has_zero_for_the_phases_it_never_reached() ->
         "checks": 2.0,
         "total": 101.0,
         "checks_wait": 0.0,
+        "checks_hidden": 0.0,
     }
 
 

@@ -35,6 +35,7 @@ COLUMNS = [
     "t_checks",
     "t_total",
     "t_checks_wait",
+    "t_checks_hidden",
 ]
 TIMINGS = {
     "cluster": 8.0,
@@ -48,6 +49,7 @@ TIMINGS = {
     "checks": 12.5,
     "total": 110.25,
     "checks_wait": 0.0,
+    "checks_hidden": 0.0,
 }
 
 
