@@ -7,7 +7,7 @@ is a name and environment settings for the harness process, e.g. `before:KAFKA_C
 (the JVM's own defaults instead of the entry point's tuned flags). Meanwhile a sampler
 reads, once a second, the host's 1-minute load average and each cluster container's CPU
 (cgroup v1 cpuacct, the containers named kc-*). Per run: seconds per phase (from the
-cell's history), the checks (the rest of the run), load and broker CPU during the
+cell's summary.json `timings`), load and broker CPU during the
 workload, ack p50 / p99 of the steady window, the verdict. The table gives the median
 and every run.
 
@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 CGROUP = Path("/sys/fs/cgroup/cpuacct/docker")
-PHASES = ["cluster", "steady-state", "workload", "heal", "recovery", "drain", "collect"]
 
 
 @dataclass
@@ -44,9 +43,8 @@ class Sample:
 @dataclass
 class Run:
     variant: str
-    phases: dict[str, float]
-    checks_s: float
-    total_s: float
+    timings: dict[str, float]  # the cell's summary.json `timings`
+    wall_s: float  # the whole `harness run` process, per cell
     load: float  # median 1-min load average during the workload
     broker_cpu: float  # mean per-container CPU % during the workload
     ack_p50: float | None
@@ -96,18 +94,14 @@ class Sampler(threading.Thread):
         return self.samples
 
 
-def phases_of(history: Path) -> tuple[dict[str, float], int, int, int, int]:
-    """Seconds per phase, the workload's start and end, the first and last event (ms)."""
+def workload_window(history: Path) -> tuple[int, int]:
+    """The workload phase's start and end (ms) in the cell's history."""
     events = [json.loads(line) for line in history.read_text().splitlines() if line.strip()]
     marks = [(e["ts"], e["phase"]) for e in events if e.get("kind") == "phase"]
-    last = events[-1]["ts"]
-    out: dict[str, float] = {}
-    start = end = 0
-    for (ts, name), nxt in zip(marks, [*marks[1:], (last, "")], strict=True):
-        out[name] = out.get(name, 0.0) + (nxt[0] - ts) / 1000
+    for (ts, name), nxt in zip(marks, [*marks[1:], (events[-1]["ts"], "")], strict=True):
         if name == "workload":
-            start, end = ts, nxt[0]
-    return out, start, end, events[0]["ts"], last
+            return ts, nxt[0]
+    return 0, 0
 
 
 def during(samples: list[Sample], start: int, end: int) -> tuple[float, float]:
@@ -122,7 +116,8 @@ def during(samples: list[Sample], start: int, end: int) -> tuple[float, float]:
     return load, (statistics.mean(cpus) if cpus else float("nan"))
 
 
-def run_once(spec: Path, variant: str, env: dict[str, str], out: Path) -> Run:
+def run_once(spec: Path, variant: str, env: dict[str, str], out: Path) -> list[Run]:
+    """One `harness run` of the spec: a Run per cell (named variant/cell with several)."""
     sampler = Sampler()
     sampler.start()
     t0 = time.time()
@@ -133,27 +128,32 @@ def run_once(spec: Path, variant: str, env: dict[str, str], out: Path) -> Run:
         text=True,
         check=False,
     )
-    total = time.time() - t0
+    wall = time.time() - t0
     samples = sampler.stop()
     histories = sorted(out.glob("*/cells/*/history.jsonl"))
     if not histories:
         raise SystemExit(f"{variant}: no cell history under {out}\n{proc.stdout}\n{proc.stderr}")
-    phases, w0, w1, _first, last = phases_of(histories[0])
-    summary = json.loads((histories[0].parent / "summary.json").read_text())
-    steady = summary.get("ack_latency", {}).get("steady", {})
-    load, cpu = during(samples, w0, w1)
-    return Run(
-        variant=variant,
-        phases=phases,
-        checks_s=max(0.0, t0 + total - last / 1000),
-        total_s=total,
-        load=load,
-        broker_cpu=cpu,
-        ack_p50=steady.get("p50_ms"),
-        ack_p99=steady.get("p99_ms"),
-        verdict=str(summary.get("verdict")),
-        samples=samples,
-    )
+    runs = []
+    for history in histories:
+        summary = json.loads((history.parent / "summary.json").read_text())
+        timings = summary.get("timings") or {}
+        steady = summary.get("ack_latency", {}).get("steady", {})
+        load, cpu = during(samples, *workload_window(history))
+        name = variant if len(histories) == 1 else f"{variant}/{history.parent.name}"
+        runs.append(
+            Run(
+                variant=name,
+                timings=timings,
+                wall_s=wall / len(histories),
+                load=load,
+                broker_cpu=cpu,
+                ack_p50=steady.get("p50_ms"),
+                ack_p99=steady.get("p99_ms"),
+                verdict=str(summary.get("verdict")),
+                samples=samples,
+            )
+        )
+    return runs
 
 
 def parse_variant(text: str) -> tuple[str, dict[str, str]]:
@@ -174,15 +174,20 @@ def fmt(values: list[float], digits: int = 1) -> str:
 
 
 def table(runs: list[Run], variants: list[str]) -> list[str]:
+    def t(key: str) -> Callable[[Run], float]:
+        return lambda r: float(r.timings.get(key, float("nan")))
+
     rows: list[tuple[str, Callable[[Run], float]]] = [
-        ("cluster s", lambda r: r.phases.get("cluster", 0.0)),
-        ("checks-wait s", lambda r: r.phases.get("checks-wait", 0.0)),
-        ("steady-state s", lambda r: r.phases.get("steady-state", 0.0)),
-        ("workload s", lambda r: r.phases.get("workload", 0.0)),
-        ("heal+recovery+drain s", lambda r: sum(r.phases.get(p, 0.0) for p in PHASES[3:6])),
-        ("collect s", lambda r: r.phases.get("collect", 0.0)),
-        ("checks s", lambda r: r.checks_s),
-        ("total s", lambda r: r.total_s),
+        ("cluster s", t("cluster")),
+        ("checks-wait s", t("checks_wait")),
+        ("steady-state s", t("steady_state")),
+        ("workload s (scheduled)", t("workload_scheduled")),
+        ("workload s", t("workload")),
+        ("heal+recovery+drain s", lambda r: sum(t(k)(r) for k in ("heal", "recovery", "drain"))),
+        ("collect s", t("collect")),
+        ("checks s", t("checks")),
+        ("total s (timings)", t("total")),
+        ("harness run process s", lambda r: r.wall_s),
         ("load (1-min, workload)", lambda r: r.load),
         ("CPU % per container (workload)", lambda r: r.broker_cpu),
         ("ack p50 ms (steady)", lambda r: float(r.ack_p50 or "nan")),
@@ -209,16 +214,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cell-overhead-") as tmp:
         for round_ in range(args.repeat):
             for name, env in variants:
-                run = run_once(args.spec, name, env, Path(tmp) / f"{name}-{round_}")
-                runs.append(run)
-                print(
-                    f"{name} #{round_ + 1}: total {run.total_s:.1f} s, load {run.load:.1f}, "
-                    f"CPU {run.broker_cpu:.0f} %, ack p50/p99 {run.ack_p50}/{run.ack_p99} ms, "
-                    f"{run.verdict}; phases "
-                    + ", ".join(f"{k} {v:.1f}" for k, v in run.phases.items()),
-                    flush=True,
-                )
-    names = [n for n, _ in variants]
+                for run in run_once(args.spec, name, env, Path(tmp) / f"{name}-{round_}"):
+                    runs.append(run)
+                    print(
+                        f"{run.variant} #{round_ + 1}: load {run.load:.1f}, "
+                        f"CPU {run.broker_cpu:.0f} %, ack p50/p99 {run.ack_p50}/{run.ack_p99} ms, "
+                        f"{run.verdict}; timings {run.timings}",
+                        flush=True,
+                    )
+    names = list(dict.fromkeys(r.variant for r in runs))
     lines = [
         f"# Cell overhead: {args.spec} ({args.repeat} rounds, variants interleaved)",
         "",
