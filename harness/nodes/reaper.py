@@ -17,10 +17,12 @@ import signal
 import socket
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from types import FrameType
 
 import docker
 from docker.errors import APIError, NotFound
+from docker.models.containers import Container
 
 from harness.common.processes import ManagedProcess
 
@@ -79,18 +81,22 @@ def _remove(
     doomed: Callable[[dict[str, str]], bool],
     networks: bool = True,
 ) -> list[str]:
-    removed: list[str] = []
-    for container in client.containers.list(all=True, filters={"label": selector}):
-        if doomed(container.labels):
-            try:
-                container.remove(force=True, v=True)
-            except NotFound:
-                continue
-            except APIError as exc:
-                if exc.status_code != 409:  # 409: another remover (the watchdog) got there first
-                    raise
-                continue
-            removed.append(str(container.name))
+    def remove(container: Container) -> str | None:
+        try:
+            container.remove(force=True, v=True)
+        except NotFound:
+            return None
+        except APIError as exc:
+            if exc.status_code != 409:  # 409: another remover (the watchdog) got there first
+                raise
+            return None
+        return str(container.name)
+
+    containers = client.containers.list(all=True, filters={"label": selector})
+    doomed_containers = [c for c in containers if doomed(c.labels)]
+    # At once: each removal mostly waits on the engine (SIGKILL, then the layer's deletion).
+    with ThreadPoolExecutor(max_workers=max(1, min(8, len(doomed_containers)))) as pool:
+        removed = [name for name in pool.map(remove, doomed_containers) if name is not None]
     for network in client.networks.list(filters={"label": selector}) if networks else []:
         if doomed(network.attrs.get("Labels") or {}):
             with contextlib.suppress(NotFound, APIError):
