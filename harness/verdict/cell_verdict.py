@@ -166,6 +166,31 @@ def gap_ms(cell: Cell) -> int:
     return int(max(1000.0, 3000.0 / cell.spec.producer.rate))
 
 
+def amend_timings(
+    summary: dict[str, Any],
+    cell_dir: Path,
+    checks_s: float | None = None,
+    checks_hidden_s: float | None = None,
+) -> dict[str, Any]:
+    """The summary (and its summary.json) with `timings.checks` and/or `checks_hidden` set
+    anew and `total` moved by as much: the checks measured to the end of the cell's report,
+    or how much of them ran behind the next cell (harness.verdict.checks_behind)."""
+    timings = summary.get("timings")
+    if not isinstance(timings, dict):
+        return summary
+    total = float(timings.get("total") or 0.0)
+    if checks_s is not None:
+        total += checks_s - float(timings.get("checks") or 0.0)
+        timings["checks"] = round(checks_s, 3)
+    if checks_hidden_s is not None:
+        total -= checks_hidden_s - float(timings.get("checks_hidden") or 0.0)
+        timings["checks_hidden"] = round(checks_hidden_s, 3)
+    timings["total"] = round(total, 3)
+    paths = CellPaths(cell_dir)
+    paths.write_text(paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
+    return summary
+
+
 def summarize(
     cell: Cell, cell_dir: Path, metrics: Figures | None, error: str = "", checks_s: float = 0.0
 ) -> dict[str, Any]:

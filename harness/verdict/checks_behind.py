@@ -13,15 +13,14 @@ still add up to the run's wall time.
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.results.layout import CellPaths
 from harness.spec import Cell
+from harness.verdict.cell_verdict import amend_timings
 from harness.verdict.run_verify import SparkChecks
 
 Summary = dict[str, Any]
@@ -93,8 +92,4 @@ def _hidden(summary: Summary, cell_dir: Path, waited_outside: float | None) -> S
         return summary
     checks = float(timings.get("checks") or 0.0)
     hidden = checks if waited_outside is None else max(0.0, checks - waited_outside)
-    timings["checks_hidden"] = round(hidden, 3)
-    timings["total"] = round(float(timings.get("total") or 0.0) - hidden, 3)
-    paths = CellPaths(cell_dir)
-    paths.write_text(paths.summary, json.dumps(summary, indent=2, default=str) + "\n")
-    return summary
+    return amend_timings(summary, cell_dir, checks_hidden_s=hidden)

@@ -26,7 +26,7 @@ from harness.results.layout import (
     require_regular,
 )
 from harness.spec import Cell, expand_cells, load_spec
-from harness.verdict.cell_verdict import cell_params, gap_ms, summarize
+from harness.verdict.cell_verdict import amend_timings, cell_params, gap_ms, summarize
 
 EXIT_FOR_VERDICT = {"pass": 0, "fail": 1, "unknown": 3}
 
@@ -61,8 +61,9 @@ class SparkChecks:
             self._starting = None
 
     def verify(self, cell: Cell, cell_dir: Path) -> dict[str, Any]:
-        """The cell's checks, then its summary.json; the checks are timed (`timings.checks`:
-        the Spark session's start too, for the cell whose checks start it)."""
+        """The cell's checks, then its summary.json and report; all of it is timed
+        (`timings.checks`; a Spark session not started yet by `warm_up` starts here, and
+        counts)."""
         t0 = time.monotonic()
         try:
             from spark_jobs.session import spark_session
@@ -74,8 +75,11 @@ class SparkChecks:
             metrics = verify_cell(self._spark, cell_dir, gap_ms(cell))
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
-            return summarize(cell, cell_dir, None, error, time.monotonic() - t0)
-        return summarize(cell, cell_dir, metrics, checks_s=time.monotonic() - t0)
+            summary = summarize(cell, cell_dir, None, error, time.monotonic() - t0)
+        else:
+            summary = summarize(cell, cell_dir, metrics, checks_s=time.monotonic() - t0)
+        # Measured again to the end of the cell's report, which summarize writes last.
+        return amend_timings(summary, cell_dir, checks_s=time.monotonic() - t0)
 
     def close(self) -> None:
         """Stop the session; a warm-up still under way (Ctrl-C early) is not waited for: its
