@@ -2,34 +2,37 @@
 
 estimate = cluster start + steady state + workload + settle (+ each Spark query's start)
 
-* cluster start: 3 brokers ready took 5.3-9.0 s (docs/benchmarks.md: medians by mode and
-  version); 8 s.
-* steady state: the topic, `__consumer_offsets`, every member assigned; 10 s.
+Calibrated on `make chaos-run` of 2026-11-27 (8 cells of 75 s workload, 15 min 06 s, load 5-8
+with unit tests beside it), from each cell's `timings` (medians):
+* cluster start: 3 brokers ready, 9.2 s (JVM flags tuned for two cores and the images' CDS
+  archive; 6-10 s); 9 s.
+* steady state: the topic, `__consumer_offsets`, every member assigned; 3-8 s; 6 s.
 * workload: the producer's planned duration (`records / rate` or `duration_s`), or the end of
   the last fault window (`at_s + duration_s`; an operation or a fault without a duration: its
-  `at_s`), whichever is later — the phase lasts until both are over.
-* settle: heal, recovery, drain, collect and the Spark checks of a small cell; 25 s.
+  `at_s`), whichever is later — the phase lasts until both are over (it overran by ~1 s).
+* settle: heal, recovery, drain and collect (13 s), and the wait for the previous cell's
+  checks, which run while this cell's cluster starts (`checks_wait`, 8 s); 21 s.
 * a Spark consumer set: its query's first batch, 15 s (10-20 s on two busy cores).
 
-Per experiment (not per cell), EXPERIMENT_S: the run's own work around its cells — the Spark
-session of the checks, the run's summaries and reports. Measured in the nightly's shard 2/4
-(2026-11-23, two cores, alone): an experiment's run took 46-115 s longer than its cells.
+Per experiment (not per cell), EXPERIMENT_S: the run's own work around its cells (the last
+cell's checks, the summaries and reports); the checks' Spark session starts once per suite,
+behind the first cluster. The plan's floor is the workload itself: the nightly's 141 cells
+schedule 2 h 22 min of it.
 
-Calibration: the default matrix (8 cells of 75 s workload) estimates 8 x 118 s = 15.7 min;
-it took 15 min 18 s standalone (2026-11-22). Recovery and drain that run into their timeouts
-(`recovery.timeout_s`, `recovery.drain_timeout_s`) take longer than planned: the estimate is
-what a healthy run takes, not a bound.
+Recovery and drain that run into their timeouts (`recovery.timeout_s`,
+`recovery.drain_timeout_s`) take longer than planned: the estimate is what a healthy run
+takes, not a bound.
 """
 
 from __future__ import annotations
 
 from harness.spec import Spec
 
-CLUSTER_START_S = 8.0
-STEADY_STATE_S = 10.0
-SETTLE_S = 25.0
+CLUSTER_START_S = 9.0
+STEADY_STATE_S = 6.0
+SETTLE_S = 21.0
 SPARK_START_S = 15.0
-EXPERIMENT_S = 60.0
+EXPERIMENT_S = 20.0
 
 
 def workload_s(spec: Spec) -> float:

@@ -88,7 +88,12 @@ def _fake_run_plan(monkeypatch: pytest.MonkeyPatch, fake: FakeRunner) -> None:
     import harness.experiment
 
     def run_plan(
-        plan: Plan, out: Path, report: Any, on_cell_done: Any, keep_cluster: bool = False
+        plan: Plan,
+        out: Path,
+        report: Any,
+        on_cell_done: Any,
+        keep_cluster: bool = False,
+        checks: Any = None,
     ) -> tuple[Path, dict[str, Any], None]:
         run_dir, summary = fake(plan, out, on_cell_done)
         return run_dir, summary, None
