@@ -601,7 +601,9 @@ def _verify_in(cwd: Path, run: Path) -> int:
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    from tests.spark_jvm import with_test_jvm
+
+    env = with_test_jvm({**os.environ, "PYTHONPATH": str(root)})  # C1 only: tests/spark_jvm.py
     done = subprocess.run(
         [sys.executable, "-m", "harness", "verify", str(run)],
         cwd=cwd,
