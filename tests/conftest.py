@@ -38,7 +38,8 @@ def spark() -> Iterator[Any]:  # a SparkSession, imported late: only a Spark tes
     from spark_jobs.session import local_session
     from tests.spark_jvm import short_lived_jvm
 
-    with short_lived_jvm():  # C1 only: the tests' JVM compiles for small frames (tests/spark_jvm.py)
+    # C1 only: the checks' few rows do not pay back C2's compiles (tests/spark_jvm.py).
+    with short_lived_jvm():
         session = local_session("kafka-chaos-tests")
     yield session
     session.stop()
