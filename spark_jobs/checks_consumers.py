@@ -15,6 +15,7 @@ from pyspark.sql import functions as F
 
 from harness.results.metrics import Resumption
 from spark_jobs.cell_data import ROW, consumer_set
+from spark_jobs.local_rows import local_frame
 
 SET = "set"
 
@@ -56,7 +57,7 @@ def _first_rows(c: DataFrame, keys: list[str]) -> list[Row]:
     if any(r["t0"] is None for r in found):
         at_start = at_start | F.col("ts").isNull()
     small = F.broadcast(
-        c.sparkSession.createDataFrame(found, spans.schema).select(
+        local_frame(c.sparkSession, found, spans.schema).select(
             *[F.col(k).alias(f"_{k}") for k in keys], "t0", "gen_max"
         )
     )
@@ -87,14 +88,16 @@ def resumption_frame(
     c = with_set(consumed)
     spark = consumed.sparkSession
     per_gen_rows = _first_rows(c, [SET, "generation", "partition"])
-    per_gen = spark.createDataFrame(
+    per_gen = local_frame(
+        spark,
         [(r[SET], r["generation"], r["partition"], r["gen_max"]) for r in per_gen_rows],
         f"{SET} string, generation int, partition int, gen_max bigint",
     )
     first_gen: dict[str, int] = {}
     for r in per_gen_rows:
         first_gen[r[SET]] = min(first_gen.get(r[SET], 1), int(r["generation"]))
-    starts = spark.createDataFrame(
+    starts = local_frame(
+        spark,
         [
             (
                 r[SET],
@@ -145,7 +148,7 @@ def resumption_frame(
     # One row per (set, generation, partition): brought back once, so the skipped records'
     # lookup below does not read the consumed rows a second time.
     small = starts.join(reread, [SET, "generation", "partition"], "left")
-    out = spark.createDataFrame(small.collect(), small.schema)
+    out = local_frame(spark, small.collect(), small.schema)
 
     resumed_past = out.filter(F.col("first_offset") > F.col("committed"))
     if log is None:

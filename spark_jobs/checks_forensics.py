@@ -51,6 +51,7 @@ from harness.results.layout import CellPaths
 from spark_jobs.broker_truncations import Truncation, read_truncations
 from spark_jobs.cell_data import SEGMENTS_SCHEMA, read_parquet
 from spark_jobs.checks_records import is_expected, visible
+from spark_jobs.local_rows import local_frame
 
 PLACES = ("never_appended", "truncated", "deleted", "unknown")
 SAMPLE = 10
@@ -178,9 +179,7 @@ def _logged(
     leader's earlier records truncates to the same offset, often sooner (measured: broker-2
     14 s before the returning leader), but never held what the leader acknowledged alone."""
     rows = [(t.partition, t.offset, t.ts, t.broker) for t in logs.found] or [(-1, -1, -1, "")]
-    cut = spark.createDataFrame(
-        rows, "t_partition int, t_offset bigint, t_ts bigint, broker string"
-    )
+    cut = local_frame(spark, rows, "t_partition int, t_offset bigint, t_ts bigint, broker string")
     if not logs.found:
         cut = cut.limit(0)
     matched = lost.join(
@@ -215,8 +214,8 @@ def placed(
     logs = logs or LogTruncations([], "no broker logs read")
     empty = "struct<ts:bigint,capture:string,node:string,partition:int,offset:bigint>"
     if segments is not None and facts.topic is not None:
-        reasons = spark.createDataFrame(
-            list(facts.labels.items()) or [("", "")], "capture string, reason string"
+        reasons = local_frame(
+            spark, list(facts.labels.items()) or [("", "")], "capture string, reason string"
         )
         hits = (
             segments.filter((F.col("topic") == facts.topic) & F.col("seq").isNotNull())
@@ -231,7 +230,7 @@ def placed(
             "*", *[F.lit(None).cast(empty).alias(r) for r in ("heal", "wipe", "collect")]
         )
     start_rows = [(p, s) for p, s in starts.items()] or [(-1, -1)]
-    start_df = spark.createDataFrame(start_rows, "acked_partition int, final_start bigint")
+    start_df = local_frame(spark, start_rows, "acked_partition int, final_start bigint")
     rows = rows.join(F.broadcast(start_df), "acked_partition", "left")
     rows = rows.join(_logged(spark, lost, logs, facts.rejoined), "seq", "left")
     blocked = "; ".join(facts.blockers)

@@ -45,6 +45,7 @@ from harness.results.layout import QueryPaths
 from harness.results.metrics import Resumption, SparkSetFigures
 from spark_jobs import seq_blocks as sb
 from spark_jobs.checks_records import visible
+from spark_jobs.local_rows import local_frame
 
 SINK_COLUMNS = {"seq": "bigint", "partition": "int", "offset": "bigint"}
 
@@ -86,7 +87,7 @@ def _read_files(spark: SparkSession, files: list[Path]) -> DataFrame:
         ]
     )
     if not files:
-        return spark.createDataFrame([], schema)
+        return local_frame(spark, [], schema)
     df = spark.read.parquet(*[str(f) for f in files])
     return df.select(
         *[F.col(c).cast(t).alias(c) for c, t in SINK_COLUMNS.items()],
@@ -97,8 +98,8 @@ def _read_files(spark: SparkSession, files: list[Path]) -> DataFrame:
 def sink_rows(spark: SparkSession, sink: Path, files: list[SinkFile]) -> DataFrame:
     """Rows the sink holds through its commit log (`files`), each with the batch that
     committed it."""
-    mapping = spark.createDataFrame(
-        [(f.local(sink).name, f.batch) for f in files], "file string, batch bigint"
+    mapping = local_frame(
+        spark, [(f.local(sink).name, f.batch) for f in files], "file string, batch bigint"
     )
     rows = _read_files(spark, [f.local(sink) for f in files])
     return rows.join(F.broadcast(mapping), "file").drop("file")

@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from harness.results import metrics as m
+from spark_jobs.local_rows import local_frame
 
 SET = "set"
 
@@ -48,7 +49,7 @@ def stall_frame(
     record the set had not first-consumed by c_prev; the stall is c - max(c_prev, a) when
     a < c, else 0. Columns: set, start_ms, end_ms, duration_ms, final (interval ends at end).
     """
-    sets_df = spark.createDataFrame(list(enumerate(sets)), f"{SID} int, {SET} string")
+    sets_df = local_frame(spark, list(enumerate(sets)), f"{SID} int, {SET} string")
     # Only the sets asked for, each by its index (an inner join with the small list).
     first = firsts.select(SET, "seq", "fc").join(F.broadcast(sets_df), SET).drop(SET)
     start, end = F.lit(start_ms).cast("bigint"), F.lit(end_ms).cast("bigint")

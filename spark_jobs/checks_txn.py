@@ -17,6 +17,7 @@ from pyspark.sql import functions as F
 
 from spark_jobs.cell_data import consumer_set
 from spark_jobs.checks_records import visible
+from spark_jobs.local_rows import local_frame
 
 COMMITTED, ABORTED, UNKNOWN = "committed", "aborted", "unknown"
 OUTCOMES = (COMMITTED, ABORTED, UNKNOWN)
@@ -59,7 +60,7 @@ def aborted_reads(
     if log is not None:
         readers.append(visible(log).select(F.lit(LOG_READER).alias(READER), "seq"))
     if not readers:
-        return ledger.sparkSession.createDataFrame([], f"{READER} string, seq bigint")
+        return local_frame(ledger.sparkSession, [], f"{READER} string, seq bigint")
     union = reduce(DataFrame.unionByName, readers)
     return union.join(aborted, "seq", "left_semi").select(READER, "seq").distinct()
 

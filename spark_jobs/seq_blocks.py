@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from harness.results.metrics import GenerationRows
 from spark_jobs.cell_data import ROW, consumer_set
 from spark_jobs.checks_records import is_expected, visible
+from spark_jobs.local_rows import local_frame
 
 BLOCK = 64
 K = "k"
@@ -188,7 +189,7 @@ def dirty_blocks(blocks: DataFrame, sets: list[str]) -> DataFrame:
         for s, (mask, rows) in zip(sets, set_columns(sets), strict=True)
     ]
     if not parts:
-        return blocks.sparkSession.createDataFrame([], f"{SET} string, {K} bigint")
+        return local_frame(blocks.sparkSession, [], f"{SET} string, {K} bigint")
     return reduce(DataFrame.unionByName, parts)
 
 

@@ -36,7 +36,10 @@ def spark() -> Iterator[Any]:  # a SparkSession, imported late: only a Spark tes
     if shutil.which("java") is None and not os.environ.get("JAVA_HOME"):
         pytest.skip("Spark needs a Java runtime (java on PATH or JAVA_HOME); none found")
     from spark_jobs.session import local_session
+    from tests.spark_jvm import short_lived_jvm
 
-    session = local_session("kafka-chaos-tests")
+    # C1 only: the checks' few rows do not pay back C2's compiles (tests/spark_jvm.py).
+    with short_lived_jvm():
+        session = local_session("kafka-chaos-tests")
     yield session
     session.stop()

@@ -22,6 +22,7 @@ from spark_jobs.checks_forensics import (
     placed,
     summarise,
 )
+from spark_jobs.local_rows import local_frame
 
 pytestmark = pytest.mark.spark
 
@@ -37,12 +38,13 @@ LABELS = {"01-heal-broker-1": "heal", "02-wipe-broker-2": "wipe", "03-collect-br
 
 
 def _tables(spark: Any, extra_segments: list[tuple[Any, ...]] = ()) -> tuple[Any, Any, Any]:  # type: ignore[assignment]
-    ledger = spark.createDataFrame(
+    ledger = local_frame(
+        spark,
         [(s, 0, s, "ok", None, None, s * 10) for s in range(1, 9)]
         + [(9, 0, None, "fail", None, None, None)],
         LEDGER,
     )
-    log = spark.createDataFrame([(1, True), (2, True)], "seq bigint, committed boolean")
+    log = local_frame(spark, [(1, True), (2, True)], "seq bigint, committed boolean")
     rows = [
         ("01-heal-broker-1", "broker-1", 100, "chaos", 0, 3, 3, 1),
         ("01-heal-broker-1", "broker-1", 100, "chaos", 0, 4, 4, 1),
@@ -51,7 +53,7 @@ def _tables(spark: Any, extra_segments: list[tuple[Any, ...]] = ()) -> tuple[Any
         ("03-collect-broker-3", "broker-3", 300, "chaos", 0, 6, 1, 1),
         *extra_segments,
     ]
-    return ledger, log, spark.createDataFrame(rows, SEGMENTS)
+    return ledger, log, local_frame(spark, rows, SEGMENTS)
 
 
 def _place(spark: Any, facts: CopyFacts, segments: Any = None, **kw: Any) -> dict[str, Any]:

@@ -4,6 +4,7 @@ reassignment tool's output is read, and the spec rule for partitions a cell adds
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -13,7 +14,9 @@ from typing import Any, cast
 import pytest
 
 from harness.cluster import operations
+from harness.common import waiting
 from harness.errors import FaultError, HarnessError, WaitTimeout
+from harness.faults import reassignment
 from harness.faults.add_partitions import AddPartitions, AddPartitionsFault
 from harness.faults.control import Node, PartitionState
 from harness.faults.reassign import Reassign, ReassignFault
@@ -141,6 +144,19 @@ class OpsCluster(FakeCluster):
 
     def under_replicated(self) -> list[tuple[str, int]]:
         return []
+
+
+@pytest.fixture(autouse=True)
+def virtual_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """reassign_and_wait polls every second on a clock that moves only when it sleeps: the
+    fakes count looks, not seconds, so real pauses only made these tests slow."""
+    now = [0.0]
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    timed = functools.partial(waiting.wait_until, clock=lambda: now[0], sleep=sleep)
+    monkeypatch.setattr(reassignment, "wait_until", timed)
 
 
 def cluster() -> OpsCluster:

@@ -20,6 +20,7 @@ import pytest
 from harness.results.checkpoint import Checkpoint, committed_end, orphan_files, sink_files
 from harness.results.tables import CONSUMED, LEDGER, LOG, write_table
 from harness.workload.spark.member import is_data_loss, resume_point
+from spark_jobs.local_rows import local_frame
 
 # A module of Spark checks (its pure tests too: one marker per module).
 pytestmark = pytest.mark.spark
@@ -159,7 +160,7 @@ needs_java = pytest.mark.skipif(
 
 def log_frame(spark: Any) -> Any:
     rows = [(seq_of(p, o), p, o) for p in (0, 1) for o in range(ENDS[3][p])]
-    return spark.createDataFrame(rows, "seq bigint, partition int, offset bigint")
+    return local_frame(spark, rows, "seq bigint, partition int, offset bigint")
 
 
 def summary_of(spark: Any, root: Path, resumes: list[dict[str, Any]]) -> Any:
@@ -282,10 +283,10 @@ def test_sink_duplicates_and_consumed_then_lost_count_rows_as_the_joins_did(spar
     counted); without duplicates, only the seqs the log lacks (two across blocks) count."""
     from spark_jobs.checks_spark import _consumed_then_lost, _rows_and_duplicates
 
-    log = spark.createDataFrame([(s,) for s in range(0, 100)], "seq bigint")
-    twice = spark.createDataFrame([(5,), (5,), (7,), (None,), (150,), (150,)], "seq bigint")
+    log = local_frame(spark, [(s,) for s in range(0, 100)], "seq bigint")
+    twice = local_frame(spark, [(5,), (5,), (7,), (None,), (150,), (150,)], "seq bigint")
     assert _rows_and_duplicates(twice)[1] == 3  # 6 rows, 3 distinct seqs
     assert _consumed_then_lost(twice, log, 3) == 3  # the null row and 150 twice
-    once = spark.createDataFrame([(1,), (63,), (64,), (130,), (200,)], "seq bigint")
+    once = local_frame(spark, [(1,), (63,), (64,), (130,), (200,)], "seq bigint")
     assert _rows_and_duplicates(once)[1] == 0
     assert _consumed_then_lost(once, log, 0) == 2  # 130 and 200

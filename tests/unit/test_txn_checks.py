@@ -15,6 +15,7 @@ import pytest
 from harness.results.metrics import COUNT_NAMES, PER_SET_KEYS
 from harness.results.tables import LEDGER, LOG, write_table
 from spark_jobs.history_facts import read_committed_sets
+from spark_jobs.local_rows import local_frame
 from tests.unit.test_verify import (
     CONSUMER_COMMITS,
     LOG_P0,
@@ -468,10 +469,10 @@ def test_poll_skip_equals_a_record_by_record_count_at_block_edges(spark: Any) ->
         inside = [o for o in range(lo + 1, hi) if rng.random() < 0.7]
         for o in (lo, *inside, hi):
             consumed_rows.append((consumer, 1, i % 2, o))
-    consumed = spark.createDataFrame(
-        consumed_rows, "consumer string, generation int, partition int, offset bigint"
+    consumed = local_frame(
+        spark, consumed_rows, "consumer string, generation int, partition int, offset bigint"
     )
-    log = spark.createDataFrame(log_rows, "partition int, offset bigint, committed boolean")
+    log = local_frame(spark, log_rows, "partition int, offset bigint, committed boolean")
 
     expected = {"rc": 0, "ru": 0}
     readers: dict[tuple[str, int], set[int]] = {}

@@ -14,6 +14,7 @@ import pytest
 
 from harness.results.metrics import BROKER_FIGURES
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, write_table
+from spark_jobs.local_rows import local_frame
 
 pytestmark = [
     pytest.mark.spark,
@@ -484,7 +485,7 @@ def test_earliest_rows_and_order_count_equal_their_direct_forms(spark: Any) -> N
         for _ in range(400)
     ]
     schema = "consumer string, generation int, partition int, offset bigint, ts bigint"
-    df = spark.createDataFrame(rows, schema).withColumn(ROW, F.monotonically_increasing_id())
+    df = local_frame(spark, rows, schema).withColumn(ROW, F.monotonically_increasing_id())
 
     order = Window.partitionBy("consumer", "generation", "partition").orderBy("ts", ROW)
     back = F.col("offset") < F.lag("offset").over(order)
@@ -534,9 +535,9 @@ def test_stall_frame_equals_its_definition_and_the_counted_form(spark: Any, set_
 
     if set_count == 1:  # the set with the most intervals; the other sets' rows stay in the input
         sets = [max(sets, key=lambda name: len(firsts[name]))]
-    available = spark.createDataFrame(list(avail.items()), "seq bigint, av bigint")
+    available = local_frame(spark, list(avail.items()), "seq bigint, av bigint")
     rows = [(name, s, f) for name, fs in firsts.items() for s, f in fs.items()]
-    consumed_firsts = spark.createDataFrame(rows, "set string, seq bigint, fc bigint")
+    consumed_firsts = local_frame(spark, rows, "set string, seq bigint, fc bigint")
     frame = stall_frame(spark, available, consumed_firsts, sets, start, end).collect()
     got: dict[str, list[tuple[int, int, int, bool, bool]]] = {name: [] for name in sets}
     for r in frame:
@@ -601,7 +602,9 @@ def _verify_in(cwd: Path, run: Path) -> int:
     import sys
 
     root = Path(__file__).resolve().parents[2]
-    env = {**os.environ, "PYTHONPATH": str(root)}
+    from tests.spark_jvm import with_test_jvm
+
+    env = with_test_jvm({**os.environ, "PYTHONPATH": str(root)})  # C1 only: tests/spark_jvm.py
     done = subprocess.run(
         [sys.executable, "-m", "harness", "verify", str(run)],
         cwd=cwd,
