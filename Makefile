@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: help docs incidents setup venv actionlint toxiproxy chromium docker images extra-versions spark-jars java-clients test test-unit test-integration lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index
+.PHONY: help docs incidents setup venv actionlint toxiproxy chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index
 
 help: ## this list (the default target: a bare `make` installs nothing)
 	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
@@ -50,7 +50,11 @@ java-clients: ## the Java clients (java_clients/, Maven) and each Kafka version'
 	scripts/ensure-build-tools.sh
 	scripts/build-java-clients.sh $(VERSIONS)
 
-test: venv actionlint toxiproxy ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters
+# make test's integration lane leaves out the slow lane (marker slow_lane): tests whose path
+# another test of the lane covers; make test-slow runs them (the nightly workflow does).
+INTEGRATION = -m "integration and not slow_lane"
+
+test: venv actionlint toxiproxy ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters (not the slow lane)
 	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m mypy
@@ -59,7 +63,7 @@ test: venv actionlint toxiproxy ## lint, types, import contracts, workflows, the
 	$(PY) scripts/docs_incidents.py --check
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir site
 	$(PY) -m pytest -m "not integration" -q
-	$(PY) -m pytest -m integration -q
+	$(PY) -m pytest $(INTEGRATION) -q
 
 lint-imports: venv ## the architecture's import contracts (pyproject.toml [tool.importlinter])
 	.venv/bin/lint-imports --no-cache --no-logo
@@ -70,8 +74,11 @@ lint-workflows: venv actionlint ## the GitHub workflows (.github/workflows/*.yml
 test-unit: venv ## the unit tests alone (no Docker; the Spark checks take about a minute)
 	$(PY) -m pytest -m "not integration" -q
 
-test-integration: venv ## the integration and end-to-end tests alone (real clusters)
-	$(PY) -m pytest -m integration -q
+test-integration: venv ## make test's integration and end-to-end tests alone (real clusters; not the slow lane)
+	$(PY) -m pytest $(INTEGRATION) -q
+
+test-slow: venv toxiproxy ## the slow lane: integration tests whose path make test covers otherwise (the nightly workflow runs it)
+	$(PY) -m pytest -m slow_lane -q
 
 cleanup: venv ## remove every container and network this harness ever started
 	$(PY) -m harness cleanup --all

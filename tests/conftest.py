@@ -11,12 +11,16 @@ from typing import Any
 
 import pytest
 
+from harness.pytest_plugin import shared_options
+from harness.pytest_plugin.options import ClusterOptions
+
 # Bounds per test: a `docker` test starts real clusters; a `slow` one runs a whole cell, then
 # Spark. A test's own timeout marker wins.
 TIMEOUTS = {"slow": 900, "docker": 600}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    run_shared_clusters_users_together(items)
     for item in items:
         needs = [name for name in TIMEOUTS if item.get_closest_marker(name)]
         if not needs:
@@ -24,6 +28,20 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         item.add_marker(pytest.mark.integration)
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(TIMEOUTS[needs[0]]))
+
+
+def run_shared_clusters_users_together(items: list[pytest.Item]) -> None:
+    """The tests sharing a cluster (`kafka_cluster(shared=True)`, one per options) run one
+    after another, where the first of them was collected; the others keep their order. The
+    plugin removes a shared cluster after its last test: it is up only while they run."""
+    first: dict[ClusterOptions, int] = {}
+    places = []
+    for index, item in enumerate(items):
+        options = shared_options(item)
+        place = index if options is None else first.setdefault(options, index)
+        places.append((place, index))
+    order = sorted(range(len(items)), key=places.__getitem__)
+    items[:] = [items[i] for i in order]
 
 
 @pytest.fixture(scope="session")

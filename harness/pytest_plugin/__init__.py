@@ -7,7 +7,8 @@ harness.pytest_plugin`). Fixtures:
   brokers=..., version=..., broker_config={...}, controllers=..., shared=..., start_timeout_s=...)`
   on the test, its class or its module (per key, the closest marker wins). Function-scoped: a
   test gets a fresh cluster, removed at its end. `shared=True`: one cluster per distinct
-  options for the whole session, healed after each test (see `pool`).
+  options, healed after each test and removed after the session's last test that asks for
+  it (see `pool`).
 * `kafka_cluster_factory` - `kafka_cluster_factory(brokers=1)` returns a `ClusterBuilder`
   (`with_mode`, `with_brokers`, ...; `with builder as cluster:` or `builder.start()`); every
   cluster it started is removed at the test's end.
@@ -23,6 +24,7 @@ teardown too, and a killed pytest leaves it to the cluster's watchdog (docs/clus
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -82,15 +84,38 @@ def kafka_cluster(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Ka
 
 
 @pytest.fixture(scope="session")
-def kafka_cluster_pool(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClusterPool]:
-    """The session's shared clusters (`shared=True`), removed when the session ends."""
+def kafka_cluster_pool(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ClusterPool]:
+    """The session's shared clusters (`shared=True`): each removed after the last of the
+    session's tests that asks for it, any left when the session ends."""
     from harness.pytest_plugin.pool import ClusterPool
 
-    pool = ClusterPool(tmp_path_factory.mktemp("kafka-clusters"))
+    users = shared_users(request.session.items)
+    pool = ClusterPool(tmp_path_factory.mktemp("kafka-clusters"), users)
     try:
         yield pool
     finally:
         pool.close_all()
+
+
+def shared_options(item: pytest.Item) -> ClusterOptions | None:
+    """The options of the shared cluster the test asks for through `kafka_cluster`, if any
+    (a marker that does not parse: none, its test fails at set-up)."""
+    if "kafka_cluster" not in getattr(item, "fixturenames", ()):
+        return None
+    if item.get_closest_marker(MARKER) is None:
+        return None
+    try:
+        options = marker_options(item)
+    except ConfigError:
+        return None
+    return options if options.shared else None
+
+
+def shared_users(items: list[pytest.Item]) -> dict[ClusterOptions, int]:
+    """How many of the session's tests ask for each shared cluster."""
+    return dict(Counter(o for o in map(shared_options, items) if o is not None))
 
 
 @pytest.fixture

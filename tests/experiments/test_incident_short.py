@@ -12,7 +12,12 @@ import pytest
 
 from tests.experiments.cli import HERE, harness
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# make test-slow (nightly): offsets RF 1 and the coordinator's broker killed, commits stopping
+# while the topic keeps its leaders, is tests/integration/test_offsets_incident.py's path (both
+# modes); a group cell through the CLI, test_end_to_end's; a planned fault that finds no
+# coordinator skipped and the cell unknown, tests/unit/test_nemesis.py's, test_targets.py's and
+# test_cell_verdict.py's; the stall bound, tests/unit/test_relative_bounds.py's.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 EXIT_INFRA_OR_UNKNOWN = 3
 

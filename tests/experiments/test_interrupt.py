@@ -76,8 +76,12 @@ def _start(spec: str, tmp_path: Path) -> tuple[subprocess.Popen[str], list[str]]
     return proc, seen
 
 
-# java-kill: the members and the producer are JVMs (Kafka's VerifiableConsumer among them).
-@pytest.mark.parametrize("spec", ["small-kill.yaml", "java-kill.yaml"])
+# java-kill: the members and the producer are JVMs (Kafka's VerifiableConsumer among them). It
+# is in make test-slow (nightly): Ctrl-C mid-workload is small-kill's path here, and java-kill's
+# JVMs mid-run, then gone with the runner, are test_a_killed_runner_leaves_no_java_client_running's.
+@pytest.mark.parametrize(
+    "spec", ["small-kill.yaml", pytest.param("java-kill.yaml", marks=pytest.mark.slow_lane)]
+)
 def test_ctrl_c_mid_workload_leaves_nothing_running(tmp_path: Path, spec: str) -> None:
     proc, seen = _start(spec, tmp_path)
     proc.send_signal(signal.SIGINT)

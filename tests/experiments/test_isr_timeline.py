@@ -11,7 +11,10 @@ import pytest
 
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# make test-slow (nightly): a cell with a broker killed mid-run, its partition watch and Kafka's
+# view in the summary, is test_broker_metrics's path (the watch runs in every cell); the ISR
+# figures from partition.state events, tests/unit/test_isr.py's.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 
 def test_a_killed_follower_leaves_the_isr_and_rejoins_it(tmp_path: Path) -> None:

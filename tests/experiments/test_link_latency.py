@@ -11,7 +11,10 @@ import pytest
 
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# make test-slow (nightly): latency on client links through Toxiproxy, made through the registry
+# as the nemesis makes it and healed leaving no toxic, is tests/integration/test_link_faults.py's;
+# a cell through the CLI, test_end_to_end's; the faulted acks' figures, tests/unit/test_latency_checks.py's.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 
 def test_latency_on_every_client_link_shows_in_the_faulted_acks_only(tmp_path: Path) -> None:

@@ -12,7 +12,11 @@ import pytest
 
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# make test-slow (nightly): the pipeline members (one module, both guarantees), a member
+# SIGKILLed and restarted, the output read, are test_pipeline's path; an at-least-once pipeline
+# losing nothing across member crashes, test_command_pipeline's; the commit interval,
+# tests/unit/test_commit_interval.py's.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 
 def test_a_crash_writes_again_what_was_delivered_since_the_last_commit(tmp_path: Path) -> None:

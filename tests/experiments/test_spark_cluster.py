@@ -104,6 +104,9 @@ def _figures(run: Path, cell_id: str) -> dict[str, object]:
     return figures(json.loads((run / "cells" / cell_id / "summary.json").read_text()))
 
 
+# make test-slow (nightly): `verify` of a result folder is test_end_to_end's path (local Spark);
+# --spark-master reaching the command, test_a_bad_master_url_is_a_usage_error's (make test).
+@pytest.mark.slow_lane
 def test_verify_on_a_standalone_cluster_equals_local(
     tmp_path: Path, standalone: tuple[str, dict[str, str]]
 ) -> None:

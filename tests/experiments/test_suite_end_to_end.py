@@ -13,7 +13,10 @@ import pytest
 
 from tests.experiments.cli import HERE, harness
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# make test-slow (nightly): its small-kill KRaft 3.9.2 cell is test_end_to_end's, through `run`
+# and `verify`; shards, merge-shards, history, index and compare are tests/unit/test_suite_*.py's
+# on hand-built run folders (through the CLI too), and the nightly's own shards and merge.
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 EXIT_FOR_VERDICT = {"pass": 0, "fail": 1, "unknown": 3}
 SUITE = HERE / "tiny-suite.yaml"

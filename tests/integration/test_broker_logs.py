@@ -15,7 +15,11 @@ import pytest
 
 from tests.experiments.cli import harness
 
-pytestmark = pytest.mark.docker
+# make test-slow (nightly): every cell copies its brokers' logs and counts their errors
+# (broker_errors, by template) in its summary, e.g. test_end_to_end's; a client's clock
+# skewed behind a bounded topic and refused, test_clock_skew's; the templates, allow lists and
+# check, tests/unit/test_broker_logs.py's.
+pytestmark = [pytest.mark.docker, pytest.mark.slow_lane]
 
 SPEC = """\
 name: broker-log-errors

@@ -4,7 +4,9 @@ A broker's JVM skewed +1 h stamps LogAppendTime an hour ahead and true time agai
 heal. A confluent-kafka producer process
 started the way the harness starts skewed clients, 2 h behind: its records carry a CreateTime
 2 h behind, a topic with message.timestamp.before.max.ms = 1 h rejects them
-(librdkafka: INVALID_RECORD), and the process's own bookkeeping clock (now_ms) keeps true time.
+(librdkafka: INVALID_RECORD), and the process's own bookkeeping clock (now_ms) keeps true time;
+the brokers' clocks are not touched, so that test runs on the default KRaft cluster, shared
+(the plugin's pool), with topics of its own.
 """
 
 from __future__ import annotations
@@ -100,17 +102,18 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.kafka_cluster(mode="kraft", shared=True)
 def test_a_client_two_hours_behind_is_rejected_by_a_bounded_topic(
-    start_cluster: ClusterFactory, tmp_path: Path
+    kafka_cluster: KafkaCluster, tmp_path: Path
 ) -> None:
-    cluster = start_cluster(mode="kraft", brokers=1)
-    cluster.admin.create_topic("bounded", 1, 1, {"message.timestamp.before.max.ms": str(HOUR_MS)})
-    cluster.admin.create_topic("free", 1, 1)
+    cluster, bounded, free = kafka_cluster, "skew-bounded", "skew-free"
+    cluster.admin.create_topic(bounded, 1, 1, {"message.timestamp.before.max.ms": str(HOUR_MS)})
+    cluster.admin.create_topic(free, 1, 1)
     clock = tmp_path / "clocks" / "producer.offset"
     fake_clock.write_offset(clock, -7200)
     started_ms = time.time() * 1000
     done = subprocess.run(
-        [sys.executable, "-c", CLIENT, cluster.bootstrap_servers, "bounded", "free"],
+        [sys.executable, "-c", CLIENT, cluster.bootstrap_servers, bounded, free],
         env=fake_clock.environment(clock),
         capture_output=True,
         text=True,

@@ -1,4 +1,7 @@
-"""The remaining fault kinds and targets, each against a real cluster."""
+"""The remaining fault kinds and targets, each against a real cluster. (The minority split and
+the ZooKeeper cut through these shortcuts run in test_network_faults.py, on the cluster of
+the same fault made through the registry; a ZooKeeper broker killed and started at once, in
+test_upgrade.py, with the upgrade step that meets the same old registration.)"""
 
 from __future__ import annotations
 
@@ -9,7 +12,7 @@ from confluent_kafka import Producer
 
 from harness import PartitionFault, Target
 from tests.integration.conftest import MODES, ClusterFactory
-from tests.integration.kafka_io import produce, read_all, wait_until
+from tests.integration.kafka_io import produce, wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -69,38 +72,6 @@ def test_kill_the_controller(start_cluster: ClusterFactory, mode: str) -> None:
     assert sorted(cluster.brokers) == [1, 2, 3]
 
 
-def test_broker_cut_from_zookeeper_loses_registration(start_cluster: ClusterFactory) -> None:
-    cluster = start_cluster(mode="zookeeper", brokers=3)
-    victim = Target.parse("random").resolve(cluster, random.Random(7))
-    fault = PartitionFault.from_zookeeper(cluster, victim).inject()
-    # zookeeper.session.timeout.ms (18 s) later its ephemeral registration is gone.
-    wait_until(
-        lambda: victim not in cluster.admin.registered_brokers(), 90, f"{victim} unregistered"
-    )
-    fault.heal()
-    wait_until(
-        lambda: victim in cluster.admin.registered_brokers(), 90, f"{victim} registered again"
-    )
-
-
-def test_split_minority_loses_leadership(start_cluster: ClusterFactory) -> None:
-    cluster = start_cluster(mode="kraft", brokers=3)
-    cluster.create_topic("t", partitions=1, replication_factor=3)
-    leader = cluster.leader("t", 0)
-    assert leader is not None
-    PartitionFault.split(cluster, [leader]).inject()
-    wait_until(
-        lambda: cluster.leader("t", 0) not in (None, leader), 90, "leadership to leave the minority"
-    )
-    cluster.heal_all()
-    wait_until(lambda: cluster.isr("t", 0) == [1, 2, 3], 90, "the full ISR after heal")
-    sent = produce(
-        cluster.bootstrap_servers, "t", 20, acks="all"
-    )  # the healed cluster takes writes
-    assert len(sent.acked) == 20
-    assert set(read_all(cluster.bootstrap_servers, "t", 1, at_least=20)) == set(range(20))
-
-
 def test_broker_cut_from_controller_quorum_is_fenced(start_cluster: ClusterFactory) -> None:
     cluster = start_cluster(mode="kraft", brokers=3, controllers=3)
     cluster.create_topic("t", partitions=1, replication_factor=3)
@@ -113,18 +84,3 @@ def test_broker_cut_from_controller_quorum_is_fenced(start_cluster: ClusterFacto
     wait_until(lambda: cluster.leader("t", 0) not in (None, leader), 90, "leadership to move")
     fault.heal()
     wait_until(lambda: leader in cluster.admin.registered_brokers(), 90, f"{leader} unfenced")
-
-
-def test_zookeeper_broker_killed_and_started_at_once_comes_back(
-    start_cluster: ClusterFactory,
-) -> None:
-    """Its old ZooKeeper session still holds /brokers/ids/2 (NodeExistsException at start-up):
-    the heal restarts it like a supervisor until the session expires and it registers."""
-    cluster = start_cluster(mode="zookeeper", brokers=3)
-    fault = cluster.kill(2)
-    fault.heal()  # immediately, well inside zookeeper.session.timeout.ms (18 s)
-    assert 2 in cluster.brokers
-    wait_until(lambda: 2 in cluster.admin.registered_brokers(), 60, "broker 2 registered again")
-    failed = [e for e in cluster.history.events if e.kind == "node.start_failed"]
-    assert all(e.fields["node"] == "broker-2" for e in failed)
-    assert "NodeExists" in cluster.logs(2) or not failed

@@ -28,9 +28,16 @@ def _log_bytes(cluster: object, broker: int) -> int:
     return int(_sh(cluster, broker, f"cat {DATA_DIR}/t-0/*.log | wc -c"))
 
 
+# ZooKeeper mode is in make test-slow (nightly): the wipe (log directories set aside, SIGKILL,
+# back on empty ones, the old copy deleted) is the KRaft unsized case's path, and ZooKeeper-mode
+# kills and restarts are test_leader_kill's and test_upgrade's.
 @pytest.mark.parametrize(
     ("mode", "controllers", "size_mb"),
-    [("kraft", 1, None), ("zookeeper", 0, None), ("kraft", 1, 64)],  # 64: its own filesystem
+    [
+        ("kraft", 1, None),
+        pytest.param("zookeeper", 0, None, marks=pytest.mark.slow_lane),
+        ("kraft", 1, 64),  # 64: its own filesystem
+    ],
 )
 def test_wiped_follower_rejoins_empty(
     start_cluster: ClusterFactory, mode: str, controllers: int, size_mb: int | None

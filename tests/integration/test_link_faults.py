@@ -128,8 +128,10 @@ def test_link_faults_act_on_the_wire_and_leave_nothing_behind(
     assert not cluster.active_faults and no_toxic_left(cluster)
 
 
-def test_a_cluster_without_link_faults_runs_no_proxy(start_cluster: ClusterFactory) -> None:
-    cluster = start_cluster(mode="zookeeper", brokers=1)
+# The default ZooKeeper-mode cluster, shared (the plugin's pool): it only looks.
+@pytest.mark.kafka_cluster(mode="zookeeper", shared=True)
+def test_a_cluster_without_link_faults_runs_no_proxy(kafka_cluster: KafkaCluster) -> None:
+    cluster = kafka_cluster
     node = cluster.node(1)
     code, out = node.exec("sh", "-c", "ps -eo comm | grep -c toxiproxy || true")
     assert code == 0 and out.strip() == "0", out

@@ -1,14 +1,17 @@
 """split, lossy, cut-quorum and cut-zookeeper against real clusters, made through the registry as
-the nemesis makes them; after each heal no iptables chain is left in any node."""
+the nemesis makes them; after each heal no iptables chain is left in any node. The split and
+the ZooKeeper cut are then made again on the same cluster through the cluster's own shortcuts
+(`PartitionFault.split`, `PartitionFault.from_zookeeper`): one cluster for both ways."""
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 from confluent_kafka import Producer
 
-from harness import KafkaCluster
+from harness import KafkaCluster, PartitionFault, Target
 from harness.faults import iptables
 from harness.faults.registry import make_fault
 from harness.nodes.topology import DATA_DIR, INTERNAL_PORT
@@ -108,6 +111,23 @@ def test_split_minority_leader_stops_taking_acks_all_writes(start_cluster: Clust
     assert copies == {seq: 2 if seq < 50 else 1 for seq in range(200)}, "acked records lost"
     assert fault.describe()["shape"] == "split"
 
+    # The shortcut, healed by heal_all, on a topic of its own: leadership leaves the minority,
+    # and the healed cluster takes acks=all writes.
+    cluster.create_topic("u", partitions=1, replication_factor=3)
+    leader = cluster.leader("u", 0)
+    assert leader is not None
+    PartitionFault.split(cluster, [leader]).inject()
+    wait_until(
+        lambda: cluster.leader("u", 0) not in (None, leader), 90, "leadership to leave the minority"
+    )
+    cluster.heal_all()
+    wait_until(lambda: cluster.isr("u", 0) == [1, 2, 3], 90, "the full ISR after heal")
+    sent = produce(
+        cluster.bootstrap_servers, "u", 20, acks="all"
+    )  # the healed cluster takes writes
+    assert len(sent.acked) == 20
+    assert set(read_all(cluster.bootstrap_servers, "u", 1, at_least=20)) == set(range(20))
+
 
 def test_lossy_drops_packets_and_clients_still_get_through(start_cluster: ClusterFactory) -> None:
     cluster = start_cluster(mode="kraft", brokers=3)
@@ -202,3 +222,15 @@ def test_cut_zookeeper_expires_the_session_and_moves_leadership(
     wait_until(lambda: target in cluster.admin.registered_brokers(), 90, f"{target} registered")
     wait_until(lambda: cluster.isr("t", 0) == [1, 2, 3], 90, "the full ISR after heal")
     assert set(read_all(cluster.bootstrap_servers, "t", 1, at_least=100)) == set(range(100))
+
+    # The shortcut, on a broker picked at random: zookeeper.session.timeout.ms (18 s) later its
+    # ephemeral registration is gone; healed, it registers again.
+    victim = Target.parse("random").resolve(cluster, random.Random(7))
+    fault = PartitionFault.from_zookeeper(cluster, victim).inject()
+    wait_until(
+        lambda: victim not in cluster.admin.registered_brokers(), 90, f"{victim} unregistered"
+    )
+    fault.heal()
+    wait_until(
+        lambda: victim in cluster.admin.registered_brokers(), 90, f"{victim} registered again"
+    )

@@ -11,21 +11,26 @@ from tests.integration.kafka_io import produce, read_all
 pytestmark = pytest.mark.docker
 
 
-def _roundtrip(cluster: KafkaCluster) -> None:
-    cluster.create_topic("t", partitions=3, replication_factor=3)
+def _roundtrip(cluster: KafkaCluster, topic: str = "t") -> None:
+    cluster.create_topic(topic, partitions=3, replication_factor=3)
     assert sorted(cluster.brokers) == [1, 2, 3]
-    assert all(cluster.isr("t", p) == [1, 2, 3] for p in range(3))
-    sent = produce(cluster.bootstrap_servers, "t", 1000, acks="all")
+    assert all(cluster.isr(topic, p) == [1, 2, 3] for p in range(3))
+    sent = produce(cluster.bootstrap_servers, topic, 1000, acks="all")
     assert sent.failed == {}
     assert len(sent.acked) == 1000
-    log = read_all(cluster.bootstrap_servers, "t", 3)
+    log = read_all(cluster.bootstrap_servers, topic, 3)
     assert sorted(log) == list(range(1000))
     assert all(len(offsets) == 1 for offsets in log.values())
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_three_brokers_roundtrip(start_cluster: ClusterFactory, mode: str) -> None:
-    _roundtrip(start_cluster(mode=mode, brokers=3))
+# The default cluster of each mode, shared with the other tests that leave it as they found it
+# (the plugin's pool): a topic of its own.
+@pytest.mark.parametrize(
+    "mode", [pytest.param(m, marks=pytest.mark.kafka_cluster(mode=m, shared=True)) for m in MODES]
+)
+def test_three_brokers_roundtrip(kafka_cluster: KafkaCluster, mode: str) -> None:
+    assert kafka_cluster.mode == mode
+    _roundtrip(kafka_cluster, "roundtrip")
 
 
 def test_kafka4_kraft_roundtrip(start_cluster: ClusterFactory) -> None:

@@ -2,7 +2,9 @@
 
 One partition moved off its leader while a producer writes (ZooKeeper mode, 3.9), and the
 `__consumer_offsets` incident's fix: its replication factor raised from 1 to 3 (KRaft, the
-newest 4.x), after which every offsets partition has three replicas in its ISR.
+newest 4.x), after which every offsets partition has three replicas in its ISR. The move
+leaves its cluster healthy: it runs on the default ZooKeeper-mode cluster, shared (the
+plugin's pool), with a topic of its own and the history from its own start on.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from harness import KafkaCluster
 from harness.faults.registry import make_fault
 from harness.nodes.images import built_versions
 from harness.results.history import History
@@ -20,37 +23,41 @@ from tests.integration.kafka_io import producing, read_all, try_commit, wait_unt
 pytestmark = pytest.mark.docker
 
 
-def operation_events(history: History) -> list[dict[str, Any]]:
-    return [{"kind": e.kind, **e.fields} for e in history.events if e.kind.startswith("fault.")]
+def operation_events(history: History, since: int = 0) -> list[dict[str, Any]]:
+    """The fault events from the `since`-th event of the history on."""
+    events = history.events[since:]
+    return [{"kind": e.kind, **e.fields} for e in events if e.kind.startswith("fault.")]
 
 
-def test_move_one_partition_off_its_leader_while_producing(start_cluster: ClusterFactory) -> None:
-    cluster = start_cluster(mode="zookeeper", brokers=3)
-    cluster.create_topic("chaos", partitions=2, replication_factor=2)
-    before, untouched = cluster.partition_states("chaos")[0], cluster.replicas("chaos", 1)
+@pytest.mark.kafka_cluster(mode="zookeeper", shared=True)
+def test_move_one_partition_off_its_leader_while_producing(kafka_cluster: KafkaCluster) -> None:
+    cluster, topic = kafka_cluster, "moved"
+    since = len(cluster.history.events)  # a shared cluster's history holds earlier tests' too
+    cluster.create_topic(topic, partitions=2, replication_factor=2)
+    before, untouched = cluster.partition_states(topic)[0], cluster.replicas(topic, 1)
     assert before.leader is not None
     newcomer = next(b for b in (1, 2, 3) if b not in before.replicas)
     follower = next(b for b in before.replicas if b != before.leader)
     target = (newcomer, follower)  # the leader's replica leaves: leadership must move too
 
-    with producing(cluster.bootstrap_servers, "chaos", per_second=200) as result:
+    with producing(cluster.bootstrap_servers, topic, per_second=200) as result:
         wait_until(lambda: len(result.acked) >= 200, 60, "records acked before the move")
-        make_fault("reassign", cluster, "chaos/0", {"to": list(target)}).inject()
+        make_fault("reassign", cluster, f"{topic}/0", {"to": list(target)}).inject()
         after_move = len(result.acked)
         wait_until(lambda: len(result.acked) >= after_move + 200, 60, "records acked after it")
 
-    after = cluster.partition_states("chaos")[0]
+    after = cluster.partition_states(topic)[0]
     assert after.replicas == target
     assert sorted(after.isr) == sorted(target)
     assert after.leader in target and after.leader != before.leader
-    assert cluster.replicas("chaos", 1) == list(untouched)
+    assert cluster.replicas(topic, 1) == list(untouched)
     assert not result.failed
-    seen = read_all(cluster.bootstrap_servers, "chaos", 2, at_least=len(result.acked))
+    seen = read_all(cluster.bootstrap_servers, topic, 2, at_least=len(result.acked))
     assert set(result.acked) <= set(seen), "an acknowledged record is missing from the log"
 
-    inject, heal = operation_events(cluster.history)
+    inject, heal = operation_events(cluster.history, since)
     assert (inject["kind"], heal["kind"]) == ("fault.inject", "fault.heal")
-    assert heal["completed"] is True and heal["topic"] == "chaos" and heal["moved"] == 1
+    assert heal["completed"] is True and heal["topic"] == topic and heal["moved"] == 1
     assert heal["before"] == {"0": list(before.replicas)}
     assert heal["after"] == {"0": list(target)}
 

@@ -8,7 +8,7 @@ import pytest
 
 from harness.faults.registry import make_fault
 from tests.integration.conftest import ClusterFactory
-from tests.integration.kafka_io import producing, read_all
+from tests.integration.kafka_io import producing, read_all, wait_until
 
 pytestmark = pytest.mark.docker
 
@@ -60,13 +60,28 @@ def test_a_zookeeper_broker_killed_during_its_step_comes_back_on_the_new_contain
 ) -> None:
     """A kill planned during a broker's upgrade step leaves its ZooKeeper registration
     behind for zookeeper.session.timeout.ms: the new container exits on it at first
-    (NodeExistsException) and is started again like a supervisor, as after a kill."""
+    (NodeExistsException) and is started again like a supervisor, as after a kill.
+
+    First the kill itself, healed at once: its old ZooKeeper session still holds
+    /brokers/ids/2 (NodeExistsException at start-up), and the heal restarts it like a
+    supervisor until the session expires and it registers. Each part reads the history from
+    its own start on."""
     cluster = start_cluster(mode="zookeeper", brokers=3, persistent_data=True)
+    fault = cluster.kill(2)
+    fault.heal()  # immediately, well inside zookeeper.session.timeout.ms (18 s)
+    assert 2 in cluster.brokers
+    wait_until(lambda: 2 in cluster.admin.registered_brokers(), 60, "broker 2 registered again")
+    failed_at_heal = [e for e in cluster.history.events if e.kind == "node.start_failed"]
+    assert all(e.fields["node"] == "broker-2" for e in failed_at_heal)
+    assert "NodeExists" in cluster.logs(2) or not failed_at_heal
+
+    since = len(cluster.history.events)
     cluster.create_topic("t", partitions=3, replication_factor=3)
     with producing(cluster.bootstrap_servers, "t", per_second=50) as sent:
         cluster.node(2).kill()
         cluster.replace_node(2, cluster.version)  # at once: its session is still alive
-    failed = [e.fields for e in cluster.history.events if e.kind == "node.start_failed"]
+    events = cluster.history.events[since:]
+    failed = [e.fields for e in events if e.kind == "node.start_failed"]
     assert failed, "the new container never met the old registration: nothing was exercised"
     assert all(f["node"] == "broker-2" for f in failed)
     assert "NodeExistsException" in cluster.node(2).logs() or "node already exists" in (
@@ -74,6 +89,6 @@ def test_a_zookeeper_broker_killed_during_its_step_comes_back_on_the_new_contain
     )
     assert cluster.node(2).is_up()
     assert 2 in cluster.admin.registered_brokers()
-    assert [e.kind for e in cluster.history.events].count("node.replaced") == 1
+    assert [e.kind for e in events].count("node.replaced") == 1
     seen = read_all(cluster.bootstrap_servers, "t", 3, at_least=len(sent.acked))
     assert not set(sent.acked) - set(seen)

@@ -219,6 +219,96 @@ def test_random_targets_follow_the_seed() -> None:
     assert len(set(picks)) == 1 and picks[0] in (1, 2, 3)
 
 
+# --- the shared pool ------------------------------------------------------------------------
+class PooledFake(HealingFake):
+    closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+
+
+def test_a_shared_cluster_goes_after_its_last_counted_user(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.pytest_plugin.pool import ClusterPool
+
+    started: list[PooledFake] = []
+
+    def start(_builder: ClusterBuilder) -> PooledFake:
+        started.append(PooledFake())
+        return started[-1]
+
+    monkeypatch.setattr(ClusterBuilder, "start", start)
+    kraft, zk, uncounted = (
+        ClusterOptions(mode=m, shared=True) for m in ("kraft", "zookeeper", "x")
+    )
+    pool = ClusterPool(tmp_path, {kraft: 2, zk: 1})
+    first = pool.acquire(kraft)
+    pool.release(kraft)
+    assert pool.acquire(kraft) is first and first.closed == 0  # one user still to come
+    pool.release(kraft)
+    assert (first.healed_all, first.closed, kraft in pool.clusters) == (2, 1, False)
+    pool.acquire(zk)
+    pool.release(zk)
+    assert started[1].closed == 1
+    other = pool.acquire(uncounted)  # not counted: kept until the session's end
+    pool.release(uncounted)
+    assert other.closed == 0
+    pool.close_all()
+    assert other.closed == 1 and first.closed == 1
+
+
+def test_tests_sharing_a_cluster_run_together_and_count_as_its_users(tmp_path: Path) -> None:
+    result = run_pytest(
+        tmp_path,
+        "--collect-only",
+        "-q",
+        "-p",
+        "tests.conftest",
+        test="""
+        import pytest
+
+        @pytest.mark.kafka_cluster(shared=True)
+        def test_a(kafka_cluster):
+            pass
+
+        def test_b():
+            pass
+
+        @pytest.mark.kafka_cluster(mode="zookeeper", shared=True)
+        def test_c(kafka_cluster):
+            pass
+
+        @pytest.mark.kafka_cluster(shared=True)
+        def test_d(kafka_cluster):
+            pass
+
+        @pytest.mark.kafka_cluster(shared=True)
+        def test_not_using_it():
+            pass
+        """,
+    )
+    order = [line.split("::")[-1] for line in result.stdout.splitlines() if "::" in line]
+    assert order == ["test_a", "test_d", "test_b", "test_c", "test_not_using_it"], result.stdout
+
+    from harness.pytest_plugin import shared_users
+
+    class Item:
+        def __init__(self, shared: bool, fixtures: tuple[str, ...] = ("kafka_cluster",)) -> None:
+            self.fixturenames = fixtures
+            self.nodeid = "t"
+            self._marker = pytest.mark.kafka_cluster(shared=shared).mark
+
+        def get_closest_marker(self, name: str) -> Any:
+            return self._marker if name == "kafka_cluster" else None
+
+        def iter_markers(self, name: str) -> Any:
+            return iter([self._marker] if name == "kafka_cluster" else [])
+
+    items: Any = [Item(True), Item(True), Item(False), Item(True, fixtures=())]
+    assert shared_users(items) == {ClusterOptions(shared=True): 2}
+
+
 # --- the plugin as pytest loads it -----------------------------------------------------------
 def run_pytest(tmp_path: Path, *args: str, test: str = "") -> subprocess.CompletedProcess[str]:
     if test:
