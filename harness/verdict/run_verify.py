@@ -44,7 +44,7 @@ class SparkChecks:
     def warm_up(self) -> None:
         """Start the session now, in a daemon thread (a failure there is left for `verify`,
         which starts the session again and reports what stops it)."""
-        if self._spark is None and self._starting is None:
+        if self._spark is None and (self._starting is None or not self._starting.is_alive()):
             self._starting = threading.Thread(target=self._start, name="spark-warm-up", daemon=True)
             self._starting.start()
 
@@ -55,10 +55,10 @@ class SparkChecks:
             self._spark = spark_session()
 
     def ready(self) -> None:
-        """Until a warm-up under way has ended."""
-        if self._starting is not None:
-            self._starting.join()
-            self._starting = None
+        """Until a warm-up under way has ended (from any thread: the checks' and a cell's)."""
+        starting = self._starting
+        if starting is not None:
+            starting.join()
 
     def verify(self, cell: Cell, cell_dir: Path) -> dict[str, Any]:
         """The cell's checks, then its summary.json and report; all of it is timed
