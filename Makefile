@@ -121,3 +121,5 @@ bench: venv toxiproxy ## the benchmarks (docs/benchmarks.md): tables into benchm
 	$(PY) benchmarks/link_proxy_overhead.py --rounds 3 --out benchmarks/results/link_proxy_overhead.md
 	benchmarks/faketime_cost.sh 200000 3 > benchmarks/results/faketime_cost.txt
 	$(PY) benchmarks/metrics_cost.py --rounds 3 --out benchmarks/results/metrics_cost.md
+	$(PY) benchmarks/cell_overhead.py --repeat 3 --variant 'before:KAFKA_CHAOS_JVM_OPTS=' --variant 'after:' --out benchmarks/results/plain_cell.md
+	$(PY) benchmarks/cell_overhead.py --spec benchmarks/specs/fake-clock-cell.yaml --repeat 3 --out benchmarks/results/fake_clock_cell.md
