@@ -27,7 +27,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 CGROUP = Path("/sys/fs/cgroup/cpuacct/docker")
@@ -50,7 +50,6 @@ class Run:
     ack_p50: float | None
     ack_p99: float | None
     verdict: str
-    samples: list[Sample] = field(repr=False, default_factory=list)
 
 
 def container_cpu() -> dict[str, int]:
@@ -150,7 +149,6 @@ def run_once(spec: Path, variant: str, env: dict[str, str], out: Path) -> list[R
                 ack_p50=steady.get("p50_ms"),
                 ack_p99=steady.get("p99_ms"),
                 verdict=str(summary.get("verdict")),
-                samples=samples,
             )
         )
     return runs

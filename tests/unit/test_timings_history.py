@@ -22,6 +22,7 @@ from harness.suite.index import build_index
 from tests.unit.index_folders import append_night, night, write_suite_folder
 from tests.unit.suite_folders import cell_summary
 from tests.unit.test_suite_history import suite_summary
+from tests.unit.test_timings import EXPECTED
 
 COLUMNS = [
     "t_cluster",
@@ -37,20 +38,8 @@ COLUMNS = [
     "t_checks_wait",
     "t_checks_hidden",
 ]
-TIMINGS = {
-    "cluster": 8.0,
-    "steady_state": 10.0,
-    "workload": 60.0,
-    "workload_scheduled": 55.0,
-    "heal": 1.5,
-    "recovery": 4.25,
-    "drain": 6.0,
-    "collect": 7.5,
-    "checks": 12.5,
-    "total": 110.25,
-    "checks_wait": 0.0,
-    "checks_hidden": 0.0,
-}
+# One cell's timings: the ones test_timings derives from its hand-built history.
+TIMINGS = EXPECTED
 
 
 def with_timings(cell: dict[str, Any], **timings: float) -> dict[str, Any]:
