@@ -13,7 +13,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.experiments.cli import HERE, harness
+from tests.experiments.cli import HERE, harness, not_passed
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
@@ -26,7 +26,9 @@ def test_acks1_lost_records_are_all_placed_truncated_by_the_deposed_leaders_copy
     assert (run_dir / "summary.json").is_file(), done.stderr[-3000:]
     (cell,) = json.loads((run_dir / "summary.json").read_text())["cells"]
     lost = cell["counts"]["lost"]
-    assert lost is not None and lost >= 1, (cell.get("undecided"), done.stderr[-3000:])
+    # not_passed first: CI shows an assertion's first characters (a `run` check names why
+    # the cell did not run its course, e.g. a cluster that did not start).
+    assert lost is not None and lost >= 1, f"{not_passed(cell)}\n{done.stderr[-3000:]}"
     where = cell["lost_where"]
     assert where["truncated"] == lost, (where, cell["lost_where_reasons"])
     sample = cell["lost_where_sample"]
