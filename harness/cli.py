@@ -405,12 +405,14 @@ def _run_suite(
     _refuse_unbuilt(cell for e in plan.runnable for cell in e.cells)
     from harness.experiment import run_plan
     from harness.suite.runner import run_suite
-    from harness.verdict.run_verify import spark_checks
+    from harness.verdict.run_verify import small_cells, spark_checks
 
     def say(line: str) -> None:
         console.print(f"[bold magenta]suite[/bold magenta] {line}", highlight=False)
 
-    with spark_checks() as checks:  # one Spark session for every experiment's checks
+    # One Spark session for every experiment's checks.
+    small = small_cells(cell for e in plan.runnable for cell in e.cells)
+    with spark_checks(small=small) as checks:
 
         def run_one(
             plan: Plan, folder: Path, cell_done: Callable[[dict[str, Any]], None]

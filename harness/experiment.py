@@ -27,7 +27,13 @@ from harness.spec import (
     spec_to_yaml,
 )
 from harness.verdict.checks_behind import ChecksBehind
-from harness.verdict.run_verify import EXIT_FOR_VERDICT, SparkChecks, spark_checks, verify_run
+from harness.verdict.run_verify import (
+    EXIT_FOR_VERDICT,
+    SparkChecks,
+    small_cells,
+    spark_checks,
+    verify_run,
+)
 
 
 @dataclass
@@ -82,7 +88,7 @@ def run_plan(
     t0 = time.monotonic()
     summaries: list[dict[str, Any]] = []
     kept: KafkaCluster | None = None
-    with spark_checks(checks) as spark:
+    with spark_checks(checks, small=small_cells(plan.cells)) as spark:
         spark.warm_up()
 
         def done(summary: dict[str, Any]) -> None:

@@ -77,6 +77,15 @@ def _artifacts_into_scratch(spark: SparkSession, scratch: Path) -> None:
         computed.setBoolean(None, True)
 
 
+# For checks whose cells are small (SMALL_CELL_ROWS ledger rows at most): their time goes
+# into planning, code generation and compiling, not into long hot loops, so the JIT's
+# optimizing compiler (C2) compiles far more than it ever pays back. C1 alone took an
+# 8-cell chaos-run folder's verify from 173 s to 120 s (docs/benchmarks.md); the code cache
+# then needs more room than C1's default 48 MB (a class per query stage), else the JVM
+# stops compiling. Large cells keep the JVM's default tiers.
+SMALL_CELLS_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+SMALL_CELL_ROWS = 1_000_000
+
 MASTER_ENV = "KAFKA_CHAOS_SPARK_MASTER"
 CODEGEN_CACHE_ENTRIES = 2000
 DEFAULT_MASTER = "local[2]"
@@ -92,11 +101,15 @@ def spark_session(
     jars: list[Path] | None = None,
     conf: dict[str, str] | None = None,
     master: str | None = None,
+    small_cells: bool = False,
 ) -> SparkSession:
     """A session on `master_url(master)` with few shuffle partitions (the checks run on one
     laptop-sized machine by default). With a cluster master the checks are a normal Spark
     application: executors read the cell's Parquet files by the path the driver names, so
     that path must be one every executor can reach (a shared mount, or the same machine).
+
+    `small_cells`: every cell it will check has SMALL_CELL_ROWS ledger rows at most (the
+    driver then runs C1 only: SMALL_CELLS_JVM).
 
     getOrCreate reuses a running session (JVM options and the master then no longer apply).
     """
@@ -107,6 +120,8 @@ def spark_session(
         f"-Dlog4j2.configurationFile=file:{_log4j2_file()} -XX:+UseParallelGC "
         f"-Dderby.system.home={scratch / 'derby'}"  # derby.log, metastore_db: not in the cwd
     )
+    if small_cells:
+        java_opts += f" {SMALL_CELLS_JVM}"
     builder = (
         SparkSession.builder.master(master_url(master))
         .appName(app)

@@ -5,7 +5,7 @@ small cell's verify from ~5 s to ~4 s warm and from ~26 s to ~11 s for the first
 start from ~5 s to ~3 s; the code cache then needs more room than C1's default 48 MB (Spark
 generates a class per query stage), else the JVM stops compiling. Passed through
 SPARK_SUBMIT_OPTS, which spark-submit puts on the driver's command line: the product's own
-JVM options (spark_jobs.session) stay as they are."""
+JVM options (spark_jobs.session) stay as they are; they choose the same for small cells."""
 
 from __future__ import annotations
 
@@ -13,8 +13,11 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 
+from spark_jobs.session import SMALL_CELLS_JVM
+
 SUBMIT_OPTS = "SPARK_SUBMIT_OPTS"
-TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
+# The product's own choice for small cells' checks, for every test driver.
+TEST_JVM_OPTIONS = SMALL_CELLS_JVM
 
 
 def with_test_jvm(env: Mapping[str, str]) -> dict[str, str]:

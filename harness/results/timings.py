@@ -13,7 +13,7 @@ the first phase (`broker_logs.allow`) count in `total` only.
 * total: the history's first to last event, plus checks (the cell's wall time up to the end
   of its checks);
 * checks_wait: the `checks-wait` phase's seconds (a run's cells: waiting for the Spark
-  session's start, or for the previous cell's checks, before the steady state);
+  session's start, or for the previous cell's checks, after the steady state);
 * checks_hidden: the seconds of `checks` that ran while the next cell's cluster started
   (harness.verdict.checks_behind); `total` leaves them out, so a run's cells' totals add up
   to its wall time. 0 here: the run sets it once the next cell has started.

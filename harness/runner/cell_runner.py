@@ -90,8 +90,9 @@ class CellRunner:
         self.run_id = run_id
         self.report = report
         self.keep_cluster = keep_cluster
-        # A run's: until the checks' Spark session is up (phase checks-wait, before the
-        # steady state), so that it never starts while a workload runs.
+        # A run's: until the checks' Spark session is up and the previous cell's checks are
+        # done (phase checks-wait, after the steady state), so that neither shares the machine
+        # with a workload.
         self.checks_ready = checks_ready
         self.history = History()
         self.status = Status(cell.id)
@@ -144,9 +145,6 @@ class CellRunner:
                     self._scraper = self.parts.metrics_scraper(
                         lambda: cluster.metrics_targets(), self.history
                     ).start()
-                if self.checks_ready is not None:
-                    self.phase(ev.PHASE_CHECKS_WAIT)
-                    self.checks_ready()
                 self._run_on(cluster)
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
@@ -196,6 +194,11 @@ class CellRunner:
     def _run_on(self, cluster: KafkaCluster) -> None:
         self.phase("steady-state")
         self._steady_state(cluster)
+        if self.checks_ready is not None:
+            # After the steady state: creating the topics and __consumer_offsets (seconds of
+            # broker work) overlaps the previous cell's checks, and no client is running yet.
+            self.phase(ev.PHASE_CHECKS_WAIT)
+            self.checks_ready()
         consumers = self.parts.consumers(
             self.spec,
             cluster.bootstrap_servers,

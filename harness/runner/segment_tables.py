@@ -27,6 +27,7 @@ from harness.results.tables import SEGMENT_LOGS, SEGMENTS, write_table
 from harness.runner.dump_log import DumpedFile, DumpedRecord, dump_command, parse_dump
 
 MOUNT = "/segments"  # where the copies are put in the decoding container
+DUMP_OUT = "/tmp/dump-log.txt"  # and where its output is written
 BATCH_ROWS = 500_000
 
 
@@ -48,13 +49,36 @@ def _lines(chunks: Iterable[bytes]) -> Iterator[str]:
         yield rest.decode(errors="replace")
 
 
+class _Chunks(io.RawIOBase):
+    """The chunks of a stream (the engine's archive of a file) as a readable file."""
+
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
+        self._rest = b""
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._rest:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._rest = chunk
+        n = min(len(buffer), len(self._rest))
+        buffer[:n] = self._rest[:n]
+        self._rest = self._rest[n:]
+        return n
+
+
 def run_dump(root: Path, version: str, run_id: str) -> Iterator[str]:
-    """DumpLogSegments' stdout over every `.log` under `root`, line by line (a container
-    created, fed with the copies, started and removed: no bind mount, no network)."""
+    """DumpLogSegments' output over every `.log` under `root`, line by line (a container
+    created, fed with the copies, run and removed: no bind mount, no network; its output
+    written to a file there and streamed back as an archive, never all in memory)."""
     client = docker.from_env()
     container = client.containers.create(
         image_tag(version),
-        entrypoint=dump_command(version, MOUNT),
+        entrypoint=dump_command(version, MOUNT, DUMP_OUT),
         labels=run_labels(run_id),
         network_mode="none",
         name=f"kc-{run_id}-dump-log",
@@ -62,11 +86,17 @@ def run_dump(root: Path, version: str, run_id: str) -> Iterator[str]:
     try:
         container.put_archive("/", _tar_of(root))
         container.start()
-        yield from _lines(container.logs(stream=True, follow=True, stdout=True, stderr=False))
         result = container.wait(timeout=600)
         if int(result.get("StatusCode", 1)) != 0:
             tail = container.logs(stdout=False, stderr=True, tail=5).decode(errors="replace")
             raise RuntimeError(f"DumpLogSegments exited {result.get('StatusCode')}: {tail}")
+        chunks, _ = container.get_archive(DUMP_OUT)
+        with tarfile.open(fileobj=io.BufferedReader(_Chunks(chunks)), mode="r|") as tar:
+            member = tar.next()
+            out = tar.extractfile(member) if member is not None else None
+            if out is None:
+                raise RuntimeError(f"DumpLogSegments left no {DUMP_OUT}")
+            yield from _lines(iter(lambda: out.read(1 << 20), b""))
     finally:
         container.remove(force=True)
 

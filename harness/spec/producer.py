@@ -9,6 +9,7 @@ harness.spec.problems'; harness.spec.models re-exports both models.
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, StringConstraints
@@ -77,3 +78,8 @@ class ProducerSpec(StrictModel):
         if self.records is not None:
             ends.append(self.records / self.rate)
         return min(ends) if ends else 0.0
+
+    @property
+    def planned_records(self) -> int:
+        """How many records it plans to send (at most: a fault may hold it up)."""
+        return math.ceil(self.planned_duration_s * self.rate)

@@ -2,7 +2,7 @@
 
 The checks read only the cell's folder, so they need not hold up the next cell: they run in
 a thread from the moment the cell's folder is complete, and the next cell, once its cluster
-is up, waits for them (its `checks-wait` phase) before its steady state and workload. The
+and its steady state are up, waits for them (its `checks-wait` phase) before its workload. The
 last cell's checks run at once (nothing to hide them behind).
 
 Cost is still told as it was spent: a cell's `timings.checks` stays the checks' own seconds,

@@ -9,10 +9,11 @@ import contextlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import yaml
 
 from harness.errors import ConfigError
@@ -21,6 +22,7 @@ from harness.results.layout import (
     EXPERIMENTS,
     SUITE_FILE,
     SUMMARY,
+    CellPaths,
     ResultFolderError,
     RunPaths,
     require_regular,
@@ -35,9 +37,12 @@ class SparkChecks:
     """One Spark session for every cell's checks (a suite's: every experiment's): the JVM start
     is paid once. `warm_up` starts it in the background, while the first cluster starts; a
     cell calls `ready` before its steady state, so no workload shares the machine with it.
-    Its master: $KAFKA_CHAOS_SPARK_MASTER (`--spark-master`), else local[2]."""
+    Its master: $KAFKA_CHAOS_SPARK_MASTER (`--spark-master`), else local[2]. `small_cells`:
+    no cell it checks has more than spark_jobs.session.SMALL_CELL_ROWS ledger rows (its JVM
+    then compiles with C1 only)."""
 
-    def __init__(self) -> None:
+    def __init__(self, small_cells: bool = False) -> None:
+        self.small_cells = small_cells
         self._spark: Any = None
         self._starting: threading.Thread | None = None
 
@@ -52,7 +57,7 @@ class SparkChecks:
         with contextlib.suppress(Exception):
             from spark_jobs.session import spark_session
 
-            self._spark = spark_session()
+            self._spark = spark_session(small_cells=self.small_cells)
 
     def ready(self) -> None:
         """Until a warm-up under way has ended (from any thread: the checks' and a cell's)."""
@@ -71,7 +76,7 @@ class SparkChecks:
 
             self.ready()
             if self._spark is None:
-                self._spark = spark_session()
+                self._spark = spark_session(small_cells=self.small_cells)
             metrics = verify_cell(self._spark, cell_dir, gap_ms(cell))
         except Exception as exc:
             error = f"{type(exc).__name__}: {exc}"
@@ -93,16 +98,32 @@ class SparkChecks:
 
 
 @contextlib.contextmanager
-def spark_checks(shared: SparkChecks | None = None) -> Iterator[SparkChecks]:
-    """A run's checks; `shared` (a suite's, for all its experiments) is used and left open."""
+def spark_checks(shared: SparkChecks | None = None, small: bool = False) -> Iterator[SparkChecks]:
+    """A run's checks; `shared` (a suite's, for all its experiments) is used and left open.
+    `small`: the cells it checks are small (`small_cells`)."""
     if shared is not None:
         yield shared
         return
-    checks = SparkChecks()
+    checks = SparkChecks(small_cells=small)
     try:
         yield checks
     finally:
         checks.close()
+
+
+def small_cells(cells: Iterable[Cell], folders: Iterable[Path] = ()) -> bool:
+    """Whether every cell plans, and every cell folder holds, SMALL_CELL_ROWS ledger rows at
+    most (and there is at least one of either)."""
+    from spark_jobs.session import SMALL_CELL_ROWS
+
+    rows = [cell.spec.producer.planned_records for cell in cells]
+    for folder in folders:
+        ledger = CellPaths(folder).ledger
+        try:
+            rows.append(pq.ParquetFile(ledger).metadata.num_rows)
+        except (OSError, ValueError):  # missing or damaged: the checks say so
+            rows.append(0)
+    return bool(rows) and max(rows) <= SMALL_CELL_ROWS
 
 
 def _read_old_summary(paths: RunPaths) -> dict[str, Any]:
@@ -208,7 +229,8 @@ def _verify_run(run_dir: Path) -> dict[str, Any]:
     missing = [c for c in planned if c not in present]
     old_cells = {str(c.get("cell")): c for c in old.get("cells") or [] if isinstance(c, dict)}
     summaries = []
-    with spark_checks() as checks:
+    small = small_cells((), [paths.cell(c).root for c in present])
+    with spark_checks(small=small) as checks:
         for cell in expanded:  # the spec's order; cell ids begin with their number
             if cell.id in present:
                 summaries.append(checks.verify(cell, paths.cell(cell.id).root))

@@ -35,8 +35,8 @@ HISTORY = [
     at(0, "broker_logs.allow", allow=["x"]),  # before the first phase: total only
     at(500, "phase", phase="cluster"),
     at(3_000, "cluster.ready"),
-    at(6_500, "phase", phase="checks-wait"),  # the run's Spark session still starting
-    at(8_500, "phase", phase="steady-state"),
+    at(6_500, "phase", phase="steady-state"),
+    at(16_500, "phase", phase="checks-wait"),  # the run's Spark session still starting
     at(18_500, "phase", phase="workload"),
     at(20_000, "fault.inject", fault="kill", target="broker:1"),
     at(78_500, "phase", phase="heal"),
@@ -142,7 +142,8 @@ def test_the_checks_are_timed_by_the_run_and_by_verify(
     clock = types.SimpleNamespace(now=100.0)
     monkeypatch.setattr(run_verify, "time", types.SimpleNamespace(monotonic=lambda: clock.now))
 
-    def spark_session() -> str:
+    def spark_session(small_cells: bool = False) -> str:
+        assert small_cells is False  # SparkChecks() is not told its cells are small
         clock.now += 4.0  # the JVM's start
         return "spark"
 

@@ -10,10 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from harness.results.metrics import BROKER_FIGURES
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, write_table
+from harness.spec import Cell, expand_cells, parse_spec
 from spark_jobs.local_rows import local_frame
 
 pytestmark = [
@@ -648,3 +650,28 @@ def test_verify_writes_nothing_into_the_working_directory(tmp_path: Path, read_o
     assert list(cwd.iterdir()) == []  # Spark's artifacts/ went to the harness's own scratch
     assert code == 0  # the same verdict as from anywhere else: pass
     assert json.loads((run / "summary.json").read_text())["verdict"] == "pass"
+
+
+def test_small_cells_are_those_planning_and_holding_a_million_ledger_rows_at_most(
+    tmp_path: Path,
+) -> None:
+    """The checks' JVM runs C1 only for small cells (spark_jobs.session.SMALL_CELLS_JVM):
+    decided from what the cells plan (a run) or what their folders hold (`verify`)."""
+    from harness.verdict.run_verify import small_cells
+
+    def cell(**producer: Any) -> Cell:
+        raw = {"name": "x", "producer": producer}
+        (only,) = expand_cells(parse_spec(raw), "x.yaml")
+        return only
+
+    assert small_cells([cell(rate=500, duration_s=75)])  # 37,500 records
+    assert small_cells([cell(rate=10_000, duration_s=100)])  # exactly 1,000,000
+    assert not small_cells([cell(rate=500, duration_s=75), cell(rate=10_001, duration_s=100)])
+    assert not small_cells([cell(records=5_000_000, rate=1_000_000)])
+    assert not small_cells([])  # nothing to judge by: the default tiers
+
+    folder = tmp_path / "cells" / "01_main"
+    folder.mkdir(parents=True)
+    pq.write_table(pa.table({"seq": pa.array(range(10), pa.int64())}), folder / "ledger.parquet")
+    assert small_cells([], [folder])
+    assert small_cells([], [tmp_path / "cells" / "02_missing"])  # no ledger: nothing to check
