@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_USAGE, SEED_MAX, app
+from harness.cli import app
+from harness.cli.options import SEED_MAX
+from harness.cli.terminal import EXIT_USAGE
 from harness.results.layout import figure_history
 from harness.spec.load import MAX_SPEC_BYTES
 from harness.spec.models import MAX_SEED

@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 import harness.experiment
 import harness.suite.builds as builds
-from harness.cli import EXIT_INFRA, EXIT_PASS, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_INFRA, EXIT_PASS
 from harness.spec import expand_cells, load_spec
 from harness.suite.builds import Needs, Probes, cells_need, missing_builds
 from tests.unit.test_suite_plan import make_tree

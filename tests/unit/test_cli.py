@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_FAIL, EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_FAIL, EXIT_INFRA, EXIT_PASS, EXIT_USAGE
 from harness.errors import ClusterStartError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_USAGE
 from harness.results.history import History
 from harness.spec import CommandPipelineSpec, PipelineSpec, SpecError, load_spec
 from harness.workload.command.member import member_env

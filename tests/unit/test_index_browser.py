@@ -17,7 +17,8 @@ from urllib.parse import unquote
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_PASS, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_PASS
 from tests.unit.index_folders import nightly_results
 
 pytestmark = pytest.mark.browser

@@ -28,7 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner, Result
 
-from harness.cli import EXIT_FAIL, EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_FAIL, EXIT_INFRA, EXIT_PASS, EXIT_USAGE
 from harness.results.layout import SuitePaths
 from tests.unit.index_folders import suite_summary
 from tests.unit.suite_folders import cell_summary

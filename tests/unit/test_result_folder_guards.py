@@ -17,7 +17,8 @@ from typer.testing import CliRunner
 
 import harness.experiment
 import harness.verdict.run_verify
-from harness.cli import EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_INFRA, EXIT_PASS, EXIT_USAGE
 from harness.errors import ConfigError
 from harness.experiment import make_plan, run_plan, verify_run
 from harness.report import write_run_summary

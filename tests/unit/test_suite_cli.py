@@ -11,7 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_FAIL, EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_FAIL, EXIT_INFRA, EXIT_PASS, EXIT_USAGE
 from harness.experiment import Plan
 from harness.results.layout import SuitePaths
 from tests.unit.suite_folders import FakeRunner

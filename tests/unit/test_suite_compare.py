@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_FAIL, EXIT_PASS, EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_FAIL, EXIT_PASS, EXIT_USAGE
 from harness.errors import ConfigError
 from harness.results.layout import SuitePaths
 from harness.suite.compare import changed, compare_folders, load_run

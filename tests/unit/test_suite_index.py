@@ -10,7 +10,8 @@ from urllib.parse import unquote
 import pytest
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_PASS, EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_PASS, EXIT_USAGE
 from harness.errors import ConfigError
 from harness.report.index_page import CellView, IndexPage, render_index
 from harness.results.layout import figure_history

@@ -13,7 +13,8 @@ import pytest
 import yaml
 from typer.testing import CliRunner
 
-from harness.cli import EXIT_INFRA, EXIT_PASS, EXIT_USAGE, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_INFRA, EXIT_PASS, EXIT_USAGE
 from harness.errors import ConfigError
 from harness.results.layout import SuitePaths
 from harness.suite.index import suite_folders

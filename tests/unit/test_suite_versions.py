@@ -13,7 +13,8 @@ import yaml
 from typer.testing import CliRunner
 
 import harness.nodes.versions as versions
-from harness.cli import EXIT_INFRA, EXIT_PASS, app
+from harness.cli import app
+from harness.cli.terminal import EXIT_INFRA, EXIT_PASS
 from harness.nodes.versions import listed_versions, read_versions, version_key
 from harness.spec import SpecError, expand_cells, parse_spec, spec_to_yaml
 from harness.suite.builds import Needs, Probes, missing_builds, needed_builds

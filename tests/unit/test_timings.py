@@ -243,11 +243,11 @@ def test_the_suite_summary_sums_every_experiments_cells(tmp_path: Path) -> None:
 
 
 def test_the_suite_table_has_the_overhead_footer(monkeypatch: pytest.MonkeyPatch) -> None:
-    from harness import cli
+    from harness.cli import suite_run
 
     console = Console(width=100, record=True, color_system=None)
-    monkeypatch.setattr(cli, "console", console)
-    cli._print_suite_result(
+    monkeypatch.setattr(suite_run, "console", console)
+    suite_run.print_suite_result(
         {"suite": "nightly", "experiments": [{"experiment": "a", "cells": CELLS}]}
     )
     printed = console.export_text().splitlines()
