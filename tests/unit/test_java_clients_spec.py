@@ -155,7 +155,7 @@ def test_a_client_config_block_applies_to_its_client_only() -> None:
 
 
 def test_a_librdkafka_default_gives_way_to_the_spec_under_either_alias() -> None:
-    from harness.workload.producer.core import DEFAULT_CONFIG, defaults_under
+    from harness.workload.producer.client_config import DEFAULT_CONFIG, defaults_under
 
     assert defaults_under({}) == DEFAULT_CONFIG
     assert "message.timeout.ms" not in defaults_under({"delivery.timeout.ms": 10000})

@@ -28,8 +28,8 @@ from harness.spec.matrix import expand_cells
 from harness.spec.models import Spec
 from harness.spec.producer import ProducerSpec
 from harness.workload.producer import member
-from harness.workload.producer.core import txn_action
 from harness.workload.producer.supervisor import ProducerSupervisor
+from harness.workload.producer.transactions import txn_action
 from harness.workload.runtime import Runtime
 from tests.unit.fakes import FakeCluster, FakeConsumers, FakeProducer, Planned
 

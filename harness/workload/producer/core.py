@@ -19,10 +19,9 @@ handed to the client in batches of what is due (BATCH at most); sending stops at
 (`end_ms`, else duration_s from the start; at the latest Runtime.max_s), after the spec's
 records, or when the wrapper says stop. With `transactions`, records go in transactions of
 `records_per_txn`; every `abort_every`-th transaction is aborted on purpose. librdkafka's
-transactional errors (its docs: "Transactional producer API") are handled as it prescribes,
-each one an event: retriable → the call again (bounded); abortable → abort, the transaction
-`aborted`; fatal → the transaction `unknown`, a new client re-initialises (which fences the
-old one).
+transactional errors are handled as it prescribes (harness.workload.producer.transactions);
+after a fatal one the transaction is `unknown` and a new client re-initialises (which fences
+the old one). The client's settings: harness.workload.producer.client_config.
 """
 
 from __future__ import annotations
@@ -40,6 +39,8 @@ from harness.results import events as ev
 from harness.results.history import now_ms
 from harness.results.producer_files import CsvAppender, IncarnationPaths, incarnation_name
 from harness.spec.producer import ProducerSpec
+from harness.workload.producer.client_config import client_config
+from harness.workload.producer.transactions import TXN_CALL_TIMEOUT_S, TxnFailed, txn_call
 from harness.workload.records import encode_key, encode_value
 from harness.workload.runtime import Runtime
 
@@ -53,36 +54,7 @@ POSSIBLY_WRITTEN = {
     KafkaError._TRANSPORT,
     KafkaError.NETWORK_EXCEPTION,
 }
-# Experiments want a record's fate within the run, not librdkafka's 5 minutes; and the
-# producer hashes keys over the partition count it knows, so it must learn of partitions
-# added during the run (add-partitions) within seconds, not librdkafka's 5 minutes.
-# The spec's producer.config overrides any of these.
-METADATA_REFRESH_MS = 5000
-DEFAULT_CONFIG: dict[str, Any] = {
-    "linger.ms": 5,
-    "message.timeout.ms": 30000,
-    "topic.metadata.refresh.interval.ms": METADATA_REFRESH_MS,
-}
-# librdkafka's alias pairs: a default gives way to the spec's setting under either name
-# (delivery.timeout.ms is what a Java client calls message.timeout.ms).
-ALIASES = (
-    frozenset({"message.timeout.ms", "delivery.timeout.ms"}),
-    frozenset({"linger.ms", "queue.buffering.max.ms"}),
-)
-
-
-def defaults_under(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """DEFAULT_CONFIG without the defaults `settings` sets, under any of their names."""
-    taken = set(settings)
-    for names in ALIASES:
-        if names & taken:
-            taken |= names
-    return {k: v for k, v in DEFAULT_CONFIG.items() if k not in taken}
-
-
 FLUSH_TIMEOUT_S = 60.0  # the client's queue at the end
-TXN_CALL_TIMEOUT_S = 30.0  # one init/commit/abort call
-TXN_CALL_ATTEMPTS = 3  # retriable errors: the call again, this many times in all
 BATCH = 1000  # records handed to the client per loop turn at most
 LATE_GRACE_MS = 250  # how late past the end a loop may still send records due before it
 NO_END_MS = 365 * 24 * 3600 * 1000  # records only: no end of its own
@@ -121,28 +93,8 @@ class ErrorBursts:
             self._burst = {}
 
 
-class TxnFailed(Exception):
-    """A transactional call failed for good; `outcome` is what the transaction became."""
-
-    def __init__(self, outcome: str, error: str) -> None:
-        super().__init__(error)
-        self.outcome = outcome
-        self.error = error
-
-
 class _NoClient(Exception):
     """Stopped, or past the end, with no coordinator to re-initialise a client with."""
-
-
-def txn_action(err: KafkaError, attempt: int, abort_on_abortable: bool) -> str:
-    """What a failed transactional call calls for: retry, abort or reinit (a new client)."""
-    if err.fatal():
-        return "reinit"
-    if err.txn_requires_abort() and abort_on_abortable:
-        return "abort"
-    if err.retriable() and attempt < TXN_CALL_ATTEMPTS:
-        return "retry"
-    return "reinit"
 
 
 class ProducerCore:
@@ -203,31 +155,11 @@ class ProducerCore:
         return self.written - self.first_seq
 
     # --- the client ----------------------------------------------------------------------
-    def config(self) -> dict[str, Any]:
-        s, t = self.spec, self.spec.transactions
-        conf = {
-            **defaults_under(s.client_settings),
-            **s.client_settings,
-            "bootstrap.servers": self.runtime.bootstrap,
-            "acks": s.acks,
-            "enable.idempotence": s.idempotence,
-            "client.id": f"ledger-{self.name}",
-        }
-        if self.client_logger is not None:
-            conf["logger"] = self.client_logger
-        if t is not None:
-            conf["transactional.id"] = t.transactional_id
-            conf["transaction.timeout.ms"] = t.timeout_ms
-            # librdkafka refuses a message timeout past the transaction's: the harness's
-            # default gives way, a message.timeout.ms the spec set stays (and is refused).
-            if not ALIASES[0] & set(s.client_settings):
-                conf["message.timeout.ms"] = min(int(conf["message.timeout.ms"]), t.timeout_ms)
-        return conf
-
     def new_client(self) -> Producer:
-        producer = Producer(self.config())
+        config = client_config(self.spec, self.runtime.bootstrap, self.name, self.client_logger)
+        producer = Producer(config)
         if self.spec.transactions is not None:
-            self.call(producer, "init_transactions", abort_on_abortable=False)
+            txn_call(producer, "init_transactions", self.emit, self.txn, abort_on_abortable=False)
         return producer
 
     def report(self, err: KafkaError | None, msg: Message) -> None:
@@ -278,37 +210,7 @@ class ProducerCore:
                     self.poll(producer, 0.1)
         self.seq += n
 
-    # --- transactional calls ----------------------------------------------------------------
-    def call(self, producer: Producer, name: str, abort_on_abortable: bool = True) -> None:
-        """A transactional call (init/begin/commit/abort) as librdkafka's docs prescribe."""
-        for attempt in range(1, TXN_CALL_ATTEMPTS + 1):
-            try:
-                method = getattr(producer, name)
-                if name == "begin_transaction":
-                    method()
-                else:
-                    method(TXN_CALL_TIMEOUT_S)
-                return
-            except KafkaException as exc:
-                err: KafkaError = exc.args[0]
-                action = txn_action(err, attempt, abort_on_abortable)
-                self.emit(
-                    ev.PRODUCER_TXN_ERROR,
-                    call=name,
-                    txn=self.txn,
-                    error=err.str(),
-                    code=err.name(),
-                    retriable=err.retriable(),
-                    abortable=err.txn_requires_abort(),
-                    fatal=err.fatal(),
-                    action=action,
-                )
-                if action == "retry":
-                    continue
-                if action == "abort":
-                    raise TxnFailed("aborted", err.str()) from exc
-                raise TxnFailed("unknown", err.str()) from exc
-
+    # --- transactions -------------------------------------------------------------------------
     def _txn_line(self, outcome: str, error: str | None) -> None:
         assert self.txns is not None  # only a transactional producer ends transactions
         self.txns.row(self.txn, outcome, now_ms(), error)
@@ -326,12 +228,19 @@ class ProducerCore:
             self.poll(producer, 0)
         try:
             try:
-                self.call(producer, "commit_transaction" if commit else "abort_transaction")
+                txn_call(
+                    producer,
+                    "commit_transaction" if commit else "abort_transaction",
+                    self.emit,
+                    self.txn,
+                )
             except TxnFailed as failed:
                 if failed.outcome != "aborted":
                     raise
                 error = failed.error  # abortable: abort it, as the docs say
-                self.call(producer, "abort_transaction", abort_on_abortable=False)
+                txn_call(
+                    producer, "abort_transaction", self.emit, self.txn, abort_on_abortable=False
+                )
                 outcome = "aborted"
         except TxnFailed as failed:
             outcome, error = (
@@ -433,7 +342,13 @@ class ProducerCore:
                 n = min(n, t.records_per_txn - in_txn)
                 try:
                     if in_txn == 0:
-                        self.call(producer, "begin_transaction", abort_on_abortable=False)
+                        txn_call(
+                            producer,
+                            "begin_transaction",
+                            self.emit,
+                            self.txn,
+                            abort_on_abortable=False,
+                        )
                     self.send(producer, n, self.txn)
                 except (TxnFailed, KafkaException) as exc:
                     # The client is in an error state (fenced, fatal): this transaction's
