@@ -44,7 +44,8 @@ def index(
 ) -> None:
     """Write RESULTS_DIR/index.html: the latest suite run, what changed, trends, report links.
     A damaged summary.json or history.parquet is left out of the page and exits 2."""
-    from harness.suite.index import Damage, write_index
+    from harness.suite.index import write_index
+    from harness.suite.index_inputs import Damage
 
     damaged: list[Damage] = []
     try:

@@ -1,8 +1,9 @@
 """results/index.html from the suite folders and history.parquet (`python -m harness index`).
 
 The latest suite run is the newest suite folder under the results folder (by its summary's
-`started`); with none, the newest run in the history (then without links). Its cells are read
-as history rows (`history.history_rows`), so the latest night and the earlier ones have the
+`started`); with none, the newest run in the history (then without links). The folders and
+the history are read by harness.suite.index_inputs. The latest run's cells are read as
+history rows (`history.history_rows`), so the latest night and the earlier ones have the
 same figures; `changes.cell_changes` says what changed. Written after every suite run.
 """
 
@@ -11,13 +12,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
-
-import pyarrow as pa
 
 from harness.errors import ConfigError
 from harness.report.index_page import (
@@ -41,85 +39,27 @@ from harness.results.layout import (
     SuitePaths,
     results_index,
 )
-from harness.results.tables import FIGURE_HISTORY as HISTORY_SCHEMA
 from harness.results.verdicts import as_verdict, worst
 from harness.suite.changes import (
     NIGHTS,
     CellChange,
     cell_changes,
     earlier_runs,
-    history_records,
     row_figures,
 )
-from harness.suite.compare import Key, read_summary
+from harness.suite.compare import Key
 from harness.suite.cost import night_costs, summed
-from harness.suite.history import history_rows, read_history
-
-
-@dataclass(frozen=True)
-class Damage:
-    """An input file the index could not use (its page is written without it): `infra` when
-    the file could not be read (exit 3), else it is malformed (exit 2)."""
-
-    message: str
-    infra: bool = False
-
+from harness.suite.index_inputs import (
+    Damage,
+    SuiteFolder,
+    all_rows,
+    latest_from_history,
+    read_figure_history,
+    suite_folders,
+)
 
 TREND_RUNS = 30  # nights drawn in a trend plot (the latest included)
 EARLIER_SHOWN = 60
-
-
-@dataclass(frozen=True)
-class SuiteFolder:
-    folder: Path
-    summary: dict[str, Any]
-    rows: list[dict[str, Any]]  # its cells as history rows
-
-    @property
-    def run_id(self) -> str:
-        return str(self.summary.get("run_id") or self.folder.name)
-
-    @property
-    def started(self) -> datetime | None:
-        started = self.rows[0]["started"] if self.rows else None
-        return started if isinstance(started, datetime) else _parse(self.summary.get("started"))
-
-
-def _parse(text: Any) -> datetime | None:
-    try:
-        when = datetime.fromisoformat(str(text))
-    except ValueError:
-        return None
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
-
-
-def _sort_key(f: SuiteFolder) -> tuple[datetime, str]:
-    return (f.started or datetime.min.replace(tzinfo=timezone.utc), f.folder.name)
-
-
-def suite_folders(
-    results: Path, notes: list[str] | None = None, damaged: list[Damage] | None = None
-) -> list[SuiteFolder]:
-    """Every suite folder directly under `results`, oldest first; one whose summary.json is
-    unreadable or malformed is left out, noted, and listed in `damaged`."""
-    found = []
-    for folder in sorted(p for p in results.iterdir() if p.is_dir()) if results.is_dir() else []:
-        paths = SuitePaths(folder)
-        if not (paths.summary.is_file() and paths.suite.is_file()):
-            continue
-        try:
-            summary = read_summary(paths.summary)
-        except ConfigError as exc:
-            if notes is not None:
-                notes.append(f"{folder.name}/summary.json left out: {exc}")
-            if damaged is not None:
-                damaged.append(Damage(str(exc)))
-            continue
-        if summary.get("shard") is not None:
-            continue  # a part of a night (`--shard`): its merge is the run (harness.suite.shards)
-        if isinstance(summary.get("experiments"), list):
-            found.append(SuiteFolder(folder, summary, history_rows(summary)))
-    return sorted(found, key=_sort_key)
 
 
 def _href(*parts: str) -> str:
@@ -229,48 +169,6 @@ def _earlier(
     return out
 
 
-def _history(results: Path, notes: list[str], damaged: list[Damage]) -> list[dict[str, Any]]:
-    path = results / FIGURE_HISTORY
-    try:
-        if path.exists() and not path.is_file():
-            raise ValueError("not a regular file")
-        table = read_history(path)
-        _check_history_schema(table.schema)
-        return history_records(table)
-    except Exception as exc:  # an unreadable history must not lose the page
-        why = f"{type(exc).__name__}: {exc}"
-        notes.append(f"{FIGURE_HISTORY} cannot be read ({why}); no trends")
-        infra = isinstance(exc, OSError) and not isinstance(exc, pa.ArrowException)
-        damaged.append(Damage(f"{path}: cannot be read ({why})", infra))
-        return []
-
-
-def _check_history_schema(schema: pa.Schema) -> None:
-    """The contract's columns the file has carry the contract's types (a file written by an
-    older harness may lack columns, never hold one of another type)."""
-    wrong = [
-        f"{name} is {schema.field(name).type}, expected {want.type}"
-        for want in HISTORY_SCHEMA
-        for name in [want.name]
-        if name in schema.names and not schema.field(name).type.equals(want.type)
-    ]
-    if wrong:
-        raise ValueError(f"not a history table: {'; '.join(wrong)}")
-
-
-def _latest_from_history(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    runs = earlier_runs(rows, None, "", None)
-    return [dict(r) for r in rows if runs and r.get("suite_run") == runs[-1]]
-
-
-def _all_rows(
-    history: list[dict[str, Any]], folders: Sequence[SuiteFolder]
-) -> list[dict[str, Any]]:
-    """The history, plus the cells of suite folders it lacks (a history lost or not appended)."""
-    known = {r.get("suite_run") for r in history}
-    return history + [r for f in folders if f.run_id not in known for r in f.rows]
-
-
 def build_index(
     results: Path, nights: int = NIGHTS, damaged: list[Damage] | None = None
 ) -> IndexPage:
@@ -279,7 +177,7 @@ def build_index(
     notes: list[str] = []
     damage: list[Damage] = [] if damaged is None else damaged
     folders = suite_folders(results, notes, damage)
-    rows = _all_rows(_history(results, notes, damage), folders)
+    rows = all_rows(read_figure_history(results, notes, damage), folders)
     latest_folder = folders[-1] if folders else None
     if latest_folder is not None:
         latest = latest_folder.rows
@@ -287,7 +185,7 @@ def build_index(
         suite = str(summary.get("suite") or "?")
         run_id, started = latest_folder.run_id, latest_folder.started
     else:
-        latest = _latest_from_history(rows)
+        latest = latest_from_history(rows)
         if not latest:
             if damage:  # say what is broken, not that there is nothing
                 why = "\n".join([f"{results}: nothing to index", *(d.message for d in damage)])

@@ -17,7 +17,7 @@ from harness.cli import app
 from harness.cli.terminal import EXIT_INFRA, EXIT_PASS, EXIT_USAGE
 from harness.errors import ConfigError
 from harness.results.layout import SuitePaths
-from harness.suite.index import suite_folders
+from harness.suite.index_inputs import suite_folders
 from harness.suite.plan import make_suite_plan
 from harness.suite.runner import SuiteResult, merge_shards, run_suite
 from harness.suite.shards import Shard, assign_shards
