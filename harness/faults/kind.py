@@ -12,8 +12,6 @@ rule may read, so nothing here imports harness.spec.
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator
@@ -22,6 +20,7 @@ from harness.common.spec_base import MAX_SECONDS, StrictModel
 from harness.errors import ConfigError
 from harness.faults import target_rules
 from harness.faults.base import Fault
+from harness.faults.cell_view import CellView as CellView  # re-exported: docs/adding-a-fault.md
 from harness.faults.control import ChaosTarget, NodeRef
 from harness.nodes.topology import CONTROLLER_ID_BASE, MAX_BROKERS
 
@@ -43,8 +42,6 @@ NodeId = Annotated[int, Field(ge=1, le=MAX_NODE_ID)]
 # An operation's bound on waiting for completion; past it the operation is a fault.error.
 OperationTimeout = Annotated[float | None, Field(gt=0, le=MAX_SECONDS, allow_inf_nan=False)]
 DEFAULT_OPERATION_TIMEOUT_S = 180.0
-
-DEFAULT_OFFSETS_RF = 3  # Kafka's offsets.topic.replication.factor
 
 COMMON_KEYS = ("at_s", "kind", "target", "duration_s", "optional", "after_step")
 
@@ -70,39 +67,6 @@ LISTING_ORDER = (
 
 def listing_rank(name: str) -> int:
     return LISTING_ORDER.index(name) if name in LISTING_ORDER else len(LISTING_ORDER)
-
-
-@dataclass(frozen=True)
-class CellView:
-    """What a kind's rules may know of the rest of its matrix cell (built by harness.spec)."""
-
-    mode: str
-    brokers: tuple[int, ...]  # broker ids, 1..n
-    spares: tuple[int, ...]  # declared spare broker ids (started by add-broker)
-    controllers: tuple[int, ...]  # dedicated KRaft controller ids (above CONTROLLER_ID_BASE)
-    topic: str  # the workload's topic
-    partitions: int  # its partitions when the cell starts
-    grown_partitions: int  # the most it can have during the cell (add-partitions grows it)
-    replication_factor: int
-    broker_config: Mapping[str, str | int | float | bool]  # the cluster's settings
-    default_group: str | None  # the group plain `coordinator-of` names
-    transactional_ids: tuple[str, ...]  # the producer's, each pipeline member's
-    member_counts: Mapping[str, int] = field(default_factory=dict)  # per consumer set
-    has_pipeline: bool = False
-    log_dirs: int = 1  # each broker's log directories (cluster.log_dirs)
-    version: str = ""  # the Kafka version the cluster starts on (cluster.version)
-    # KRaft controllers a ZooKeeper cluster may migrate onto (cluster.migration_controllers)
-    migration_controllers: tuple[int, ...] = ()
-
-    @property
-    def offsets_rf(self) -> int:
-        """offsets.topic.replication.factor of the cluster (Kafka's default 3)."""
-        return int(self.broker_config.get("offsets.topic.replication.factor", DEFAULT_OFFSETS_RF))
-
-    @property
-    def reachable(self) -> list[int]:
-        """Brokers a replica can be put on during the cell: the running ones and the spares."""
-        return [*self.brokers, *self.spares]
 
 
 class FaultKind(StrictModel):

@@ -1,19 +1,18 @@
 """What a fault's `target` may name in a cell, by the kind's target style (node, topic...).
 
 The node rule reads the kind's flags (broker_only, zookeeper_target); a kind with more to
-say about its target overrides `FaultKind.target_problem` and may call these.
+say about its target overrides `FaultKind.target_problem` and may call these. A fault is read
+through `Targeted` (harness.faults.kind, which calls these, is not imported).
 """
 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import ClassVar, Protocol
 
+from harness.faults.cell_view import CellView
 from harness.faults.targets import Target, names_plain_coordinator, with_group
 from harness.nodes.topology import CONTROLLER_ID_BASE
-
-if TYPE_CHECKING:
-    from harness.faults.kind import CellView, FaultKind, TargetStyle
 
 TOPIC_TARGET = re.compile(r"(?P<topic>[A-Za-z0-9._-]+)(/(?P<partition>\d+))?")
 NODE_SYNTAX = (
@@ -24,7 +23,17 @@ NODE_SYNTAX = (
 )
 
 
-def by_style(fault: FaultKind, style: TargetStyle, cell: CellView) -> str | None:
+class Targeted(Protocol):
+    """What the rules read of a fault (a harness.faults.kind.FaultKind): its words and flags."""
+
+    kind: str
+    target: str
+    broker_only: ClassVar[bool]
+    zookeeper_target: ClassVar[bool]
+
+
+def by_style(fault: Targeted, style: str, cell: CellView) -> str | None:
+    """The problem of `fault.target` by its kind's TargetStyle (harness.faults.kind)."""
     if style in ("node", "split"):
         return node_target(fault, cell)
     if style == "topic":
@@ -34,7 +43,7 @@ def by_style(fault: FaultKind, style: TargetStyle, cell: CellView) -> str | None
     return no_target(fault)
 
 
-def node_target(fault: FaultKind, cell: CellView) -> str | None:
+def node_target(fault: Targeted, cell: CellView) -> str | None:
     text = fault.target
     if text.startswith("consumer:"):
         return f"{text!r} is a consumer target; only kind consumer-crash takes one"
@@ -52,7 +61,7 @@ def node_target(fault: FaultKind, cell: CellView) -> str | None:
     return _target_problem(fault, cell, target, text)
 
 
-def _target_problem(fault: FaultKind, cell: CellView, target: Target, text: str) -> str | None:
+def _target_problem(fault: Targeted, cell: CellView, target: Target, text: str) -> str | None:
     if target.kind == "broker":
         assert target.broker is not None
         ids = [*cell.brokers, *cell.controllers]
@@ -89,7 +98,7 @@ def _target_problem(fault: FaultKind, cell: CellView, target: Target, text: str)
     return None
 
 
-def topic_target(fault: FaultKind, cell: CellView) -> str | None:
+def topic_target(fault: Targeted, cell: CellView) -> str | None:
     if fault.target == "random":
         return None  # the spec's topic
     m = TOPIC_TARGET.fullmatch(fault.target)
@@ -107,7 +116,7 @@ def partition_problem(cell: CellView, partition: int) -> str:
     return f"expected a partition below topic.partitions ({limit}{grown}) (got {partition})"
 
 
-def spare_target(fault: FaultKind, cell: CellView) -> str | None:
+def spare_target(fault: Targeted, cell: CellView) -> str | None:
     spares = cell.spares
     if not spares:
         return f"{fault.kind} needs cluster.spare_brokers >= 1 (a declared broker to start)"
@@ -122,7 +131,7 @@ def spare_target(fault: FaultKind, cell: CellView) -> str | None:
     return None
 
 
-def no_target(fault: FaultKind) -> str | None:
+def no_target(fault: Targeted) -> str | None:
     if fault.target != "random":
         return f"{fault.kind} takes no target (got {fault.target!r})"
     return None
