@@ -18,7 +18,7 @@ from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.lost_where import lost_where_section
 from harness.report.timeline import plot_timeline, png_data_uri, time_span, utc
 from harness.results import events as ev
-from harness.results.history import read_jsonl
+from harness.results.history_reader import read_jsonl
 from harness.results.layout import RAW_FILES, CellPaths
 from harness.results.metrics import COUNT_NAMES, ISR_FIGURES, LATENCY_METRICS
 from harness.results.verdicts import as_verdict

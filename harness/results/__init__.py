@@ -7,7 +7,8 @@ interface).
 
 - layout.py        every path of a run and of a cell folder (CellPaths, RunPaths, query_dir)
 - tables.py        Arrow schemas of ledger/consumed/log/commits.parquet and their writers
-- history.py       history.jsonl: History (the writer), read_jsonl (a lenient reader)
+- history.py       history.jsonl: History (the writer) and the true clock (now_ms)
+- history_reader.py read_jsonl: a history.jsonl read back, leniently
 - events.py        the history's event kinds and their fields
 - windows.py       fault windows (inject .. heal) read from a history
 - isr.py           the topic's partition states read from a history, the summary's ISR figures

@@ -78,34 +78,6 @@ def is_event_time(ts: object) -> bool:
     )
 
 
-def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """A history.jsonl's events sorted by time, and how many lines were not events.
-
-    Lenient on purpose: a torn or foreign line must not stop a summary or a report
-    (the checks in spark_jobs read the same file strictly). A FIFO or device in its place is a
-    ResultFolderError, not a read that never ends.
-    """
-    from harness.results.layout import require_regular  # layout imports this module
-
-    require_regular(path)
-    events: list[dict[str, Any]] = []
-    bad = 0
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if not line.strip():
-            continue
-        try:
-            event = json.loads(line)
-        except ValueError:
-            bad += 1
-            continue
-        if isinstance(event, dict) and is_event_time(event.get("ts")):
-            event.setdefault("kind", "?")
-            events.append(event)
-        else:
-            bad += 1
-    return sorted(events, key=lambda e: e["ts"]), bad
-
-
 class History:
     """Thread-safe event log shared by the cluster, the faults and the workload."""
 

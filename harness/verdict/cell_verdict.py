@@ -9,7 +9,7 @@ from typing import Any, cast
 from harness.report import write_cell_report
 from harness.results import events as ev
 from harness.results.events import Event
-from harness.results.history import read_jsonl
+from harness.results.history_reader import read_jsonl
 from harness.results.isr import isr_figures
 from harness.results.layout import CellPaths
 from harness.results.metrics import COUNT_NAMES, RECOVERED, Figures, Summary

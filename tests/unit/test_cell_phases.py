@@ -13,7 +13,8 @@ import pyarrow as pa
 import pytest
 import yaml
 
-from harness.results.history import History, read_jsonl
+from harness.results.history import History
+from harness.results.history_reader import read_jsonl
 from harness.runner import cell_runner
 from harness.runner.cell_runner import CellRunner, Parts
 from harness.runner.status import Status

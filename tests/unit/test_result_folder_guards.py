@@ -22,7 +22,7 @@ from harness.cli.terminal import EXIT_INFRA, EXIT_PASS, EXIT_USAGE
 from harness.errors import ConfigError
 from harness.experiment import make_plan, run_plan, verify_run
 from harness.report import write_run_summary
-from harness.results.history import read_jsonl
+from harness.results.history_reader import read_jsonl
 from harness.results.layout import (
     CellPaths,
     ResultFolderError,
