@@ -98,14 +98,15 @@ def _leadership(events: list[dict[str, Any]]) -> list[str]:
     samples = partition_samples(events)
     if not samples:
         return []
-    leader: dict[tuple[str, int], int | None] = {}
+    leader: dict[tuple[str, int], int] = {}  # each partition's last known leader
     moves = 0
     leaderless = False
     for s in samples:
-        if s.key in leader and leader[s.key] != s.leader:
-            moves += 1
+        if s.leader is None or s.leader < 0:  # offline: a move only if another broker leads next
+            leaderless = True
+            continue
+        moves += s.key in leader and leader[s.key] != s.leader
         leader[s.key] = s.leader
-        leaderless |= s.leader is None or s.leader < 0
     out = [f"partition leadership moved {_times(moves, 'time')}" if moves else "no leader moved"]
     return out + (["a partition was left without a leader"] if leaderless else [])
 
