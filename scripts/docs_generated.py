@@ -38,6 +38,7 @@ BLOCKS: dict[Path, dict[str, Render]] = {
         # "capabilities": the cluster capabilities, once each is one module (issue 39)
     },
     Path("docs/development.md"): {
+        "make-targets": docs_layout.make_targets,
         "import-contracts": docs_layout.import_contracts,
         "layout": lambda root: docs_layout.layout(
             root, docs_layout.tracked(root), docs_layout.cli_commands()

@@ -1,6 +1,7 @@
-"""docs/development.md's layout, generated from the tree: every package and module of harness/
-and spark_jobs/ with the first sentence of its docstring, every other folder with its files,
-the CLI's commands from its typer app, and the import contracts from pyproject.toml.
+"""docs/development.md's generated parts: the make targets from the Makefile's `## ` comments
+(what `make help` prints), the import contracts from pyproject.toml, and the layout from the
+tree: every package and module of harness/ and spark_jobs/ with the first sentence of its
+docstring, every other folder with its files, the CLI's commands from its typer app.
 
 A module's docstring is where it says what it is, once; the page repeats it, so a module added,
 moved or renamed changes the page (`scripts/docs_generated.py` writes it, a unit test fails
@@ -139,6 +140,21 @@ def import_contracts(root: Path) -> str:
         "",
     ]
     lines += [f"* {c['name']} (`{c['id']}`)" for c in contracts if c.get("type") != "layers"]
+    return "\n".join(lines) + "\n"
+
+
+MAKE_TARGET = re.compile(r"^([A-Za-z_-]+):.*## (.*)$", flags=re.M)
+
+
+def make_targets(root: Path) -> str:
+    """The Makefile's documented targets, in its order, with their `## ` comments."""
+    rows = MAKE_TARGET.findall((root / "Makefile").read_text(encoding="utf-8"))
+    if not rows:
+        raise ValueError("Makefile: no target with a `## ` comment")
+    lines = ["| target | does |", "|---|---|"]
+    for target, what in rows:  # as markdown: no tag, no emphasis, no cell break
+        text = what.replace("<", "&lt;").replace("*", "\\*").replace("|", "\\|")
+        lines.append(f"| `{target}` | {text} |")
     return "\n".join(lines) + "\n"
 
 
