@@ -111,8 +111,8 @@ docs: venv ## the generated parts of docs/ again (scripts/docs_generated.py), th
 	$(PY) scripts/docs_generated.py
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
-incidents: venv ## docs/incidents.md and README's incident rows again, from the experiments' incident: sections
-	$(PY) scripts/docs_incidents.py
+incidents: venv ## docs/incidents.md and README's incident rows again, from the experiments' incident: sections (with every other generated part of docs/)
+	$(PY) scripts/docs_generated.py
 
 bench: venv toxiproxy ## the benchmarks (docs/benchmarks.md): tables into benchmarks/results/
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md

@@ -12,9 +12,9 @@ greps docs/*.md for each.
 `python scripts/docs_coverage.py --stale`: every name docs/*.md and README.md give as code
 still exists in the tree, so a module moved or renamed cannot leave a page behind: a path
 under a top-level folder of the tree (`harness/faults/kind.py`, `experiments/incidents/*.yaml`,
-`<placeholders>` matching a part) is a file or folder of the checkout or one `.gitignore` covers (a build output); a module
-(`harness.common.waiting.wait_until`) is a module file, and a name after it is a word of that
-file; a bare file name (`cell_runner.py`) is some file's name; README's relative links lead to
+`<placeholders>` matching a part) is a file or folder of the checkout or one `.gitignore`
+covers (a build output); a module (`harness.common.waiting.wait_until`) is a module file, and
+a name after it is a word of that file; a bare file name (`cell_runner.py`) is some file's name; README's relative links lead to
 files. `make test` and `tests/unit/test_docs_coverage.py` run it.
 
     python scripts/docs_coverage.py [COMMIT]   # prints the counts and every name not found; exit 1 if any
@@ -27,6 +27,11 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+
+if str(Path(__file__).resolve().parent) not in sys.path:  # loaded by path: its sibling scripts
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from docs_layout import tracked
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "7399514"  # the last commit whose README held every contract
@@ -124,14 +129,7 @@ LINK = re.compile(r"\]\(([^)\s]+)\)")
 
 def _tree(root: Path) -> tuple[set[str], set[str]]:
     """The checkout's files (tracked, or new and not ignored) and every folder above them."""
-    listed = subprocess.run(
-        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    files = {f for f in listed if (root / f).is_file()}
+    files = set(tracked(root))
     folders = {"/".join(f.split("/")[:i]) for f in files for i in range(1, f.count("/") + 1)}
     return files, folders
 
