@@ -60,7 +60,8 @@ test: venv actionlint toxiproxy ## lint, types, import contracts, workflows, the
 	$(PY) -m mypy
 	.venv/bin/lint-imports --no-cache --no-logo
 	.venv/bin/actionlint .github/workflows/*.yml
-	$(PY) scripts/docs_incidents.py --check
+	$(PY) scripts/docs_generated.py --check
+	$(PY) scripts/docs_coverage.py --stale
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --quiet --site-dir site
 	$(PY) -m pytest -m "not integration" -q
 	$(PY) -m pytest $(INTEGRATION) -q
@@ -106,11 +107,12 @@ weekly-merge: venv ## join the weekly's shard folders (WEEKLY_SHARDS, default sh
 index: venv ## results/index.html again, from the suite folders and results/history.parquet
 	$(PY) -m harness index results $(ARGS)
 
-docs: venv ## the docs site (mkdocs.yml, docs/) into site/, broken links fail; open site/index.html
+docs: venv ## the generated parts of docs/ again (scripts/docs_generated.py), then the site (mkdocs.yml, docs/) into site/, broken links fail; open site/index.html
+	$(PY) scripts/docs_generated.py
 	NO_MKDOCS_2_WARNING=1 $(PY) -m mkdocs build --strict --site-dir site
 
-incidents: venv ## docs/incidents.md and README's incident rows again, from the experiments' incident: sections
-	$(PY) scripts/docs_incidents.py
+incidents: venv ## docs/incidents.md and README's incident rows again, from the experiments' incident: sections (with every other generated part of docs/)
+	$(PY) scripts/docs_generated.py
 
 bench: venv toxiproxy ## the benchmarks (docs/benchmarks.md): tables into benchmarks/results/
 	$(PY) benchmarks/cluster_start.py --repeat 3 --out benchmarks/results/cluster_start.md

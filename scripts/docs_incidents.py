@@ -1,13 +1,11 @@
-"""Regenerate docs/incidents.md and README.md's incident rows from the experiment files.
+"""docs/incidents.md and README.md's incident rows, from the experiment files.
 
 The catalogue lives in the experiments' `incident:` sections; `harness.report.catalogue` turns
-them into the table `python -m harness incidents --markdown` prints. This script writes that
+them into the table `python -m harness incidents --markdown` prints. This module renders that
 table into docs/incidents.md (between its markers) and the headline rows (incident, claim)
-into README.md, so neither can drift from the files: `tests/unit/test_docs_incidents.py`
-fails when a committed page differs from what this script writes.
-
-    python scripts/docs_incidents.py           # rewrite both files
-    python scripts/docs_incidents.py --check   # exit 1 naming the stale files, write nothing
+into README.md, so neither can drift from the files; `scripts/docs_generated.py` writes them
+with the other generated docs, and `tests/unit/test_docs_incidents.py` fails when a committed
+page differs from what it writes.
 """
 
 from __future__ import annotations
@@ -29,7 +27,7 @@ INTRO = """# Incident catalogue
 
 Each row is a story people tell about Kafka, an experiment that reproduces it on a real
 cluster, what Kafka did in our runs, and the setting that makes it safe. The page is
-generated from the experiment files' `incident:` sections (`python scripts/docs_incidents.py`,
+generated from the experiment files' `incident:` sections (`python scripts/docs_generated.py`,
 the same table as `python -m harness incidents --markdown`; a unit test keeps it equal), so a
 row cannot drift from the experiment it describes. Figures are from our runs on a two-core
 machine; each incident's description (in its file) says how they were measured, and each
@@ -78,22 +76,3 @@ def stale(root: Path) -> list[Path]:
         for rel, text in expected(root).items()
         if not (root / rel).is_file() or (root / rel).read_text(encoding="utf-8") != text
     ]
-
-
-def main(argv: list[str]) -> int:
-    if argv == ["--check"]:
-        old = stale(ROOT)
-        for rel in old:
-            print(f"{rel} is stale: run python scripts/docs_incidents.py", file=sys.stderr)
-        return 1 if old else 0
-    if argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    for rel, text in expected(ROOT).items():
-        (ROOT / rel).write_text(text, encoding="utf-8")
-        print(f"wrote {rel}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

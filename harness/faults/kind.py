@@ -75,10 +75,10 @@ class FaultKind(StrictModel):
 
     name: ClassVar[str]  # the spec's word for the kind
     aliases: ClassVar[tuple[str, ...]] = ()  # other words the spec takes for it
-    plays: ClassVar[Plays] = "cluster"
-    target_style: ClassVar[TargetStyle] = "node"
+    plays: ClassVar[Plays] = "cluster"  # the cluster (make()), else the nemesis on that process
+    target_style: ClassVar[TargetStyle] = "node"  # `target` is a node, split, topic, spare or none
     operation: ClassVar[bool] = False  # done once when it fires: takes no duration_s
-    modes: ClassVar[tuple[Mode, ...]] = ("kraft", "zookeeper")
+    modes: ClassVar[tuple[Mode, ...]] = ("kraft", "zookeeper")  # the cluster modes it exists in
     broker_only: ClassVar[bool] = False  # a node target must be a broker, not a controller
     zookeeper_target: ClassVar[bool] = False  # may target ZooKeeper (mode zookeeper)
     link_proxies: ClassVar[bool] = False  # acts on the links' proxies: the cluster needs them

@@ -9,7 +9,8 @@ from harness.results.metrics import BROKER_FIGURES, BROKER_PREFIX
 
 
 def broker_rows(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(figure, value, why undecided) per BROKER_FIGURES figure; none without the section."""
+    """(`broker.<figure>`, value, why undecided) per BROKER_FIGURES figure; none without the
+    section."""
     section = summary.get("broker")
     if not isinstance(section, dict):
         return []
@@ -18,5 +19,7 @@ def broker_rows(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
     for name in BROKER_FIGURES:
         value = section.get(name)
         shown = "?" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
-        rows.append((name, shown, str(undecided.get(BROKER_PREFIX + name, ""))))
+        # named as an expectation names it: `broker.isr_shrinks` is not the ISR section's
+        # `isr_shrinks` (a leader's meter against the partition watch's view)
+        rows.append((BROKER_PREFIX + name, shown, str(undecided.get(BROKER_PREFIX + name, ""))))
     return rows

@@ -16,6 +16,7 @@ from harness.report.broker_plot import broker_plot_png
 from harness.report.broker_section import broker_rows
 from harness.report.log_tails import read_broker_logs, tails_around
 from harness.report.lost_where import lost_where_section
+from harness.report.story import story
 from harness.report.timeline import plot_timeline, png_data_uri, time_span, utc
 from harness.results import events as ev
 from harness.results.history_reader import read_jsonl
@@ -221,6 +222,12 @@ def _isr(summary: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(name, ISR_ROWS.get(name, ""), fmt(section.get(name))) for name in names]
 
 
+def _section(summary: dict[str, Any], name: str) -> dict[str, Any]:
+    """A section of the summary, or nothing when it is absent or of another shape."""
+    section = summary.get(name)
+    return section if isinstance(section, dict) else {}
+
+
 def _latency(summary: dict[str, Any], undecided: dict[str, Any]) -> list[tuple[str, ...]]:
     """(figure, what it is over and how many records, value, why undecided) per latency figure."""
     parts = summary.get("ack_latency") or {}
@@ -252,6 +259,7 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "verdict": verdict,
         "duration_s": summary.get("duration_s"),
         "problems": inputs.problems,
+        "story": story(summary, inputs.events),
         "params": sorted((summary.get("params") or {}).items()),
         "counts": count_rows,
         "undecided": sorted(
@@ -264,6 +272,8 @@ def _context(cell_dir: Path) -> dict[str, Any]:
         "unavailable_s": summary.get("unavailable_s"),
         "latency": _latency(summary, undecided),
         "isr": _isr(summary),
+        "isr_shrinks": _section(summary, "isr").get("isr_shrinks"),
+        "broker_isr_shrinks": _section(summary, "broker").get("isr_shrinks"),
         "broker": broker_rows(summary),
         "lost_where": lost_where_section(summary),
         "stalls_by_set": sorted((summary.get("stalls_by_set") or {}).items()),

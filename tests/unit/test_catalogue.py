@@ -18,7 +18,7 @@ def test_the_docs_table_is_the_generated_one() -> None:
     section = readme_section((ROOT / "docs" / "incidents.md").read_text(encoding="utf-8"))
     assert section is not None, "docs/incidents.md has no incidents:begin/end markers"
     assert section == markdown(catalogue(ROOT)), (
-        "docs/incidents.md's incident catalogue is stale: run `python scripts/docs_incidents.py`"
+        "docs/incidents.md's incident catalogue is stale: run `python scripts/docs_generated.py`"
     )
 
 

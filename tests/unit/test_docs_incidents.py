@@ -1,5 +1,5 @@
 """The generated docs are what the generator writes: docs/incidents.md and README.md's
-incident rows equal `scripts/docs_incidents.py`'s output, and README.md stays a front page."""
+incident rows equal what `scripts/docs_incidents.py` renders, and README.md stays a front page."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def test_the_committed_pages_equal_the_generated_ones() -> None:
     gen = generator()
     for rel, text in gen.expected(ROOT).items():
         committed = (ROOT / rel).read_text(encoding="utf-8")
-        assert committed == text, f"{rel} is stale: run `python scripts/docs_incidents.py`"
+        assert committed == text, f"{rel} is stale: run `python scripts/docs_generated.py`"
     assert gen.stale(ROOT) == []
 
 
