@@ -66,7 +66,7 @@ def recovered(history: list[Event]) -> tuple[bool | None, str]:
 
 def evidence_check(summary: Figures) -> Check:
     """Do the cell's tables agree with what its history says was written and read
-    (spark_jobs/checks_evidence.py)? A disagreement has undecided the figures it touches;
+    (spark_jobs/checks/evidence.py)? A disagreement has undecided the figures it touches;
     this check shows it, and a cell with damaged evidence never passes."""
     evidence: object = summary.get("evidence")
     if not isinstance(evidence, dict):
