@@ -1,4 +1,8 @@
-"""The figures a cell's `summary.json` holds, as the checks write them and verdicts read them."""
+"""The figures a cell's `summary.json` holds, as the checks write them and verdicts read them.
+
+Each figure is decided by one check (its `decides`, spark_jobs/checks/<check>.py); the
+names here are the vocabulary the verdict and the report read without Spark, held to the
+checks' declarations by tests/unit/test_check_figures.py (a name on one side only fails)."""
 
 from __future__ import annotations
 
