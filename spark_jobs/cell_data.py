@@ -1,4 +1,6 @@
-"""Load one cell's collected data as DataFrames typed exactly as the contracts say."""
+"""Load one cell's collected data as DataFrames typed exactly as the contracts say, and what
+their columns mean to every check: which ledger rows the log must hold, which log rows a
+read_committed reader sees."""
 
 from __future__ import annotations
 
@@ -44,7 +46,7 @@ CONSUMED_SCHEMA = _spark_columns(CONSUMED)
 LOG_SCHEMA = _spark_columns(LOG)
 COMMITS_SCHEMA = _spark_columns(COMMITS)
 OUTPUT_SCHEMA = _spark_columns(OUTPUT)
-SEGMENTS_SCHEMA = _spark_columns(SEGMENTS)  # broker forensics (spark_jobs.checks_forensics)
+SEGMENTS_SCHEMA = _spark_columns(SEGMENTS)  # broker forensics (spark_jobs.checks.forensics)
 
 ROW = "_row"  # file order = processing order; ties on ts are broken by it
 
@@ -52,6 +54,26 @@ ROW = "_row"  # file order = processing order; ties on ts are broken by it
 def consumer_set(consumer: Column) -> Column:
     """`group/m0` -> `group`: harness.results.consumers.set_of as a Spark column."""
     return F.substring_index(consumer, SEPARATOR, 1)
+
+
+# A ledger row's `outcome`: how its transaction ended as the producer learnt it.
+COMMITTED, ABORTED, UNKNOWN = "committed", "aborted", "unknown"
+
+
+def is_expected() -> Column:
+    """A ledger row whose record the log must hold: `ok` and not in a transaction, or in a
+    transaction the producer committed (null txn/outcome: a non-transactional producer)."""
+    return (F.col("txn").isNull() & (F.col("status") == "ok")) | (F.col("outcome") == COMMITTED)
+
+
+def expected_records(ledger: DataFrame) -> DataFrame:
+    return ledger.filter(is_expected())
+
+
+def visible(log: DataFrame) -> DataFrame:
+    """The log rows a read_committed reader sees (`committed`; read_parquet makes a null or
+    a missing column true, so for a non-transactional cell that is every row)."""
+    return log.filter(F.col("committed")) if "committed" in log.columns else log
 
 
 @dataclass

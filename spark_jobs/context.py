@@ -19,11 +19,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from harness.results.metrics import Figures
-from spark_jobs import checks_records as cr
-from spark_jobs import checks_spark as csp
 from spark_jobs import history_facts as hf
 from spark_jobs import seq_blocks as sb
-from spark_jobs.cell_data import CellData, consumer_set
+from spark_jobs.cell_data import CellData, consumer_set, is_expected
 
 _T = TypeVar("_T")
 
@@ -32,7 +30,7 @@ NO_CONSUMED = "consumed.parquet missing"
 
 
 class LedgerTotals(TypedDict):
-    """checks_records.ledger_totals: the ledger's figures of one pass."""
+    """The ledger's figures of one pass (`ledger_totals`)."""
 
     attempted: int
     acked: int
@@ -54,7 +52,7 @@ class CellContext:
         self.trusted_log = data.log if self.log_reason is None else None
         self.sets = _sets(data)
         self.read_committed = hf.read_committed_sets(data.history)
-        self.spark_sets = csp.spark_sets(data.history)
+        self.spark_sets = hf.spark_sets(data.history)
         # The figures merged so far: what a REVIEW check reads (spark_jobs.check).
         self.summary: Figures = {}
         self._values: dict[str, object] = {}
@@ -96,7 +94,7 @@ class CellContext:
             return None
 
         def build() -> LedgerTotals:
-            t = cr.ledger_totals(ledger)
+            t = ledger_totals(ledger)
             return {
                 "attempted": int(t["attempted"] or 0),
                 "acked": int(t["acked"] or 0),
@@ -168,6 +166,21 @@ class CellContext:
         if consumed is None or dirty is None or detail is None:
             return None
         return self._once("firsts", lambda: sb.first_consumptions(consumed, dirty, detail))
+
+
+def ledger_totals(ledger: DataFrame) -> dict[str, int | None]:
+    """attempted, acked, expected (is_expected), transactional (rows with a txn), first and
+    last send_ts in one pass (None bounds when empty)."""
+    row = ledger.agg(
+        F.count(F.lit(1)).alias("attempted"),
+        F.coalesce(F.sum(F.when(F.col("status") == "ok", 1).otherwise(0)), F.lit(0)).alias("acked"),
+        F.coalesce(F.sum(F.when(is_expected(), 1).otherwise(0)), F.lit(0)).alias("expected"),
+        F.count("txn").alias("transactional"),
+        F.min("send_ts").alias("first_send"),
+        F.max("send_ts").alias("last_send"),
+    ).first()
+    assert row is not None  # a global aggregate always has one row
+    return {k: None if row[k] is None else int(row[k]) for k in row.asDict()}
 
 
 def _sets(data: CellData) -> list[str]:

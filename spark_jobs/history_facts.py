@@ -1,4 +1,5 @@
-"""What the history says about whether a check can decide, and the measuring window."""
+"""What the history says about whether a check can decide, the measuring window, and which
+consumer sets ran (the Spark sets' starts and failures among them)."""
 
 from __future__ import annotations
 
@@ -165,5 +166,32 @@ def operation_steps(history: list[Event]) -> list[StepPeriod]:
                 down_ms=None if own is None else own - start,
                 phase=None if e.get("phase") is None else str(e["phase"]),
             )
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class SparkSetFacts:
+    """What the history says about one Spark consumer set."""
+
+    name: str
+    consumer: str
+    resumes: list[Event]  # spark.resume events in start order
+    failure: Event | None  # the last spark.query.failed event
+
+
+def spark_sets(history: list[Event]) -> list[SparkSetFacts]:
+    by_consumer: dict[str, list[Event]] = {}
+    for e in history:
+        if str(e.get("kind", "")).startswith(ev.SPARK_PREFIX) and "consumer" in e:
+            by_consumer.setdefault(str(e["consumer"]), []).append(e)
+    out = []
+    for consumer, found in sorted(by_consumer.items()):
+        resumes = sorted(
+            (e for e in found if e["kind"] == ev.SPARK_RESUME), key=lambda e: e["generation"]
+        )
+        failures = [e for e in found if e["kind"] == ev.SPARK_QUERY_FAILED]
+        out.append(
+            SparkSetFacts(set_of(consumer), consumer, resumes, failures[-1] if failures else None)
         )
     return out

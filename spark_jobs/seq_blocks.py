@@ -26,8 +26,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from harness.results.metrics import GenerationRows
-from spark_jobs.cell_data import ROW, consumer_set
-from spark_jobs.checks_records import is_expected, visible
+from spark_jobs.cell_data import ROW, consumer_set, is_expected, visible
 from spark_jobs.local_rows import local_frame
 
 BLOCK = 64

@@ -27,7 +27,7 @@ logger.spark_utils.name = org.apache.spark.util.Utils
 logger.spark_utils.level = error
 logger.hadoop.name = org.apache.hadoop
 logger.hadoop.level = error
-# The checks order whole-run series in one window on purpose (checks_stall).
+# The checks order whole-run series in one window on purpose (checks.stall).
 logger.window.name = org.apache.spark.sql.execution.window.WindowExec
 logger.window.level = error
 # Equal to the root level, so pyspark does not announce "Setting default log level".

@@ -1,5 +1,5 @@
 """The report's table of the summary's `broker` section: Kafka's own view of the cell
-(spark_jobs/checks_broker.py), each figure with its value or why it is undecided."""
+(spark_jobs/checks/broker_metrics.py), each figure with its value or why it is undecided."""
 
 from __future__ import annotations
 

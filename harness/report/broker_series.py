@@ -1,6 +1,6 @@
 """The series the report's broker plot draws (harness.report.broker_plot), from metrics.parquet.
 
-Presentation only (the summary's figures are spark_jobs/checks_broker.py's). Scrapes are
+Presentation only (the summary's figures are spark_jobs/checks/broker_metrics.py's). Scrapes are
 rounds: every node asked at once, its rows stamped with the round's start. A node that did
 not answer a round (`up` 0) has no value there: NaN, never 0, so a line breaks at a gap and
 a sum over nodes says when it is partial.

@@ -30,7 +30,7 @@ CONSUMED_COLUMNS = ["seq", "consumer", "ts"]
 # History kinds too chatty for the events table (they are in the plot already).
 QUIET_KINDS = {ev.PRODUCER_ERRORS}
 MAX_EVENT_ROWS = 300
-# What each ack latency figure is over: (the part of spark_jobs.checks_latency, its words).
+# What each ack latency figure is over: (the part of spark_jobs.checks.latency, its words).
 LATENCY_ROWS = {
     "ack_p50_ms": ("all", "median, all acked records"),
     "ack_p99_ms": ("all", "p99, all acked records"),

@@ -1,4 +1,8 @@
-"""The figures a cell's `summary.json` holds, as the checks write them and verdicts read them."""
+"""The figures a cell's `summary.json` holds, as the checks write them and verdicts read them.
+
+Each figure is decided by one check (its `decides`, spark_jobs/checks/<check>.py); the
+names here are the vocabulary the verdict and the report read without Spark, held to the
+checks' declarations by tests/unit/test_check_figures.py (a name on one side only fails)."""
 
 from __future__ import annotations
 
@@ -15,14 +19,14 @@ COUNT_NAMES = (
     "unacked_present",
     "out_of_order",
     "failed",  # ledger status `fail` (not `unknown`); names are only ever appended
-    # Transactions and Jepsen's Kafka anomaly classes (spark_jobs/checks_txn.py).
+    # Transactions and Jepsen's Kafka anomaly classes (spark_jobs/checks/transactions.py).
     "aborted_read",
     "torn_transaction",
     "inconsistent_offsets",
     "poll_skip",
     "nonmonotonic_send",
     # A consume-transform-produce pipeline's output topic against its input
-    # (spark_jobs/checks_pipeline.py); 0 in a cell without a pipeline.
+    # (spark_jobs/checks/pipeline.py); 0 in a cell without a pipeline.
     "output_duplicates",
     "output_lost",
     "output_aborted",
@@ -56,7 +60,7 @@ PER_SET_KEYS = {
     "aborted_consumed": "aborted_consumed_by_set",
     "poll_skip": "poll_skip_by_set",
     **dict.fromkeys(SPARK_FIGURES, "spark_by_set"),
-    # partition-seconds without a live owner (spark_jobs/checks_ownership.py)
+    # partition-seconds without a live owner (spark_jobs/checks/ownership.py)
     "unowned_s": "ownership_by_set",
 }
 # Whether the cluster healed in the recovery phase (true / false; null: never got there).
@@ -64,7 +68,7 @@ RECOVERED = "recovered"
 # The workload topic's ISR over the cell (summary "isr", harness.results.isr), from the
 # history's partition.state events: figures to read, not expectation metrics.
 ISR_FIGURES = ("isr_shrinks", "isr_expands", "min_isr_size", "under_replicated_s")
-# Kafka's own view (summary "broker", spark_jobs/checks_broker.py), from metrics.parquet: what
+# Kafka's own view (summary "broker", spark_jobs/checks/broker_metrics.py), from metrics.parquet: what
 # the brokers' and controllers' JMX metrics said over the cell. Expectations name them
 # `broker.<figure>`; an undecided one is None with its reason under `undecided` as
 # `broker.<figure>` (a node whose scrapes failed outside a fault on it, a metric the mode or

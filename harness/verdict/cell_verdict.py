@@ -17,7 +17,7 @@ from harness.results.timings import cell_timings
 from harness.spec import Cell, Spec
 from harness.spec.expect import Bound
 from harness.spec.paths import number_at
-from harness.verdict.checks import Check, evaluate, overall, recovery
+from harness.verdict.checks import Judgement, evaluate, overall, recovery
 from harness.verdict.planned_faults import (
     LATE_S,
     PlannedKind,
@@ -31,7 +31,7 @@ __all__ = ["LATE_S", "faults_check", "off_schedule", "on_time", "planned_kinds"]
 NOTHING_EXPECTED = "the spec expects nothing of this cell, so it has shown nothing"
 
 
-def run_check(history: list[Event]) -> Check:
+def run_check(history: list[Event]) -> Judgement:
     """Did the cell run its course? An infrastructure error, a crashed workload or a consumer
     member whose program could not start undecides it."""
     problems = list(
@@ -44,12 +44,12 @@ def run_check(history: list[Event]) -> Check:
         )
     )
     if not history:
-        return Check("run", "unknown", "no history.jsonl: the cell did not run")
+        return Judgement("run", "unknown", "no history.jsonl: the cell did not run")
     if problems:
-        return Check("run", "unknown", "; ".join(problems))
+        return Judgement("run", "unknown", "; ".join(problems))
     if not any(e["kind"] == ev.PHASE and e.get("phase") == ev.PHASE_COLLECT for e in history):
-        return Check("run", "unknown", "the cell never reached its collect phase")
-    return Check("run", "pass", "every phase ran")
+        return Judgement("run", "unknown", "the cell never reached its collect phase")
+    return Judgement("run", "pass", "every phase ran")
 
 
 def recovered(history: list[Event]) -> tuple[bool | None, str]:
@@ -64,28 +64,28 @@ def recovered(history: list[Event]) -> tuple[bool | None, str]:
     return value, detail
 
 
-def evidence_check(summary: Figures) -> Check:
+def evidence_check(summary: Figures) -> Judgement:
     """Do the cell's tables agree with what its history says was written and read
-    (spark_jobs/checks_evidence.py)? A disagreement has undecided the figures it touches;
+    (spark_jobs/checks/evidence.py)? A disagreement has undecided the figures it touches;
     this check shows it, and a cell with damaged evidence never passes."""
     evidence: object = summary.get("evidence")
     if not isinstance(evidence, dict):
-        return Check("evidence", "unknown", "the checks left no evidence comparison")
+        return Judgement("evidence", "unknown", "the checks left no evidence comparison")
     bad = [str(d) for d in evidence.get("disagreements") or []]
     if bad:
-        return Check("evidence", "unknown", "; ".join(bad))
+        return Judgement("evidence", "unknown", "; ".join(bad))
     compared = [str(c) for c in evidence.get("compared") or []]
-    return Check("evidence", "pass", "; ".join(compared) or "nothing to compare")
+    return Judgement("evidence", "pass", "; ".join(compared) or "nothing to compare")
 
 
-def failed_checks_check(summary: Figures) -> Check | None:
+def failed_checks_check(summary: Figures) -> Judgement | None:
     """A check of the cell's that raised (spark_jobs.check): its figures are undecided and
     so is the cell, though the other checks' figures stand."""
     failed = summary.get("failed_checks")
     if not failed:
         return None
     detail = "; ".join(f"the {name} check failed: {error}" for name, error in failed.items())
-    return Check("verification", "unknown", detail)
+    return Judgement("verification", "unknown", detail)
 
 
 def planned_kinds(spec: Spec) -> list[PlannedKind]:
@@ -102,7 +102,7 @@ def cell_checks(
     summary: Figures,
     plan: list[PlannedKind] | None = None,
     measured: bool = True,
-) -> list[Check]:
+) -> list[Judgement]:
     """Infrastructure checks (the cell ran, its faults were done, the cluster healed, the
     tables agree with the history: `evidence`, when the checks ran), then one per expectation.
 
@@ -121,7 +121,7 @@ def cell_checks(
             checks.append(broken)
     checks += expectations
     if not expectations and flag is None:
-        checks.append(Check("expect", "unknown", NOTHING_EXPECTED))
+        checks.append(Judgement("expect", "unknown", NOTHING_EXPECTED))
     return checks
 
 
@@ -215,7 +215,7 @@ def summarize(
     plan = planned_kinds(cell.spec)
     checks = cell_checks(resolved_expect(cell.spec), history, summary, plan, measured)
     if not measured:
-        checks.append(Check("verification", "unknown", error))
+        checks.append(Judgement("verification", "unknown", error))
     summary["checks"] = [c.as_dict() for c in checks]
     summary["verdict"] = overall(checks)
     ts = [int(e["ts"]) for e in history if "ts" in e]

@@ -14,11 +14,15 @@ from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures
 from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
 
-__all__ = ["VERDICTS", "Check", "Verdict", "evaluate", "overall", "recovery"]
+__all__ = ["VERDICTS", "Judgement", "Verdict", "evaluate", "overall", "recovery"]
 
 
 @dataclass(frozen=True)
-class Check:
+class Judgement:
+    """One entry of the summary's `checks` list: an expectation, or a condition of the cell
+    (run, recovery, faults, evidence), judged against the figures. A check
+    (spark_jobs.check.Check) computes figures; a judgement only reads them."""
+
     name: str
     verdict: Verdict
     detail: str
@@ -27,7 +31,7 @@ class Check:
         return asdict(self)
 
 
-def evaluate(expect: Mapping[str, Bound | None], summary: Figures) -> list[Check]:
+def evaluate(expect: Mapping[str, Bound | None], summary: Figures) -> list[Judgement]:
     """One check per bound, in the spec's order; a null bound is no check. `recovered` is
     not among them: it decides the `recovery` check (see `recovery`)."""
     checks = []
@@ -41,7 +45,7 @@ def evaluate(expect: Mapping[str, Bound | None], summary: Figures) -> list[Check
     return checks
 
 
-def overall(checks: Iterable[Check], extra: Iterable[str] = ()) -> Verdict:
+def overall(checks: Iterable[Judgement], extra: Iterable[str] = ()) -> Verdict:
     """fail if anything failed, else unknown if anything is unknown, else pass.
 
     `extra` are verdicts from outside the expectations (e.g. "unknown" when recovery or the
@@ -51,7 +55,7 @@ def overall(checks: Iterable[Check], extra: Iterable[str] = ()) -> Verdict:
     return worst([*(c.verdict for c in checks), *extra])
 
 
-def recovery(recovered: bool | None, detail: str, expected: bool | None = None) -> Check:
+def recovery(recovered: bool | None, detail: str, expected: bool | None = None) -> Judgement:
     """Did the cluster heal in the recovery phase (`recovery.end`)? Without an expectation
     a cluster that did not heal (or a cell that never got that far) undecides the cell: its
     figures were measured on a cluster still broken. With `recovered: true/false` expected,
@@ -59,7 +63,7 @@ def recovery(recovered: bool | None, detail: str, expected: bool | None = None) 
     wanted = "" if expected is None else f", expected recovered = {str(expected).lower()}"
     if recovered is None:
         reason = detail or "no recovery.end event: the cell never finished its recovery phase"
-        return Check("recovery", "unknown", reason + wanted)
+        return Judgement("recovery", "unknown", reason + wanted)
     said = f"the cluster {'healed' if recovered else 'did not heal'}"
     said += f": {detail}" if detail else ""
     verdict: Verdict
@@ -67,7 +71,7 @@ def recovery(recovered: bool | None, detail: str, expected: bool | None = None) 
         verdict = "pass" if recovered else "unknown"
     else:
         verdict = "pass" if recovered == expected else "fail"
-    return Check("recovery", verdict, said + wanted)
+    return Judgement("recovery", verdict, said + wanted)
 
 
 def lookup(metric: str, summary: Figures) -> object:
@@ -105,28 +109,30 @@ def _why_undecided(metric: str, summary: Figures) -> str:
     return str(reason) if reason else "not measured"
 
 
-def _numeric(metric: str, bound: Bound, summary: Figures) -> Check:
+def _numeric(metric: str, bound: Bound, summary: Figures) -> Judgement:
     value = lookup(metric, summary)
     shown = bound.shown()
     if value is None:
         reason = _why_undecided(metric, summary)
-        return Check(metric, "unknown", f"{metric} undecided ({reason}), expected {shown}")
+        return Judgement(metric, "unknown", f"{metric} undecided ({reason}), expected {shown}")
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
-        return Check(metric, "unknown", f"{metric} = {value!r} is not a number, expected {shown}")
+        return Judgement(
+            metric, "unknown", f"{metric} = {value!r} is not a number, expected {shown}"
+        )
     if bound.threshold is None:
-        return Check(metric, "unknown", f"expected {shown}: the bound was never resolved")
+        return Judgement(metric, "unknown", f"expected {shown}: the bound was never resolved")
     verdict: Verdict = "pass" if bound.holds(float(value)) else "fail"
-    return Check(metric, verdict, f"{metric} = {format_number(float(value))}, expected {shown}")
+    return Judgement(metric, verdict, f"{metric} = {format_number(float(value))}, expected {shown}")
 
 
-def _resumption(summary: Figures) -> Check:
+def _resumption(summary: Figures) -> Judgement:
     """exact: every restart resumed at the committed offset / checkpoint."""
     restarts = summary.get("resumptions")
     if restarts is None:
         reason = _why_undecided(RESUMPTION, summary)
-        return Check(RESUMPTION, "unknown", f"resumption undecided ({reason}), expected exact")
+        return Judgement(RESUMPTION, "unknown", f"resumption undecided ({reason}), expected exact")
     if not restarts:
-        return Check(
+        return Judgement(
             RESUMPTION, "unknown", "no consumer restarted, so resumption was not exercised"
         )
     exact = [r.get("exact") if isinstance(r, Mapping) else None for r in restarts]
@@ -136,9 +142,9 @@ def _resumption(summary: Figures) -> Check:
         first = ", ".join(f"{k}={v}" for k, v in bad[0].items() if k != "exact")
         detail = f"{len(bad)} of {n} restart(s) did not resume exactly"
         detail += f" (first: {first})" if first else ""
-        return Check(RESUMPTION, "fail", detail)
+        return Judgement(RESUMPTION, "fail", detail)
     if None in exact:
-        return Check(
+        return Judgement(
             RESUMPTION, "unknown", f"{exact.count(None)} of {n} restart(s) could not be judged"
         )
-    return Check(RESUMPTION, "pass", f"all {n} restart(s) resumed exactly")
+    return Judgement(RESUMPTION, "pass", f"all {n} restart(s) resumed exactly")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from harness.results import events as ev
 from harness.results.events import Event
-from harness.verdict.checks import Check
+from harness.verdict.checks import Judgement
 
 # A fault the nemesis started more than this after its planned time (resolving its target
 # took that long) is not the experiment written down.
@@ -44,7 +44,7 @@ class PlannedKind:
     optional: bool = False
 
 
-def faults_check(history: list[Event], plan: Sequence[PlannedKind] | None) -> Check:
+def faults_check(history: list[Event], plan: Sequence[PlannedKind] | None) -> Judgement:
     """`plan` None: the plan is not known (only what the history says is judged)."""
     missed: list[str] = []
     tolerated: list[str] = []
@@ -73,11 +73,11 @@ def faults_check(history: list[Event], plan: Sequence[PlannedKind] | None) -> Ch
             (tolerated if p.optional else missed).append(f"fault #{p.index} {p.kind} {gap}")
     missed += off_schedule(history) + _unplanned(history, plan)
     if missed:
-        return Check("faults", "unknown", "; ".join(missed))
+        return Judgement("faults", "unknown", "; ".join(missed))
     if plan is not None and not plan and not tolerated:
-        return Check("faults", "pass", "no fault was planned")
+        return Judgement("faults", "pass", "no fault was planned")
     note = f" (optional ones missed: {'; '.join(tolerated)})" if tolerated else ""
-    return Check("faults", "pass", "every planned fault was done" + note + on_time(history))
+    return Judgement("faults", "pass", "every planned fault was done" + note + on_time(history))
 
 
 def _index(event: Event) -> int | None:

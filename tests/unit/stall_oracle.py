@@ -1,5 +1,5 @@
 """Two plain-Python forms of one consumer set's stall intervals, as oracles for
-spark_jobs.checks_stall.stall_frame: the definition, interval by interval, and the counted
+spark_jobs.checks.stall.stall_frame: the definition, interval by interval, and the counted
 form (no record paired with its consumption except those consumed before their ack).
 
 `avail` maps each available seq to the ms it became readable (av), `firsts` each seq the set

@@ -12,7 +12,7 @@ from harness.results import broker_metrics as bm
 from harness.results.metrics import BROKER_FIGURES
 from harness.spec.expect import ALLOWED_METRICS, metric_problem, parse_expectation
 from harness.verdict.checks import evaluate, lookup
-from spark_jobs import checks_broker as cb
+from spark_jobs.checks import broker_metrics as cb
 
 T0 = 1_000_000
 

@@ -132,13 +132,13 @@ def test_a_lane_check_that_raises_leaves_the_main_ones(
     tmp_path: Path, spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The offsets check runs in a thread of its own: its error is its figures', too."""
-    from spark_jobs import checks_offsets
+    from spark_jobs.checks import offsets as offsets_module
     from spark_jobs.verify import verify_cell
 
     def broken(*args: Any) -> Any:
         raise ValueError("no offsets today")
 
-    monkeypatch.setattr(checks_offsets, "nonmonotonic_send", broken)
+    monkeypatch.setattr(offsets_module, "nonmonotonic_send", broken)
     cell = write_cell(tmp_path / "cell", LEDGER, [], LOG, [], complete_history())
     metrics = verify_cell(spark, cell)
     offsets = next(c for c in CHECKS if c.name == "offsets")

@@ -14,7 +14,7 @@ import pytest
 from harness.results.metrics import COUNT_NAMES
 from harness.spec import expand_cells, load_spec
 from harness.verdict.cell_verdict import summarize
-from spark_jobs.checks_evidence import Disagreement, disagreements, undecide
+from spark_jobs.checks.evidence import Disagreement, disagreements, undecide
 from tests.unit.test_verify import T, complete_history, ev, led, verify, write_cell
 
 END = ev(T + 9000, "producer.end", attempted=22_500, acked=22_500, failed=0, undelivered=0)

@@ -18,7 +18,7 @@ from harness.runner.dump_log import DumpedFile, DumpedRecord, dump_class, parse_
 from harness.runner.segment_tables import tabulate
 from harness.spec.expect import ALLOWED_METRICS, metric_problem, parse_bound
 from harness.verdict.checks import evaluate
-from spark_jobs.checks_forensics import copy_facts
+from spark_jobs.checks.forensics import copy_facts
 from tests.unit.fakes import FakeCluster
 
 DATA = Path(__file__).parent / "data" / "dump_log"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from spark_jobs.broker_truncations import Truncation
-from spark_jobs.checks_forensics import (
+from spark_jobs.checks.forensics import (
     CLOCK_SKEWED,
     IN_FINAL_COPY,
     LOG_CLOCK_TOLERANCE_MS,

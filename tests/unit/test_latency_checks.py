@@ -111,7 +111,7 @@ def test_percentiles_are_exact_nearest_rank(tmp_path: Path, spark: Any) -> None:
 @needs_java
 def test_percentiles_with_ties_are_latencies_records_had(tmp_path: Path, spark: Any) -> None:
     from spark_jobs.cell_data import LEDGER_SCHEMA, read_parquet
-    from spark_jobs.checks_latency import latency_by_part
+    from spark_jobs.checks.latency import latency_by_part
 
     # Ranks: p50 -> 3rd of 5 (5 ms), p99 -> 5th (200 ms); no interpolated 102.5. All five
     # were sent before the first ack (T + 6): the producer's start, none steady.

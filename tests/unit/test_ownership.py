@@ -1,4 +1,4 @@
-"""Partition ownership from hand-built histories (spark_jobs.checks_ownership), and the
+"""Partition ownership from hand-built histories (spark_jobs.checks.ownership), and the
 `ownership` check on a hand-built cell folder: unowned partition-seconds per set and, per
 generation, the wait its assignment ended beside the records it processed again."""
 
@@ -13,7 +13,7 @@ import pytest
 
 from harness.results.metrics import PER_SET_KEYS
 from harness.verdict.checks import lookup
-from spark_jobs.checks_ownership import ownership, with_reprocessed
+from spark_jobs.checks.ownership import ownership, with_reprocessed
 from tests.unit.test_verify import T, complete_history, ev, led, verify, write_cell
 
 START, END = T, T + 60_000

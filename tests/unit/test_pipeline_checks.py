@@ -1,5 +1,5 @@
 """The pipeline's output checks on hand-built cells whose answers are known by construction
-(spark_jobs/checks_pipeline.py, spark_jobs/checks/pipeline.py)."""
+(spark_jobs/checks/pipeline.py)."""
 
 from __future__ import annotations
 

@@ -165,7 +165,8 @@ def log_frame(spark: Any) -> Any:
 
 def summary_of(spark: Any, root: Path, resumes: list[dict[str, Any]]) -> Any:
     from harness.results.layout import QueryPaths
-    from spark_jobs.checks_spark import spark_set_summary, spark_sets
+    from spark_jobs.checks.spark_sets import spark_set_summary
+    from spark_jobs.history_facts import spark_sets
 
     facts = spark_sets(resumes)[0]
     return spark_set_summary(spark, facts, QueryPaths(root), "chaos", log_frame(spark))
@@ -281,7 +282,7 @@ def test_sink_duplicates_and_consumed_then_lost_count_rows_as_the_joins_did(spar
     """The bitset forms against what a count_distinct and an anti join by seq give: a seq
     twice and a row without a seq are duplicates (so lost rows are then joined, each row
     counted); without duplicates, only the seqs the log lacks (two across blocks) count."""
-    from spark_jobs.checks_spark import _consumed_then_lost, _rows_and_duplicates
+    from spark_jobs.checks.spark_sets import _consumed_then_lost, _rows_and_duplicates
 
     log = local_frame(spark, [(s,) for s in range(0, 100)], "seq bigint")
     twice = local_frame(spark, [(5,), (5,), (7,), (None,), (150,), (150,)], "seq bigint")

@@ -1,5 +1,5 @@
 """Transactions and Jepsen's Kafka anomaly classes on hand-built cells whose answers are
-known by construction (spark_jobs/checks_txn.py, spark_jobs/checks_offsets.py)."""
+known by construction (spark_jobs/checks/transactions.py, spark_jobs/checks/offsets.py)."""
 
 from __future__ import annotations
 
@@ -277,7 +277,7 @@ def test_resumption_of_a_read_committed_set_skips_no_aborted_record(
     assert (row["exact"], row["skipped"]) == (False, 0)
     # Read as a read_uncommitted set would be, the aborted record at 3 was skipped.
     from spark_jobs.cell_data import read_cell
-    from spark_jobs.checks_consumers import resumptions
+    from spark_jobs.checks.consumers import resumptions
 
     data = read_cell(spark, txn_cell(tmp_path))
     assert data.consumed is not None and data.log is not None
@@ -455,7 +455,7 @@ def test_poll_skip_equals_a_record_by_record_count_at_block_edges(spark: Any) ->
     cell's verdict was unknown)."""
     import random
 
-    from spark_jobs import checks_offsets as co
+    from spark_jobs.checks import offsets as co
 
     rng = random.Random(11)
     edges = [0, 1, 62, 63, 64, 65, 126, 127, 128, 191, 255]

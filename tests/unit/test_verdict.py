@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from harness.spec import Bound, parse_bound
-from harness.verdict.checks import Check, evaluate, overall
+from harness.verdict.checks import Judgement, evaluate, overall
 
 
 def summary(**over: Any) -> dict[str, Any]:
@@ -114,7 +114,7 @@ def test_non_number_is_unknown() -> None:
 
 def test_null_bound_is_no_check() -> None:
     assert evaluate(expect(lost=None, duplicated=0), summary()) == [
-        Check("duplicated", "pass", "duplicated = 0, expected == 0")
+        Judgement("duplicated", "pass", "duplicated = 0, expected == 0")
     ]
 
 
@@ -141,12 +141,12 @@ def test_resumption(resumptions: Any, verdict: str, detail: str) -> None:
     assert (check.name, check.verdict, check.detail) == ("resumption", verdict, detail)
 
 
-def p(name: str = "a") -> Check:
-    return Check(name, "pass", "")
+def p(name: str = "a") -> Judgement:
+    return Judgement(name, "pass", "")
 
 
 def test_overall() -> None:
-    f, u = Check("f", "fail", ""), Check("u", "unknown", "")
+    f, u = Judgement("f", "fail", ""), Judgement("u", "unknown", "")
     assert overall([p(), p("b")]) == "pass"
     assert overall([p(), u]) == "unknown"
     assert overall([u, f, p()]) == "fail"

@@ -438,7 +438,7 @@ def test_stall_closed_window_with_incomplete_drain_stays_decided(
 
 def test_unavailable_windows(tmp_path: Path, spark: Any) -> None:
     from spark_jobs.cell_data import LEDGER_SCHEMA, read_parquet
-    from spark_jobs.checks_stall import unavailable_windows
+    from spark_jobs.checks.availability import unavailable_windows
 
     rows: list[Row] = []
     for i in range(101):  # one send every 100 ms over [T, T+10000]
@@ -471,8 +471,8 @@ def test_earliest_rows_and_order_count_equal_their_direct_forms(spark: Any) -> N
     from pyspark.sql import Window
     from pyspark.sql import functions as F
 
-    from spark_jobs import checks_consumers as cc
     from spark_jobs.cell_data import ROW, consumer_set
+    from spark_jobs.checks import consumers as cc
 
     rng = random.Random(7)
     consumers = ["g/m0", "g/m1", "h/m0"]
@@ -520,7 +520,7 @@ def test_stall_frame_equals_its_definition_and_the_counted_form(spark: Any, set_
     end, duration, final and waiting flags."""
     import random
 
-    from spark_jobs.checks_stall import stall_frame
+    from spark_jobs.checks.stall import stall_frame
     from tests.unit.stall_oracle import by_definition, counted
 
     rng = random.Random(13)
