@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, SupportsIndex
 
-# A process whose wall clock a clock-skew fault moves (it runs under libfaketime) is given
+# A process whose wall clock a fault moves (it runs under libfaketime) is given
 # the true wall clock of its start with the monotonic clock of that moment, "<wall_ns>:<mono_ns>"
 # (harness.common.faketime): its ledger and events then keep true time, counted on the
 # monotonic clock, which libfaketime leaves alone. Kafka's record timestamps, which the

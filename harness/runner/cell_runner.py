@@ -89,7 +89,7 @@ class CellRunner:
         self.collector = Collector(self.spec, self.paths, self.history)
         self._watch: PartitionWatch | None = None  # the topic's leaders and ISRs, once it exists
         self._scraper: MetricsScraper | None = None  # Kafka's own metrics, with cluster.metrics
-        # The client processes a planned clock-skew acts on, and their offset files.
+        # The client processes whose clock a planned fault skews, and their offset files.
         self.clocks = ClientClocks.of(cell_dir, self.spec.skewed_clients())
 
     # --- phases --------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""The offset files of a cell's client processes whose clock a clock-skew may move.
+"""The offset files of a cell's client processes whose clock a planned fault may move.
 
 Only the processes a spec plans a skew for run under libfaketime (`producer`,
 `consumer:<set>/<i>`); each reads its own file in the cell folder, clocks/<process>.offset,

@@ -161,7 +161,8 @@ class Capability(Generic[F]):
 
     @classmethod
     def summary(cls) -> dict[str, Any]:
-        """The declaration as data (the docs' capability list is made from it)."""
+        """The declaration as data, for the docs' capability list (the kinds that need it:
+        harness.faults.registry.kinds_needing)."""
         builders = [m for m in vars(cls.builder) if m.startswith("with_")]
         return {
             "name": cls.title,
@@ -169,6 +170,7 @@ class Capability(Generic[F]):
             "spec_keys": [f"cluster.{k}" for k in cls.Fields.model_fields],
             "keywords": dict(cls.defaults),
             "builders": builders,
+            "history": [f"cluster.start {k}" for k in cls.defaults],  # when not off
         }
 
 

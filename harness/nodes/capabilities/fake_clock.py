@@ -1,9 +1,9 @@
 """A fake clock: every Kafka node's JVM under libfaketime (not ZooKeeper's).
 
-What clock-skew on a node acts on (harness.faults.clock): a wrapper entry point, mounted
-(docker/clock-entrypoint.sh), preloads libfaketime and reads the node's wall-clock offset
-from a file (`+0` until a skew); then the next entry point (the link proxies' or the
-image's own). Off, the nodes start exactly as without it. Spec `cluster.fake_clock`
+What a fault that skews a node's clock acts on (harness.faults.clock): a wrapper entry
+point, mounted (docker/clock-entrypoint.sh), preloads libfaketime and reads the node's
+wall-clock offset from a file (`+0` until a skew); then the next entry point (the link
+proxies' or the image's own). Off, the nodes start exactly as without it. Spec `cluster.fake_clock`
 (default: on when a planned fault skews a node), `KafkaCluster(fake_clock=True)`, marker
 key `fake_clock`, `with_fake_clock()`; `cluster.start` carries `fake_clock: true`. Client
 processes get theirs from harness.common.faketime.
@@ -28,14 +28,14 @@ class Options(TypedDict, total=False):
 
 
 class SpecKeys(StrictModel):
-    # Every Kafka node's JVM under libfaketime (harness.faults.clock). None: when a clock-skew
-    # on a node is planned.
+    # Every Kafka node's JVM under libfaketime (harness.faults.clock). None: when a planned
+    # fault skews a node's clock.
     fake_clock: bool | None = None
 
 
 class Builder(BuilderMethods):
     def with_fake_clock(self, on: bool = True) -> Self:
-        """Every Kafka node's JVM under libfaketime: what clock-skew on a node acts on."""
+        """Every Kafka node's JVM under libfaketime: what a clock skew on a node acts on."""
         self._raw["fake_clock"] = on
         return self
 
