@@ -39,22 +39,14 @@ _CLUSTER_ID = re.compile(r'\{"version":"\d+","id":"(?P<id>[A-Za-z0-9_-]{22})"\}'
 class Migrating(Protocol):
     """What the mixin needs of the cluster it is mixed into."""
 
+    migration_specs: list[NodeSpec]  # the planned controllers
+    kraft_controlled: bool
     mode: Mode
     version: str
     run_id: str
-    nodes: list[ClusterNode]
     broker_config: dict[str, object]
-    kraft_controlled: bool
-    migration_specs: list[NodeSpec]
+    nodes: list[ClusterNode]
 
-    @property
-    def history(self) -> History: ...
-    @property
-    def start_timeout_s(self) -> float: ...
-    @property
-    def broker_nodes(self) -> list[ClusterNode]: ...
-    def node(self, ref: NodeRef) -> ClusterNode: ...
-    def wait_registered(self, deadline: float) -> None: ...
     def _running(self) -> object: ...
     def _node(
         self,
@@ -65,6 +57,14 @@ class Migrating(Protocol):
         cluster_id: str | None = None,
         persistent: bool = False,
     ) -> ClusterNode: ...
+    def node(self, ref: NodeRef) -> ClusterNode: ...
+    def wait_registered(self, deadline: float) -> None: ...
+    @property
+    def broker_nodes(self) -> list[ClusterNode]: ...
+    @property
+    def history(self) -> History: ...
+    @property
+    def start_timeout_s(self) -> float: ...
 
 
 class KraftMigration:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, Self, TypeVar, get_args
 
 from harness.common.spec_base import StrictModel
 from harness.nodes.topology import DATA_DIR, NodeSpec
@@ -91,9 +91,16 @@ class BuilderMethods:
 
     _raw: dict[str, Any]
 
+    def _set(self, **values: Any) -> Self:
+        self._raw.update(values)
+        return self
+
 
 class Capability(Generic[F]):
-    """A capability's declaration (class level) and its values in one cluster (an instance)."""
+    """A capability's declaration (class level) and its values in one cluster (an instance).
+
+    `class LinkProxies(Switch[SpecKeys], builder=Builder)`: its spec keys are the model it is
+    generic in, its `with_*` methods the builder it names."""
 
     title: ClassVar[str]  # its name in words (`link proxies`)
     doc: ClassVar[str]  # one line: what a cluster with it is (docs' capability list)
@@ -102,6 +109,15 @@ class Capability(Generic[F]):
     defaults: ClassVar[Mapping[str, Any]]  # KafkaCluster keyword (= marker key) -> value when off
     missing: ClassVar[str] = "{kind} needs {title}"  # a fault on a cluster without it
     refused: ClassVar[str] = "{kind} needs {title}"  # a planned fault while the spec turns it off
+
+    def __init_subclass__(cls, builder: type[BuilderMethods] | None = None, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if builder is not None:
+            cls.builder = builder
+        for base in getattr(cls, "__orig_bases__", ()):
+            fields = [a for a in get_args(base) if isinstance(a, type)]
+            if fields and issubclass(fields[0], StrictModel):
+                cls.Fields = fields[0]
 
     def __init__(self, values: Mapping[str, Any]) -> None:
         self.values = {key: values.get(key, default) for key, default in self.defaults.items()}
@@ -172,6 +188,35 @@ class Capability(Generic[F]):
             "builders": builders,
             "history": [f"cluster.start {k}" for k in cls.defaults],  # when not off
         }
+
+
+class Switch(Capability[F]):
+    """A capability that is on or off: one keyword (`key`, False when off), under the spec's
+    `cluster:` as `bool | None` when it has one there (None: on when a planned fault needs it)."""
+
+    key: ClassVar[str]
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        if "key" in cls.__dict__:
+            cls.defaults = {cls.key: False}
+
+    def __init__(self, values: Mapping[str, Any]) -> None:
+        super().__init__(values)
+        self.values[self.key] = bool(self.values[self.key])
+
+    @classmethod
+    def from_spec(cls, fields: F, needed: bool) -> dict[str, Any]:
+        explicit = getattr(fields, cls.key, None)
+        return {cls.key: explicit if explicit is not None else needed}
+
+    @classmethod
+    def refuses(cls, fields: F) -> bool:
+        return getattr(fields, cls.key, None) is False
+
+    @property
+    def on(self) -> bool:
+        return bool(self.values[self.key])
 
 
 def merged(parts: Iterable[Wiring]) -> Wiring:

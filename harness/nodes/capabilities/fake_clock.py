@@ -3,20 +3,21 @@
 What a fault that skews a node's clock acts on (harness.faults.clock): a wrapper entry
 point, mounted (docker/clock-entrypoint.sh), preloads libfaketime and reads the node's
 wall-clock offset from a file (`+0` until a skew); then the next entry point (the link
-proxies' or the image's own). Off, the nodes start exactly as without it. Spec `cluster.fake_clock`
-(default: on when a planned fault skews a node), `KafkaCluster(fake_clock=True)`, marker
-key `fake_clock`, `with_fake_clock()`; `cluster.start` carries `fake_clock: true`. Client
-processes get theirs from harness.common.faketime.
+proxies' or the image's own). Off, the nodes start exactly as without it. Spec
+`cluster.fake_clock` (default: on when a planned fault skews a node),
+`KafkaCluster(fake_clock=True)`, marker key `fake_clock`, `with_fake_clock()`;
+`cluster.start` carries `fake_clock: true`. Client processes get theirs from
+harness.common.faketime.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Self, TypedDict
+from typing import Self, TypedDict
 
 from harness.common.spec_base import StrictModel
-from harness.nodes.capabilities.base import BuilderMethods, Capability, Entrypoint, Wiring
+from harness.nodes.capabilities.base import BuilderMethods, Entrypoint, Switch, Wiring
 from harness.nodes.topology import NodeSpec
 
 CLOCK_DIR = "/opt/kafka-chaos-clock"  # the fake clock's entry point, mounted read-only
@@ -36,37 +37,18 @@ class SpecKeys(StrictModel):
 class Builder(BuilderMethods):
     def with_fake_clock(self, on: bool = True) -> Self:
         """Every Kafka node's JVM under libfaketime: what a clock skew on a node acts on."""
-        self._raw["fake_clock"] = on
-        return self
+        return self._set(fake_clock=on)
 
 
-class FakeClock(Capability[SpecKeys]):
+class FakeClock(Switch[SpecKeys], builder=Builder):
+    key = "fake_clock"
     title = "fake clock"
     doc = "every Kafka node's JVM under libfaketime, its wall clock off by what a file says"
-    Fields = SpecKeys
-    builder = Builder
-    defaults: ClassVar[dict[str, Any]] = {"fake_clock": False}
     missing = (
         "{kind} on a node needs its JVM under libfaketime: start the cluster with "
         "fake_clock=True (a spec that plans a {kind} on a node gets it)"
     )
     refused = "{kind} on a node needs cluster.fake_clock"
-
-    @classmethod
-    def from_spec(cls, fields: SpecKeys, needed: bool) -> dict[str, Any]:
-        explicit = fields.fake_clock
-        return {"fake_clock": explicit if explicit is not None else needed}
-
-    @classmethod
-    def refuses(cls, fields: SpecKeys) -> bool:
-        return fields.fake_clock is False
-
-    @property
-    def on(self) -> bool:
-        return bool(self.values["fake_clock"])
-
-    def record(self) -> dict[str, Any]:
-        return {"fake_clock": True} if self.on else {}
 
     def wire(self, node: NodeSpec, nodes: Sequence[NodeSpec], run_id: str) -> Wiring:
         """Its wrapper entry point, mounted, outside any other."""

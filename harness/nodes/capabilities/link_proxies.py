@@ -8,18 +8,18 @@ without them. Spec `cluster.link_proxies` (default: on when a planned fault need
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Self, TypedDict
+from typing import Self, TypedDict
 
 from harness.common.spec_base import StrictModel
 from harness.nodes import links
 from harness.nodes.capabilities.base import (
     BuilderMethods,
-    Capability,
     Entrypoint,
     Problem,
     Shape,
+    Switch,
     Wiring,
 )
 from harness.nodes.topology import NodeSpec
@@ -39,35 +39,19 @@ class SpecKeys(StrictModel):
 class Builder(BuilderMethods):
     def with_link_proxies(self, on: bool = True) -> Self:
         """Every link through a Toxiproxy: what latency, bandwidth and reset faults act on."""
-        self._raw["link_proxies"] = on
-        return self
+        return self._set(link_proxies=on)
 
 
-class LinkProxies(Capability[SpecKeys]):
+class LinkProxies(Switch[SpecKeys], builder=Builder):
+    key = "link_proxies"
     title = "link proxies"
     doc = "every link through a Toxiproxy in the node that opens it, clients' too"
-    Fields = SpecKeys
-    builder = Builder
-    defaults: ClassVar[dict[str, Any]] = {"link_proxies": False}
     missing = (
         "{kind} needs link proxies: start the cluster with link_proxies=True "
         "(a spec that plans a link fault gets them)"
     )
     refused = "{kind} acts on link proxies; cluster.link_proxies is false"
-
-    def __init__(self, values: Mapping[str, Any]) -> None:
-        super().__init__(values)
-        self.values["link_proxies"] = bool(self.values["link_proxies"])
-        self._server: Path | None = None
-
-    @classmethod
-    def from_spec(cls, fields: SpecKeys, needed: bool) -> dict[str, Any]:
-        explicit = fields.link_proxies
-        return {"link_proxies": explicit if explicit is not None else needed}
-
-    @classmethod
-    def refuses(cls, fields: SpecKeys) -> bool:
-        return fields.link_proxies is False
+    _server: Path | None = None  # the Toxiproxy server (prepare)
 
     def spec_problems(self, shape: Shape) -> list[Problem]:
         if self.on and shape.migration_controllers:

@@ -47,16 +47,12 @@ class Builder(BuilderMethods):
     def with_log_dirs(self, count: int, size_mb: int | None = None) -> Self:
         """Each broker's log directories (JBOD) and, with `size_mb`, each its own filesystem of
         that size: what disk-full fills."""
-        self._raw["log_dirs"] = count
-        self._raw["log_dir_size_mb"] = size_mb
-        return self
+        return self._set(log_dirs=count, log_dir_size_mb=size_mb)
 
 
-class LogDirs(Capability[SpecKeys]):
+class LogDirs(Capability[SpecKeys], builder=Builder):
     title = "sized log directories"
     doc = "each broker's log directories (JBOD) and, sized, each its own tmpfs held by a keeper"
-    Fields = SpecKeys
-    builder = Builder
     defaults: ClassVar[dict[str, Any]] = {"log_dirs": 1, "log_dir_size_mb": None}
     missing = "{kind} needs log directories with a size of their own (cluster.log_dir_size_mb)"
 

@@ -10,15 +10,9 @@ own disk. No spec key (a planned fault that replaces nodes turns it on);
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar, Self, TypedDict
+from typing import Any, Self, TypedDict
 
-from harness.nodes.capabilities.base import (
-    BuilderMethods,
-    Capability,
-    NoFields,
-    Problem,
-    Wiring,
-)
+from harness.nodes.capabilities.base import BuilderMethods, NoFields, Problem, Switch, Wiring
 from harness.nodes.topology import NodeSpec
 
 KEY = "persistent_data"
@@ -32,23 +26,18 @@ class Builder(BuilderMethods):
     def with_persistent_data(self, on: bool = True) -> Self:
         """Every Kafka node's log directories on volumes that outlive its container: what an
         upgrade (a node replaced on another version with its data) needs."""
-        self._raw[KEY] = on
-        return self
+        return self._set(persistent_data=on)
 
 
-class PersistentData(Capability[NoFields]):
+class PersistentData(Switch[NoFields], builder=Builder):
+    key = KEY
     title = "persistent data"
     doc = "every Kafka node's log directories on Docker volumes that outlive its container"
-    builder = Builder
-    defaults: ClassVar[dict[str, Any]] = {KEY: False}
     missing = "{kind} needs persistent log directories (a cluster with persistent_data=True)"
 
     @classmethod
-    def from_spec(cls, fields: NoFields, needed: bool) -> dict[str, Any]:
-        return {KEY: needed}
-
-    @classmethod
     def marker_problems(cls, raw: Mapping[str, Any]) -> list[Problem]:
+        """Its marker key, which no spec key checks."""
         value = raw.get(KEY, False)
         if not isinstance(value, bool):
             return [(KEY, f"expected true or false (got {value!r})")]
@@ -57,13 +46,6 @@ class PersistentData(Capability[NoFields]):
     @classmethod
     def from_marker(cls, fields: NoFields, raw: Mapping[str, Any]) -> dict[str, Any]:
         return {KEY: raw.get(KEY, False)}
-
-    @property
-    def on(self) -> bool:
-        return bool(self.values[KEY])
-
-    def record(self) -> dict[str, Any]:
-        return {KEY: True} if self.on else {}
 
     def wire(self, node: NodeSpec, nodes: Sequence[NodeSpec], run_id: str) -> Wiring:
         return Wiring(persistent=True) if self.on else Wiring()
