@@ -88,9 +88,7 @@ class FaultKind(StrictModel):
     modes: ClassVar[tuple[Mode, ...]] = ("kraft", "zookeeper")  # the cluster modes it exists in
     broker_only: ClassVar[bool] = False  # a node target must be a broker, not a controller
     zookeeper_target: ClassVar[bool] = False  # may target ZooKeeper (mode zookeeper)
-    # What its target must be built with (harness.nodes.capabilities): the spec turns each
-    # on for the cluster (cluster_needs), or for the client process it acts on.
-    needs: ClassVar[Needs] = ()
+    needs: ClassVar[Needs] = ()  # capabilities its target is built with (the spec turns them on)
     own_options: ClassVar[tuple[str, ...]] = ()  # set from the fields the kind declares
 
     at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)

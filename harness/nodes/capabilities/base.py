@@ -186,7 +186,6 @@ class Capability(Generic[F]):
             "spec_keys": [f"cluster.{k}" for k in cls.Fields.model_fields],
             "keywords": dict(cls.defaults),
             "builders": builders,
-            "history": [f"cluster.start {k}" for k in cls.defaults],  # when not off
         }
 
 
