@@ -13,7 +13,6 @@ from harness.cluster import KafkaCluster
 from harness.faults.kind import CellView, FaultKind
 from harness.faults.registry import ALL_KINDS, kinds_needing
 from harness.faults.stage import Stage
-from harness.nemesis.nemesis import Nemesis
 from harness.nodes.capabilities import (
     CAPABILITIES,
     CAPABILITY_KEYS,
@@ -30,7 +29,8 @@ from harness.pytest_plugin.builder import ClusterBuilder
 from harness.pytest_plugin.options import CLUSTER_KEYS, parse
 from harness.spec import load_spec
 from harness.spec.models import ClusterSpec
-from tests.unit.fakes import FakeCluster, FakeConsumers, Planned
+from tests.unit.fakes import FakeCluster, Planned
+from tests.unit.test_nemesis import nemesis_for
 from tests.unit.test_spec import write
 
 BASE = "name: c\nproducer: {records: 100}\n"
@@ -173,15 +173,7 @@ def test_the_nemesis_plays_a_kind_it_does_not_know_through_the_protocol() -> Non
             1, at_s=2, kind="hold-pipeline", target="consumer:pipeline/1", duration_s=1, spec=kind
         ),
     ]
-    nemesis = Nemesis(
-        cluster,  # type: ignore[arg-type]
-        plan,
-        FakeConsumers(cluster.clock),
-        cluster.history,
-        seed=1,
-        default_group="g",
-        clock=cluster.clock,
-    )
+    nemesis, _ = nemesis_for(cluster, *plan)
     nemesis.start()
     cluster.clock.play(10, lambda: nemesis.playing)
     assert _HoldPipeline.log == [
