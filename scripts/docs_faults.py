@@ -86,8 +86,8 @@ def _cell(text: str) -> str:
 
 
 def _value(value: object) -> str:
-    if isinstance(value, tuple):
-        return ", ".join(map(str, value))
+    if isinstance(value, tuple):  # a class (a capability a kind needs) by its name
+        return ", ".join(getattr(v, "__name__", str(v)) for v in value)
     return str(value)
 
 

@@ -22,6 +22,7 @@ for _path in (ROOT, Path(__file__).resolve().parent):  # the harness, and the ot
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+import docs_capabilities  # noqa: E402
 import docs_faults  # noqa: E402
 import docs_incidents  # noqa: E402
 import docs_layout  # noqa: E402
@@ -35,7 +36,7 @@ BLOCKS: dict[Path, dict[str, Render]] = {
         "fault-registry": lambda root: docs_faults.registry_snippet(),
         "fault-typo": lambda root: docs_faults.misspelt_kind_error(),
         "fault-kinds": docs_faults.kind_table,
-        # "capabilities": the cluster capabilities, once each is one module (issue 39)
+        "capabilities": lambda root: docs_capabilities.capability_table(),
     },
     Path("docs/development.md"): {
         "make-targets": docs_layout.make_targets,

@@ -16,15 +16,13 @@ import time
 from typing import Protocol
 
 import docker
-from testcontainers.core.network import Network
 
 from harness.errors import ConfigError, HarnessError
-from harness.nodes.disks import DiskPlan
 from harness.nodes.images import require_image
 from harness.nodes.migration_config import PHASES, Phase, migration_properties
 from harness.nodes.node import ClusterNode, NodeRef
 from harness.nodes.supervised_start import start_supervised
-from harness.nodes.topology import DATA_DIR, ZOOKEEPER_PORT, Mode, NodeSpec
+from harness.nodes.topology import ZOOKEEPER_PORT, Mode, NodeSpec
 from harness.results import events as ev
 from harness.results.history import History
 
@@ -41,24 +39,32 @@ _CLUSTER_ID = re.compile(r'\{"version":"\d+","id":"(?P<id>[A-Za-z0-9_-]{22})"\}'
 class Migrating(Protocol):
     """What the mixin needs of the cluster it is mixed into."""
 
+    migration_specs: list[NodeSpec]  # the planned controllers
+    kraft_controlled: bool
     mode: Mode
     version: str
     run_id: str
-    nodes: list[ClusterNode]
     broker_config: dict[str, object]
-    fake_clock: bool
-    kraft_controlled: bool
-    migration_specs: list[NodeSpec]
-    _wiring: tuple[str, Network, list[NodeSpec], str | None] | None
+    nodes: list[ClusterNode]
 
+    def _running(self) -> object: ...
+    def _node(
+        self,
+        spec: NodeSpec,
+        image: str | None = None,
+        *,
+        properties: str | None = None,
+        cluster_id: str | None = None,
+        persistent: bool = False,
+    ) -> ClusterNode: ...
+    def node(self, ref: NodeRef) -> ClusterNode: ...
+    def wait_registered(self, deadline: float) -> None: ...
+    @property
+    def broker_nodes(self) -> list[ClusterNode]: ...
     @property
     def history(self) -> History: ...
     @property
     def start_timeout_s(self) -> float: ...
-    @property
-    def broker_nodes(self) -> list[ClusterNode]: ...
-    def node(self, ref: NodeRef) -> ClusterNode: ...
-    def wait_registered(self, deadline: float) -> None: ...
 
 
 class KraftMigration:
@@ -90,28 +96,20 @@ class KraftMigration:
     def start_migration_controllers(self: Migrating, cluster_id: str) -> None:
         """Format and start the planned controllers in migration mode, all at once (a quorum
         needs a majority); wait until each logged start-up. They are cluster nodes from then on."""
-        if self._wiring is None:
-            raise HarnessError("the cluster is not running; use it inside 'with KafkaCluster(...)'")
+        self._running()  # HarnessError if the cluster is not running
         if not self.migration_specs:
             raise ConfigError("this cluster plans no controllers to migrate onto")
         if any(n.spec in self.migration_specs for n in self.nodes):
             raise HarnessError("the migration's controllers were started already")
-        _image, network, _specs, _ = self._wiring
         image = require_image(docker.from_env(), self.version)
         started = []
         for spec in self.migration_specs:
-            properties = _properties(self, "controller", spec)
-            node = ClusterNode(
+            node = self._node(
                 spec,
                 image,
-                network,
-                self.run_id,
-                properties,
-                cluster_id,
-                None,
-                DiskPlan((DATA_DIR,), persistent=True),  # finalizing replaces its container
-                fake_clock=self.fake_clock,
-                version=self.version,
+                properties=_properties(self, "controller", spec),
+                cluster_id=cluster_id,
+                persistent=True,  # finalizing replaces its container
             )
             self.nodes.append(node)
             node.create()

@@ -58,7 +58,7 @@ class FaultShortcuts:
     def latency(
         self: NodeControl, ref: NodeRef, delay_ms: int, jitter_ms: int = 0, scope: Scope = "all"
     ) -> Fault:
-        """Needs KafkaCluster(link_proxies=True), as bandwidth and reset do."""
+        """Needs a cluster with link proxies, as bandwidth and reset do."""
         return LatencyFault(self, ref, delay_ms, jitter_ms, scope).inject()
 
     def bandwidth(self: NodeControl, ref: NodeRef, rate_kbit: int, scope: Scope = "all") -> Fault:
@@ -69,13 +69,13 @@ class FaultShortcuts:
         return ResetFault(self, ref, None, scope).inject()
 
     def disk_full(self: ChaosTarget, ref: NodeRef, log_dir: int | None = None) -> Fault:
-        """Fill a broker's log directory (every one by default) until writes fail. Needs
-        KafkaCluster(log_dir_size_mb=...); the heal frees it and restarts the broker if
+        """Fill a broker's log directory (every one by default) until writes fail. Needs a
+        cluster with sized log directories; the heal frees it and restarts the broker if
         Kafka took a directory offline or stopped."""
         return DiskFullFault(self, ref, log_dir).inject()
 
     def clock_skew(self: NodeControl, ref: NodeRef, offset_s: float) -> Fault:
-        """The node's wall clock `offset_s` off until heal; needs KafkaCluster(fake_clock=True)."""
+        """The node's wall clock `offset_s` off until heal; needs a cluster with a fake clock."""
         return NodeClockSkewFault(self, ref, offset_s).inject()
 
     def start(self: NodeControl, ref: NodeRef) -> None:

@@ -13,9 +13,10 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
-from harness.faults.kind import CellView, FaultKind, Problem, required
+from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
 from harness.faults.link_rules import scope_problems
 from harness.faults.links import LinkFault, Scope
+from harness.nodes.capabilities import LinkProxies
 
 MIN_RATE_KBIT = 8  # Toxiproxy's smallest cap, 1 KB/s
 MAX_RATE_KBIT = 10_000_000
@@ -51,7 +52,7 @@ class Bandwidth(FaultKind):
 
     name: ClassVar[str] = "bandwidth"
     zookeeper_target: ClassVar[bool] = True
-    link_proxies: ClassVar[bool] = True
+    needs: ClassVar[Needs] = (LinkProxies,)
 
     rate_kbit: int | None = Field(default=None, ge=MIN_RATE_KBIT, le=MAX_RATE_KBIT)
     scope: Scope | None = None  # all (default), clients, replication, controller

@@ -10,7 +10,9 @@ import itertools
 from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
+from harness.errors import ConfigError
 from harness.faults.control import Node, NodeControl, NodeRef
+from harness.nodes.capabilities import AnyCapability
 from harness.nodes.supervised_start import start_supervised
 
 _ids = itertools.count(1)
@@ -20,6 +22,9 @@ class Fault(ABC):
     """Subclasses say what inject and heal do; this class keeps the books."""
 
     kind: ClassVar[str]
+    # Booked with the cluster's faults (inject), so the cluster's heal_all undoes it; the
+    # nemesis's heal phase leaves it alone (harness.faults.stage.Act).
+    healed_by_cluster: ClassVar[bool] = True
 
     def __init__(self, cluster: NodeControl) -> None:
         self.cluster = cluster
@@ -88,10 +93,15 @@ class NodeFault(Fault, ABC):
     # Whether the heal lets the broker rejoin with a log others moved on from (it was down,
     # frozen, cut off or its disk full): its partitions are copied aside first.
     captures_on_heal: ClassVar[bool] = False
+    # What every node must be built with for it (ConfigError saying how, if the cluster is not).
+    needs: ClassVar[tuple[AnyCapability, ...]] = ()
 
     def __init__(self, cluster: NodeControl, target: NodeRef) -> None:
         super().__init__(cluster)
         self.node: Node = cluster.node(target)
+        for capability in self.needs:
+            if not cluster.has(capability):
+                raise ConfigError(capability.missing.format(kind=self.kind, title=capability.title))
 
     def describe(self) -> dict[str, Any]:
         return {"fault": self.kind, "target": self.node.name}

@@ -33,6 +33,7 @@ class CellView:
     version: str = ""  # the Kafka version the cluster starts on (cluster.version)
     # KRaft controllers a ZooKeeper cluster may migrate onto (cluster.migration_controllers)
     migration_controllers: tuple[int, ...] = ()
+    producer_client: str = "librdkafka"  # the producer's client library (producer.client)
 
     @property
     def offsets_rf(self) -> int:

@@ -1,9 +1,10 @@
 """clock-skew: a process's wall clock jumps by `offset_s` for `duration_s`; time keeps running.
 
 The skewed processes run under libfaketime (Debian's `faketime`), preloaded only into the
-processes a spec plans a skew for (`fake_clock`): a broker's or controller's JVM through a
-mounted wrapper entry point (docker/clock-entrypoint.sh), the producer's and consumer
-members' processes through their environment (harness.common.fake_clock). Each reads its
+processes a spec plans a skew for (the FakeClock capability it needs): a broker's or
+controller's JVM through a mounted wrapper entry point (docker/clock-entrypoint.sh), the
+producer's and consumer members' processes through their environment
+(harness.common.faketime). Each reads its
 offset from a file (`+0` at start, `+3600` during a skew) at most once a second
 (FAKETIME_CACHE_DURATION=1); the fault writes that file and heal writes `+0` back. Only the
 wall clock moves (System.currentTimeMillis, time(), gettimeofday); the monotonic clock
@@ -18,18 +19,20 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, ClassVar, Protocol
+from typing import Any, ClassVar
 
 from pydantic import Field
 
-from harness.common.fake_clock import offset_text, write_offset
+from harness.common.faketime import offset_text, write_offset
 from harness.errors import ConfigError, FaultError
 from harness.faults import target_rules
 from harness.faults.base import Fault, NodeFault
 from harness.faults.consumer import CONSUMER_TARGET, consumer_target_problem
 from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
-from harness.faults.kind import CellView, FaultKind, Problem, required
+from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
 from harness.faults.producer import PRODUCER_TARGET
+from harness.faults.stage import Stage
+from harness.nodes.capabilities import FakeClock
 
 MAX_OFFSET_S = 10 * 365 * 86_400  # ten years either way
 NODE_OFFSET_FILE = "/var/lib/kafka-chaos-clock/offset"  # inside a node (clock-entrypoint.sh)
@@ -46,26 +49,14 @@ def is_process_target(target: str) -> bool:
     return target == PRODUCER_TARGET or CONSUMER_TARGET.fullmatch(target) is not None
 
 
-class ClockFiles(Protocol):
-    """Where the skewable client processes of a cell read their offset (the runner's)."""
-
-    def clock_file(self, target: str) -> Path:
-        """The offset file of `producer` or `consumer:<set>/<i>`; ConfigError if that process
-        does not run under libfaketime."""
-
-
 class NodeClockSkewFault(NodeFault):
     """The node's JVM sees its wall clock `offset_s` off. History: offset_s, level."""
 
     kind = "clock-skew"
+    needs = (FakeClock,)
 
     def __init__(self, cluster: NodeControl, target: NodeRef, offset_s: float) -> None:
         super().__init__(cluster, target)
-        if not cluster.fake_clock:
-            raise ConfigError(
-                "clock-skew on a node needs its JVM under libfaketime: start the cluster with "
-                "fake_clock=True (a spec that plans a clock-skew on a node gets it)"
-            )
         if self.node.node_id is None:
             raise ConfigError(f"clock-skew acts on a Kafka node, not {self.node.name}")
         self.offset_s = offset_s
@@ -123,7 +114,7 @@ class ClockSkew(FaultKind):
     """`{kind: clock-skew, target: leader-of:chaos/0, offset_s: 3600, duration_s: 30}`."""
 
     name: ClassVar[str] = "clock-skew"
-    fake_clock: ClassVar[bool] = True
+    needs: ClassVar[Needs] = (FakeClock,)  # the skewed node's or process's
 
     offset_s: float | None = Field(
         default=None, ge=-MAX_OFFSET_S, le=MAX_OFFSET_S, allow_inf_nan=False
@@ -146,6 +137,11 @@ class ClockSkew(FaultKind):
     def target_problem(self, cell: CellView) -> str | None:
         text = self.target
         if text == PRODUCER_TARGET:
+            if cell.producer_client == "java":
+                return (
+                    f"{self.kind} on the producer needs client librdkafka: the Java producer "
+                    "keeps its schedule by its own wall clock"
+                )
             return None
         if text.startswith("consumer:"):
             if SPARK_SETS.match(text):
@@ -155,15 +151,26 @@ class ClockSkew(FaultKind):
             return "clock-skew acts on a Kafka node or a client; ZooKeeper cannot be its target"
         return target_rules.node_target(self, cell)
 
-    def node_skew(self) -> bool:
-        """Whether it skews a cluster node (else the producer or a consumer member)."""
-        return not is_process_target(self.target)
+    def process_target(self) -> str | None:
+        """The producer or a consumer member it skews (None: a cluster node)."""
+        return self.target if is_process_target(self.target) else None
+
+    def resolves_node(self, target: str) -> bool:
+        return not is_process_target(target)
+
+    def unplayable(self, stage: Stage, target: str) -> str | None:
+        if is_process_target(target) and stage.clocks is None:
+            return "no client process of this cell runs with a fake clock"
+        return None
+
+    def act(self, stage: Stage, target: NodeRef, index: int) -> Fault:
+        """On a node, the cluster's fault; on a client process, its offset file's."""
+        if isinstance(target, str) and is_process_target(target) and stage.clocks is not None:
+            assert self.offset_s is not None  # rules()
+            path = stage.clocks.clock_file(target)
+            return ProcessClockSkewFault(stage.cluster, target, path, self.offset_s)
+        return self.make(stage.cluster, target or None)
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
         assert self.offset_s is not None  # rules()
         return NodeClockSkewFault(cluster, required(target), self.offset_s)
-
-    def make_on_process(self, cluster: NodeControl, target: str, files: ClockFiles) -> Fault:
-        """The fault on a client process (the nemesis's, with the runner's clock files)."""
-        assert self.offset_s is not None  # rules()
-        return ProcessClockSkewFault(cluster, target, files.clock_file(target), self.offset_s)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from harness.nodes.capabilities import AnyCapability
 from harness.results.history import History
 
 NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
@@ -62,7 +63,7 @@ class Node(Protocol):
 
     @property
     def log_dir_mb(self) -> int | None:
-        """Each log directory's own size (cluster.log_dir_size_mb); None: unbounded."""
+        """Each log directory's own size (a cluster with sized log directories); None: unbounded."""
 
     def fill_log_dir(self, index: int) -> int:
         """Write into log directory `index` until its filesystem is full; bytes written."""
@@ -133,13 +134,9 @@ class NodeControl(Protocol):
 
     @property
     def start_timeout_s(self) -> float: ...
-    @property
-    def link_proxies(self) -> bool:
-        """Whether every link runs through a Toxiproxy (harness.nodes.links)."""
-
-    @property
-    def fake_clock(self) -> bool:
-        """Whether the Kafka nodes' JVMs run under libfaketime (harness.faults.clock)."""
+    def has(self, capability: AnyCapability) -> bool:
+        """Whether every node is built with this capability (harness.nodes.capabilities:
+        link proxies, a fake clock...)."""
 
     @property
     def faults(self) -> ActiveFaults: ...

@@ -27,7 +27,8 @@ from pydantic import Field
 
 from harness.faults.base import NodeFault
 from harness.faults.control import ChaosTarget, NodeRef
-from harness.faults.kind import CellView, FaultKind, Problem, required
+from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
+from harness.nodes.capabilities import LogDirs
 from harness.nodes.topology import MAX_LOG_DIRS
 
 MB = 1024 * 1024
@@ -123,7 +124,7 @@ class DiskFull(FaultKind):
 
     name: ClassVar[str] = "disk-full"
     broker_only: ClassVar[bool] = True
-    fills_disks: ClassVar[bool] = True
+    needs: ClassVar[Needs] = (LogDirs,)  # sized: never the machine's disk
 
     log_dir: int | None = Field(default=None, ge=0, le=MAX_LOG_DIRS - 1)  # default: all of them
 

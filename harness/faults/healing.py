@@ -18,6 +18,7 @@ from harness.faults.kill import KillFault
 from harness.faults.pause import PauseFault
 from harness.faults.stop import StopFault
 from harness.nodes import toxiproxy
+from harness.nodes.capabilities import LinkProxies
 
 DOWN = ("exited", "created", "dead")
 
@@ -59,6 +60,7 @@ def heal_all(cluster: NodeControl, wait_registered: Callable[[float], None]) -> 
         except Exception as exc:  # keep healing the rest
             errors.append(f"{fault.kind} #{fault.id}: {exc}")
     restarted = []
+    proxied = cluster.has(LinkProxies)
     for node in cluster.nodes:
         status = node.status()
         if status == "paused":
@@ -68,7 +70,7 @@ def heal_all(cluster: NodeControl, wait_registered: Callable[[float], None]) -> 
             restarted.append(node)
         iptables.remove_all(node)
         # A toxic whose fault's heal failed goes too (a node started now has fresh proxies).
-        address = node.ip() if cluster.link_proxies and node.node_id is not None else None
+        address = node.ip() if proxied and node.node_id is not None else None
         if address is not None and node not in restarted:
             try:
                 toxiproxy.reset(address)

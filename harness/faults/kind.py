@@ -12,7 +12,7 @@ rule may read, so nothing here imports harness.spec.
 from __future__ import annotations
 
 import copy
-from typing import Annotated, Any, ClassVar, Literal, Self
+from typing import TYPE_CHECKING, Annotated, Any, ClassVar, Literal, Self
 
 from pydantic import Field, field_validator
 
@@ -22,7 +22,13 @@ from harness.faults import target_rules
 from harness.faults.base import Fault
 from harness.faults.cell_view import CellView as CellView  # re-exported: docs/adding-a-fault.md
 from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.stage import Act, Stage
+from harness.faults.targets import with_group
+from harness.nodes.capabilities import AnyCapability
 from harness.nodes.topology import CONTROLLER_ID_BASE, MAX_BROKERS
+
+if TYPE_CHECKING:
+    import random
 
 Problem = tuple[str, str]  # (key under the fault, what was expected)
 
@@ -36,6 +42,7 @@ TargetStyle = Literal["node", "split", "topic", "spare", "none"]
 # Who plays the fault: the cluster (a Fault from make()), or the nemesis on a workload process.
 Plays = Literal["cluster", "consumer", "producer"]
 Mode = Literal["kraft", "zookeeper"]
+Needs = tuple[AnyCapability, ...]  # what a kind's target must be built with
 
 MAX_NODE_ID = CONTROLLER_ID_BASE + MAX_BROKERS  # broker ids 1..5, controllers above the base
 NodeId = Annotated[int, Field(ge=1, le=MAX_NODE_ID)]
@@ -81,10 +88,7 @@ class FaultKind(StrictModel):
     modes: ClassVar[tuple[Mode, ...]] = ("kraft", "zookeeper")  # the cluster modes it exists in
     broker_only: ClassVar[bool] = False  # a node target must be a broker, not a controller
     zookeeper_target: ClassVar[bool] = False  # may target ZooKeeper (mode zookeeper)
-    link_proxies: ClassVar[bool] = False  # acts on the links' proxies: the cluster needs them
-    fills_disks: ClassVar[bool] = False  # fills log directories: they need a size of their own
-    fake_clock: ClassVar[bool] = False  # skews a clock: its target runs under libfaketime
-    replaces_nodes: ClassVar[bool] = False  # runs nodes on new containers: data must outlive them
+    needs: ClassVar[Needs] = ()  # capabilities its target is built with (the spec turns them on)
     own_options: ClassVar[tuple[str, ...]] = ()  # set from the fields the kind declares
 
     at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)
@@ -165,6 +169,45 @@ class FaultKind(StrictModel):
     def grown_partitions(self) -> int | None:
         """The topic's partition count after this fault (add-partitions), else None."""
         return None
+
+    def cluster_needs(self) -> Needs:
+        """What the cluster must be built with for this fault (none when it acts on a client)."""
+        return self.needs if self.process_target() is None else ()
+
+    def process_target(self) -> str | None:
+        """The client process it acts on (producer, consumer:<set>/<i>); None: the cluster."""
+        return None
+
+    # --- how the nemesis plays it (harness.faults.stage: one protocol for every kind) ------
+    def plan_target(self, cell: CellView, rng: random.Random) -> str:
+        """The target the schedule fixes before the run: `random` drawn here from the seeded
+        `rng`, a symbolic one (leader-of...) kept for the nemesis to resolve when it fires."""
+        style, target = self.planned_style(), self.target
+        if style == "topic":
+            return cell.topic if target == "random" else target
+        if style in ("spare", "none"):
+            return "" if target == "random" else target  # "": the next spare / no target
+        if target == "random":
+            return f"broker:{rng.randint(1, len(cell.brokers))}"
+        return with_group(target, cell.default_group)
+
+    def resolves_node(self, target: str) -> bool:
+        """Whether the nemesis resolves the planned `target` to a node when the fault fires
+        (else it is used as planned: a topic, a spare, none, a client process)."""
+        return self.target_style not in ("topic", "spare", "none")
+
+    def takes_turns(self) -> bool:
+        """Whether it waits for the operations planned before it (else: for faults on its node)."""
+        return self.operation
+
+    def unplayable(self, stage: Stage, target: str) -> str | None:
+        """Why the nemesis cannot play it on this stage (it is then skipped); None: it can."""
+        return None
+
+    def act(self, stage: Stage, target: NodeRef, index: int) -> Act:
+        """What the nemesis injects and heals, on the resolved `target` ("" for none): by
+        default the cluster fault make() builds. `index`: its place in the plan."""
+        return self.make(stage.cluster, target or None)
 
     # --- the fault -------------------------------------------------------------------------
     @classmethod

@@ -12,9 +12,10 @@ from typing import Any, ClassVar
 from pydantic import Field
 
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
-from harness.faults.kind import CellView, FaultKind, Problem, required
+from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
 from harness.faults.link_rules import scope_problems
 from harness.faults.links import LinkFault, Scope, split
+from harness.nodes.capabilities import LinkProxies
 
 MAX_DELAY_MS = 600_000
 
@@ -53,7 +54,7 @@ class Latency(FaultKind):
 
     name: ClassVar[str] = "latency"
     zookeeper_target: ClassVar[bool] = True
-    link_proxies: ClassVar[bool] = True
+    needs: ClassVar[Needs] = (LinkProxies,)
 
     delay_ms: int | None = Field(
         default=None, ge=0, le=MAX_DELAY_MS

@@ -19,6 +19,7 @@ from harness.faults.base import NodeFault
 from harness.faults.control import Node, NodeControl, NodeRef
 from harness.nodes import links as wiring
 from harness.nodes import toxiproxy
+from harness.nodes.capabilities import LinkProxies
 
 Scope = Literal["all", "clients", "replication", "controller"]
 SCOPES: tuple[Scope, ...] = ("all", "clients", "replication", "controller")
@@ -83,16 +84,12 @@ class LinkFault(NodeFault):
 
     toxic: str  # Toxiproxy's toxic type
     captures_on_heal = True
+    needs = (LinkProxies,)
 
     _names = itertools.count(1)
 
     def __init__(self, cluster: NodeControl, target: NodeRef, scope: Scope | None) -> None:
         super().__init__(cluster, target)
-        if not cluster.link_proxies:
-            raise ConfigError(
-                f"{self.kind} needs link proxies: start the cluster with link_proxies=True "
-                "(a spec that plans a link fault gets them)"
-            )
         self.scope: Scope = scope or "all"
         self.links = links_in_scope(self.node, cluster.nodes, cluster.mode, self.scope)
         if not self.links:

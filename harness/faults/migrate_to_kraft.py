@@ -34,9 +34,18 @@ from harness.common.waiting import wait_until
 from harness.errors import ConfigError
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, Migratable, Node, NodeRef
-from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, TargetStyle
+from harness.faults.kind import (
+    CellView,
+    FaultKind,
+    Mode,
+    Needs,
+    OperationTimeout,
+    Problem,
+    TargetStyle,
+)
 from harness.faults.operation import Operation
 from harness.faults.step_trigger import node_words
+from harness.nodes.capabilities import PersistentData
 
 MIGRATION_SINCE = (3, 4)  # KIP-866 (production-ready from 3.6; Kafka 3.9 is the last line)
 
@@ -100,7 +109,7 @@ class MigrateToKraft(FaultKind):
     target_style: ClassVar[TargetStyle] = "none"
     operation: ClassVar[bool] = True
     modes: ClassVar[tuple[Mode, ...]] = ("zookeeper",)
-    replaces_nodes: ClassVar[bool] = True
+    needs: ClassVar[Needs] = (PersistentData,)  # runs nodes on new containers
 
     timeout_s: OperationTimeout = None  # per step: until it is done (a roll: and every ISR full)
 

@@ -9,22 +9,15 @@ while the client, frozen mid-call, still believes in it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Protocol
+import random
+from typing import Any, ClassVar
 
 from harness.faults.base import Fault
-from harness.faults.control import Node, NodeControl
+from harness.faults.control import Node, NodeControl, NodeRef
 from harness.faults.kind import CellView, FaultKind, Plays, Problem
+from harness.faults.stage import ProducerControl, Stage
 
 PRODUCER_TARGET = "producer"
-
-
-class ProducerControl(Protocol):
-    """What a producer fault asks of the producer (harness.workload.producer.supervisor)."""
-
-    def crash(self) -> None: ...
-    def restart(self) -> None: ...
-    def pause(self) -> None: ...
-    def resume(self) -> None: ...
 
 
 class ProducerCrashFault(Fault):
@@ -70,9 +63,24 @@ class ProducerCrash(FaultKind):
             out.append(("target", f"expected {PRODUCER_TARGET} (got {self.target!r})"))
         return out
 
-    def make_on(self, cluster: NodeControl, producer: ProducerControl) -> Fault:
-        """The fault on the producer process (the nemesis's, not the cluster's)."""
-        return self.worker(cluster, producer)
+    def process_target(self) -> str:
+        return PRODUCER_TARGET
+
+    def plan_target(self, cell: CellView, rng: random.Random) -> str:
+        return PRODUCER_TARGET
+
+    def resolves_node(self, target: str) -> bool:
+        return False
+
+    def unplayable(self, stage: Stage, target: str) -> str | None:
+        if stage.producer is None:
+            return "the producer is not a process the nemesis can act on"
+        return None
+
+    def act(self, stage: Stage, target: NodeRef, index: int) -> Fault:
+        """The fault on the producer process (booked with the cluster's like any)."""
+        assert stage.producer is not None  # unplayable()
+        return self.worker(stage.cluster, stage.producer)
 
 
 class ProducerPause(ProducerCrash):

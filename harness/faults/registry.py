@@ -40,6 +40,7 @@ from harness.faults.rolling_restart import RollingRestart
 from harness.faults.split import Split
 from harness.faults.stop import Stop
 from harness.faults.upgrade import Upgrade
+from harness.nodes.capabilities import AnyCapability
 
 # In the order the spec's error message lists them. Faults done to the cluster: to one node
 # (its target resolved when the fault fires), to the network between nodes, or operations
@@ -79,7 +80,6 @@ SPEC_KINDS: dict[str, type[FaultKind]] = {k.name: k for k in ALL_KINDS}
 KINDS: dict[str, type[FaultKind]] = {k.name: k for k in ALL_KINDS if k.plays == "cluster"}
 CONSUMER_FAULTS: tuple[str, ...] = tuple(k.name for k in ALL_KINDS if k.plays == "consumer")
 PRODUCER_FAULTS: tuple[str, ...] = tuple(k.name for k in ALL_KINDS if k.plays == "producer")
-PIPELINE_CRASH = PipelineCrash.name
 FAULT_KINDS: tuple[str, ...] = (*KINDS, *CONSUMER_FAULTS, *PRODUCER_FAULTS)
 ALIASES: dict[str, str] = {a: k.name for k in ALL_KINDS for a in k.aliases}
 # Every word the spec takes as a fault kind, each alias right after its kind.
@@ -122,6 +122,11 @@ def every_option(kind: type[FaultKind]) -> type[FaultKind]:
 PARSE_MODELS: dict[str, type[FaultKind]] = {k.name: every_option(k) for k in ALL_KINDS}
 # Importable by name (harness.faults.registry.ParsedKill...), so a parsed spec pickles.
 globals().update({m.__name__: m for m in PARSE_MODELS.values()})
+
+
+def kinds_needing(capability: AnyCapability) -> tuple[str, ...]:
+    """The kinds that need this cluster capability (the docs' capability list names them)."""
+    return tuple(k.name for k in ALL_KINDS if capability in k.needs)
 
 
 def is_consumer_fault(kind: str) -> bool:

@@ -18,9 +18,10 @@ from pydantic import Field
 from harness.common.spec_base import MAX_SECONDS
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
-from harness.faults.kind import CellView, FaultKind, Problem, required
+from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
 from harness.faults.link_rules import scope_problems
 from harness.faults.links import LinkFault, Scope
+from harness.nodes.capabilities import LinkProxies
 
 RESET_WINDOW_S = 1.0
 MIN_EVERY_S = 2.0
@@ -103,7 +104,7 @@ class Reset(FaultKind):
 
     name: ClassVar[str] = "reset"
     zookeeper_target: ClassVar[bool] = True
-    link_proxies: ClassVar[bool] = True
+    needs: ClassVar[Needs] = (LinkProxies,)
 
     every_s: float | None = Field(default=None, ge=MIN_EVERY_S, le=MAX_SECONDS, allow_inf_nan=False)
     scope: Scope | None = None  # all (default), clients, replication, controller

@@ -46,5 +46,9 @@ class Restart(FaultKind):
 
     hard: bool | None = None  # SIGKILL instead of a graceful stop
 
+    def takes_turns(self) -> bool:
+        """A one-node restart waits only for the faults on its node, as a kill does."""
+        return False
+
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
         return RestartFault(cluster, required(target), hard=bool(self.hard))

@@ -27,9 +27,17 @@ from typing import Any, ClassVar
 from harness.errors import ConfigError
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeRef, Upgradable
-from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem, TargetStyle
+from harness.faults.kind import (
+    CellView,
+    FaultKind,
+    Needs,
+    OperationTimeout,
+    Problem,
+    TargetStyle,
+)
 from harness.faults.operation import Operation
 from harness.faults.step_trigger import node_words
+from harness.nodes.capabilities import PersistentData
 
 VERSION = re.compile(r"\d+\.\d+\.\d+")
 ZOOKEEPER_UNTIL = (3, 9)  # the last line with ZooKeeper mode
@@ -153,7 +161,7 @@ class Upgrade(FaultKind):
     name: ClassVar[str] = "upgrade"
     target_style: ClassVar[TargetStyle] = "none"
     operation: ClassVar[bool] = True
-    replaces_nodes: ClassVar[bool] = True
+    needs: ClassVar[Needs] = (PersistentData,)  # runs nodes on new containers
 
     to_version: str | None = None
     finalize: bool | None = None  # raise the feature levels (metadata.version) at the end

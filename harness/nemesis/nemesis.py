@@ -9,20 +9,15 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from harness.errors import HarnessError
-from harness.faults.base import Fault
-from harness.faults.clock import ClockFiles, ClockSkew, is_process_target
-from harness.faults.control import ChaosTarget
+from harness.faults.control import ChaosTarget, NodeRef
 from harness.faults.kind import FaultKind
-from harness.faults.producer import ProducerControl, ProducerCrash
-from harness.faults.registry import (
-    is_consumer_fault,
-    is_operation,
-    is_producer_fault,
-    spec_of,
-)
+from harness.faults.registry import spec_of
+from harness.faults.stage import Act, ClockFiles, ConsumerControl, ProducerControl, Stage
 from harness.faults.step_trigger import starts_step
 from harness.faults.targets import Target, with_group
 from harness.results.history import History
+
+__all__ = ["ConsumerControl", "Nemesis"]
 
 
 class Planned(Protocol):
@@ -47,15 +42,6 @@ class Planned(Protocol):
     @property
     def after_step(self) -> str | None:
         """at_s counts from the start of this operation step (harness.faults.step_trigger)."""
-
-
-class ConsumerControl(Protocol):
-    """How the nemesis crashes and restarts consumer members (by "<set>/<index>")."""
-
-    def crash_member(self, ref: str, index: int | None = None) -> str:
-        """SIGKILL the member; its `consumer.crash` event carries the plan's `index`."""
-
-    def restart_member(self, name: str) -> None: ...
 
 
 class Clock(Protocol):
@@ -83,24 +69,16 @@ def _spec(p: Planned) -> FaultKind:
     return p.spec if p.spec is not None else spec_of(p.kind)
 
 
-def _on_process(p: Planned) -> bool:
-    """A clock-skew of a client process (the producer, a consumer member), not of a node."""
-    return isinstance(_spec(p), ClockSkew) and is_process_target(p.target)
-
-
-def _sequential(kind: str) -> bool:
-    """Operations on the cluster (not the one-node restart) run one after the other."""
-    return is_operation(kind) and kind != "restart"
-
-
 class Nemesis:
     """Injects each planned fault at its time and heals it after its duration.
 
     A fault whose target cannot be resolved (no leader, say) or whose time never came is
     recorded as `fault.skipped`, one that raised as `fault.error`, and the run goes on (the
     verdict's `faults` check makes the cell unknown unless the fault is `optional`); faults without a duration stay until
-    the heal phase (`heal_all`). Kinds come from harness.faults.registry; time from
-    `clock` (real by default, virtual in unit tests).
+    the heal phase (`heal_all`). It knows no kind: each planned kind says whether it can be
+    played on the stage (the cluster, the consumers, a producer process, the clients' clock
+    files), what its target resolves to and what it does (harness.faults.stage); time comes
+    from `clock` (real by default, virtual in unit tests).
     """
 
     def __init__(
@@ -116,18 +94,14 @@ class Nemesis:
         clocks: ClockFiles | None = None,
     ) -> None:
         self.cluster = cluster
-        self.producer = producer  # a producer process (producer-crash, producer-pause)
-        self.clocks = clocks  # the client processes' offset files (clock-skew on a client)
+        self.stage = Stage(cluster, consumers, producer, clocks)
         self.clock = clock or RealClock()
-        self.consumers = consumers
         self.history = history
         self.rng = random.Random(seed)
         self.default_group = default_group
         self.plan = list(plan)
-        self._faults: dict[int, Fault] = {}
-        self._fault_nodes: dict[int, int | str] = {}
+        self._acts: dict[int, tuple[Act, NodeRef]] = {}  # injected, not healed: act, its lock
         self._node_locks: dict[str, threading.Lock] = {}
-        self._crashed: dict[int, str] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
         # One thread per planned fault: bringing a killed broker back takes seconds (log
@@ -217,19 +191,12 @@ class Nemesis:
             )
 
     def _inject(self, p: Planned, start_s: float = 0.0) -> None:
-        if is_consumer_fault(p.kind):
-            ref = p.target.removeprefix("consumer:")
-            name = self.consumers.crash_member(ref, p.index)
-            with self._lock:
-                self._crashed[p.index] = name
+        kind = _spec(p)
+        why = kind.unplayable(self.stage, p.target)
+        if why is not None:
+            self._skipped(p, why)
             return
-        if is_producer_fault(p.kind) and self.producer is None:
-            self._skipped(p, "the producer is not a process the nemesis can act on")
-            return
-        if _on_process(p) and self.clocks is None:
-            self._skipped(p, "no client process of this cell runs with a fake clock")
-            return
-        resolved = self._resolve(p)
+        resolved = self._resolve(p, kind)
         if resolved is None:
             return
         # How late the nemesis itself is (resolving the target took its time); the turns
@@ -237,43 +204,29 @@ class Nemesis:
         late_s = self.clock.monotonic() - (self._t0 + start_s + p.at_s)
         # Operations take turns, in schedule order, as an operator does them: a reassign
         # onto a broker waits for the add-broker before it. Other faults take turns per node.
-        node = OPERATIONS_LOCK if _sequential(p.kind) else resolved
-        spec = _spec(p)
-        with self._node_lock(node):
-            if self.producer is not None and isinstance(spec, ProducerCrash):
-                fault = spec.make_on(self.cluster, self.producer)
-            elif isinstance(spec, ClockSkew) and self.clocks is not None and _on_process(p):
-                fault = spec.make_on_process(self.cluster, p.target, self.clocks)
-            else:
-                fault = spec.make(self.cluster, resolved or None)
-            fault.planned = {
+        lock = OPERATIONS_LOCK if kind.takes_turns() else resolved
+        with self._node_lock(lock):
+            act = kind.act(self.stage, resolved, p.index)
+            act.planned = {
                 "index": p.index,
                 "spec_kind": p.kind,
                 "at_s": p.at_s,
                 "late_s": round(late_s, 3),
             }
             if p.after_step is not None:  # at_s counted from that step's start, step_at_s
-                fault.planned |= {"after_step": p.after_step, "step_at_s": round(start_s, 3)}
+                act.planned |= {"after_step": p.after_step, "step_at_s": round(start_s, 3)}
             if p.optional:
-                fault.planned["optional"] = True
-            fault.inject()
+                act.planned["optional"] = True
+            act.inject()
         with self._lock:
-            self._faults[p.index] = fault
-            self._fault_nodes[p.index] = node
+            self._acts[p.index] = (act, lock)
 
     def _heal(self, p: Planned) -> None:
-        if is_consumer_fault(p.kind):
-            with self._lock:
-                name = self._crashed.pop(p.index, None)
-            if name is not None:
-                self.consumers.restart_member(name)
-            return
         with self._lock:
-            fault = self._faults.pop(p.index, None)
-            node = self._fault_nodes.pop(p.index, None)
-        if fault is not None and node is not None:
-            with self._node_lock(node):
-                fault.heal()
+            act, lock = self._acts.pop(p.index, (None, None))
+        if act is not None and lock is not None:
+            with self._node_lock(lock):
+                act.heal()
 
     def _node_lock(self, node: int | str) -> threading.Lock:
         """Faults on one node take turns: a kill must not land while another fault's heal
@@ -281,15 +234,11 @@ class Nemesis:
         with self._lock:
             return self._node_locks.setdefault(str(node), threading.Lock())
 
-    def _resolve(self, p: Planned) -> int | str | None:
-        """The node a node fault acts on; a topic target or "" (none) as planned; None: skipped."""
+    def _resolve(self, p: Planned, kind: FaultKind) -> NodeRef | None:
+        """The node a node fault acts on; a topic, a process or "" (none) as planned; None:
+        skipped."""
         text = p.target
-        if (
-            is_producer_fault(p.kind)
-            or _on_process(p)
-            or _spec(p).target_style in ("topic", "spare", "none")
-            or not text
-        ):
+        if not text or not kind.resolves_node(text):
             return text
         text = with_group(text, self.default_group)
         try:
@@ -309,8 +258,10 @@ class Nemesis:
         )
 
     def restart_crashed(self) -> None:
-        """Heal phase: members crashed without a planned restart come back."""
+        """Heal phase, after the cluster's heal_all: what no heal undid and the cluster does
+        not book (a crashed consumer member without a planned restart) is undone, in order."""
         with self._lock:
-            crashed, self._crashed = list(self._crashed.values()), {}
-        for name in crashed:
-            self.consumers.restart_member(name)
+            left = [a for a, _ in self._acts.values() if not a.healed_by_cluster]
+            self._acts = {i: e for i, e in self._acts.items() if e[0].healed_by_cluster}
+        for act in left:
+            act.heal()

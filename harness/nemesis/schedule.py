@@ -13,18 +13,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.faults.kind import FaultKind
-from harness.faults.producer import PRODUCER_TARGET
-from harness.faults.registry import (
-    PIPELINE_CRASH,
-    is_consumer_fault,
-    is_operation,
-    is_producer_fault,
-)
-from harness.faults.targets import with_group
-from harness.results.events import PIPELINE_SET
+from harness.faults.registry import is_operation, spec_of
 from harness.spec.expect import format_number
 from harness.spec.matrix import Cell
 from harness.spec.models import Spec
+from harness.spec.problems import cell_view
 
 
 @dataclass(frozen=True)
@@ -47,20 +40,30 @@ class PlannedFault:
         return None if self.duration_s is None else self.at_s + self.duration_s
 
     @property
+    def process(self) -> str | None:
+        """The client process it acts on (producer, consumer:<set>/<i>); None: the cluster."""
+        kind = self.spec if self.spec is not None else spec_of(self.kind)
+        return self.target if kind.process_target() is not None else None
+
+    @property
     def is_consumer_fault(self) -> bool:
-        return is_consumer_fault(self.kind)
+        """Played on a consumer member (its kind's `plays`)."""
+        kind = self.spec if self.spec is not None else spec_of(self.kind)
+        return kind.plays == "consumer"
 
 
 def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
-    """Faults sorted by start time (spec order breaks ties); deterministic in (seed, cell.id)."""
+    """Faults sorted by start time (spec order breaks ties); deterministic in (seed, cell.id).
+    Each kind fixes its own target (FaultKind.plan_target), drawing from one seeded RNG."""
     rng = random.Random(f"{seed}:{cell.id}")
     spec = cell.spec
+    view = cell_view(spec)
     planned = [
         PlannedFault(
             i,
             f.at_s,
             f.kind,
-            _resolve(spec, f, rng),
+            f.plan_target(view, rng),
             f.duration_s,
             f,
             f.optional,
@@ -69,27 +72,6 @@ def plan_faults(cell: Cell, seed: int) -> list[PlannedFault]:
         for i, f in enumerate(spec.faults)
     ]
     return sorted(planned, key=lambda p: (p.at_s, p.index))
-
-
-def _resolve(spec: Spec, fault: FaultKind, rng: random.Random) -> str:
-    kind, target = fault.kind, fault.target
-    if is_consumer_fault(kind):
-        if target != "random":
-            return target
-        if kind == PIPELINE_CRASH and spec.pipeline is not None:
-            return f"consumer:{PIPELINE_SET}/{rng.randrange(spec.pipeline.members)}"
-        name, consumer = rng.choice(spec.consumer_sets())
-        return f"consumer:{name}/{rng.randrange(consumer.members)}"
-    if is_producer_fault(kind):
-        return PRODUCER_TARGET
-    style = fault.planned_style()
-    if style == "topic":
-        return spec.topic.name if target == "random" else target
-    if style in ("spare", "none"):
-        return "" if target == "random" else target  # "": the next spare / no target
-    if target == "random":
-        return f"broker:{rng.randint(1, spec.cluster.brokers)}"
-    return with_group(target, spec.default_group())
 
 
 def describe_schedule(cells: Sequence[Cell], seed: int) -> str:

@@ -1,4 +1,4 @@
-"""Size-limited log directories (`cluster.log_dir_size_mb`): each its own tmpfs, held by a keeper.
+"""Size-limited log directories (the LogDirs capability): each its own tmpfs, held by a keeper.
 
 A Docker volume of type tmpfs gives a directory its own capacity, so filling it gives the
 broker real ENOSPC errors without touching the host's disk. Docker unmounts such a volume

@@ -1,17 +1,31 @@
-"""Broker images are built locally (docker/build-images.sh); find them or say how to build."""
+"""Broker images are built locally (docker/build-images.sh); find them or say how to build.
+
+And the Docker engine they run on (`docker_client`), or how to get one."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import docker
-from docker.errors import ImageNotFound
+from docker.errors import DockerException, ImageNotFound
 
-from harness.errors import ImageMissingError
+from harness.errors import HarnessError, ImageMissingError
 from harness.nodes.versions import DEFAULT_VERSIONS_FILE, default_versions
 
 IMAGE_REPO = "kafka-chaos/kafka"
 VERSIONS_FILE: Path = DEFAULT_VERSIONS_FILE
+
+
+def docker_client() -> docker.DockerClient:
+    try:
+        client = docker.from_env()
+        client.ping()
+    except DockerException as exc:
+        raise HarnessError(
+            f"no Docker engine answers ({exc}); run 'make setup' (it starts one on Debian as root) "
+            "or start Docker yourself"
+        ) from None
+    return client
 
 
 def image_tag(version: str) -> str:

@@ -1,8 +1,8 @@
 """Where each link of a proxied cluster runs: every connection through a Toxiproxy (pure logic).
 
-A cluster started with link proxies (`KafkaCluster(link_proxies=True)`, or a spec that plans
-a latency, bandwidth or reset fault) runs a Toxiproxy server in every Kafka node, started by
-docker/links-entrypoint.sh before Kafka, with the proxies below:
+A cluster started with link proxies (the capability harness.nodes.capabilities.LinkProxies;
+a spec that plans a latency, bandwidth or reset fault gets it) runs a Toxiproxy server in
+every Kafka node, started by docker/links-entrypoint.sh before Kafka, with the proxies below:
 
 - **between nodes**, in the node that opens the connection: each peer's name resolves, in
   this node's /etc/hosts, to a loopback address of its own (127.0.1.<id>), where a proxy

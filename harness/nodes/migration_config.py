@@ -99,7 +99,7 @@ def migration_properties(
 
 
 def migration_problems(
-    mode: str, version: str, controllers: int, spares: int = 0, link_proxies: bool = False
+    mode: str, version: str, controllers: int, spares: int = 0
 ) -> list[tuple[str, str]]:
     """What keeps a cluster from planning `controllers` to migrate onto, keyed by the
     cluster's field (empty: nothing, or no migration planned)."""
@@ -129,16 +129,10 @@ def migration_problems(
         out.append(
             ("spare_brokers", "expected 0 with migration_controllers (a spare is not migrated)")
         )
-    if link_proxies:
-        out.append(
-            ("link_proxies", "expected off with migration_controllers (the quorum is not proxied)")
-        )
-    return out
+    return out  # and not with link proxies: harness.nodes.capabilities says so
 
 
-def validate_migration(
-    mode: str, version: str, controllers: int, spares: int = 0, link_proxies: bool = False
-) -> None:
+def validate_migration(mode: str, version: str, controllers: int, spares: int = 0) -> None:
     """ConfigError naming the first problem of migration_problems."""
-    for key, why in migration_problems(mode, version, controllers, spares, link_proxies):
+    for key, why in migration_problems(mode, version, controllers, spares):
         raise ConfigError(f"{key}: {why}")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,10 +17,11 @@ from testcontainers.core.waiting_utils import WaitStrategyTarget
 
 from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, FaultError, WaitTimeout
+from harness.nodes.capabilities.base import NEXT_ENTRYPOINT_ENV, Wiring
 from harness.nodes.disks import DiskPlan, NodeDisks
 from harness.nodes.reaper import run_labels
 from harness.nodes.segment_copy import copy_topic
-from harness.nodes.topology import DATA_DIR, METRICS_PORT, NodeSpec
+from harness.nodes.topology import METRICS_PORT, NodeSpec
 
 _STARTED = {
     "zookeeper": re.compile(r"binding to port"),
@@ -77,21 +77,6 @@ def disable_ryuk() -> None:
 
 NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
 
-LINKS_DIR = "/opt/kafka-chaos-links"  # the Toxiproxy server and entry point, mounted read-only
-CLOCK_DIR = "/opt/kafka-chaos-clock"  # the fake clock's entry point, mounted read-only
-CLOCK_ENTRYPOINT = Path(__file__).resolve().parents[2] / "docker" / "clock-entrypoint.sh"
-
-
-@dataclass(frozen=True)
-class NodeLinks:
-    """What a node with link proxies gets (harness.nodes.links): its proxies, its /etc/hosts
-    entries, and the host files mounted into it."""
-
-    proxies_json: str
-    hosts: dict[str, str]
-    server: Path
-    entrypoint: Path
-
 
 class ClusterNode:
     """A started container plus the Kafka identity it runs with."""
@@ -104,9 +89,7 @@ class ClusterNode:
         run_id: str,
         properties: str,
         cluster_id: str | None,
-        links: NodeLinks | None = None,
-        disks: DiskPlan | None = None,
-        fake_clock: bool = False,
+        wiring: Wiring | None = None,
         version: str | None = None,
     ) -> None:
         self.spec = spec
@@ -114,7 +97,10 @@ class ClusterNode:
         self.image = image
         # The Kafka version it runs (the cluster's; an upgrade replaces the container).
         self.version = version
-        self.disk_plan = disks or DiskPlan((DATA_DIR,))
+        # What its cluster's capabilities add (harness.nodes.capabilities): none by default.
+        self.wiring = wiring or Wiring()
+        w = self.wiring
+        self.disk_plan = DiskPlan(w.log_dirs, w.log_dir_mb, persistent=w.persistent)
         self._disks: NodeDisks | None = None
         self.network = network
         self.starts = 0
@@ -132,11 +118,6 @@ class ClusterNode:
             self._env[JVM_OPTS_ENV] = os.environ[JVM_OPTS_ENV]
         if spec.metrics_port is not None:  # the JMX exporter agent in the server JVM
             self._env["KAFKA_CHAOS_METRICS_PORT"] = str(METRICS_PORT)
-        self._links = links
-        self.proxied = links is not None
-        # The JVM under libfaketime (harness.faults.clock): a wrapper entry point, mounted,
-        # before the links' one or the image's own. Not ZooKeeper's.
-        self.fake_clock = fake_clock and spec.role != "zookeeper"
         self.container = self._container(image)
 
     def _container(self, image: str) -> DockerContainer:
@@ -156,24 +137,22 @@ class ClusterNode:
             container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
         if spec.metrics_port is not None:
             container.ports[f"{METRICS_PORT}/tcp"] = ("127.0.0.1", spec.metrics_port)  # type: ignore[assignment]
-        kwargs: dict[str, Any] = {
-            "labels": run_labels(self.run_id),
-            "cap_add": ["NET_ADMIN"],
-            "hostname": spec.name,
-        }
-        links = self._links
-        if links is not None:
-            container.with_env("KAFKA_CHAOS_PROXIES", links.proxies_json)
-            container.with_volume_mapping(str(links.server), f"{LINKS_DIR}/toxiproxy-server")
-            container.with_volume_mapping(str(links.entrypoint), f"{LINKS_DIR}/entrypoint")
-            kwargs |= {"extra_hosts": links.hosts, "entrypoint": [f"{LINKS_DIR}/entrypoint"]}
-        if self.fake_clock:
-            container.with_volume_mapping(str(CLOCK_ENTRYPOINT), f"{CLOCK_DIR}/entrypoint")
-            if links is not None:
-                container.with_env("KAFKA_CHAOS_NEXT_ENTRYPOINT", f"{LINKS_DIR}/entrypoint")
-            kwargs["entrypoint"] = [f"{CLOCK_DIR}/entrypoint"]
-        if links is not None or self.fake_clock:
-            container.with_kwargs(**kwargs)
+        wiring = self.wiring
+        for host, inside in wiring.mounts.items():
+            container.with_volume_mapping(host, inside)
+        for name, value in wiring.env.items():
+            container.with_env(name, value)
+        kwargs: dict[str, Any] = {}
+        if wiring.extra_hosts is not None:
+            kwargs["extra_hosts"] = dict(wiring.extra_hosts)
+        if wiring.entrypoints:  # the outermost runs; a wrapping one execs the next
+            kwargs["entrypoint"] = [wiring.entrypoints[0].path]
+            if len(wiring.entrypoints) > 1:
+                container.with_env(NEXT_ENTRYPOINT_ENV, wiring.entrypoints[1].path)
+        if kwargs:
+            container.with_kwargs(
+                labels=run_labels(self.run_id), cap_add=["NET_ADMIN"], hostname=spec.name, **kwargs
+            )
         if self._disks is not None:
             for volume, bind in self._disks.volumes.items():
                 container.with_volume_mapping(volume, bind["bind"], "rw")

@@ -24,9 +24,6 @@ ZOOKEEPER_PORT = 2181
 METRICS_PORT = 9404
 DATA_DIR = "/var/lib/kafka/data"  # the first (often only) log directory
 MAX_LOG_DIRS = 3
-# A size-limited log directory is a tmpfs (harness.nodes.disks): memory, so bounded.
-MIN_LOG_DIR_MB = 16
-MAX_LOG_DIR_MB = 4096
 JBOD_KRAFT_SINCE = (3, 7)  # KRaft brokers take several log directories from 3.7 (KIP-858)
 CONTROLLER_ID_BASE = 100  # dedicated controllers are 101, 102, ...
 MAX_BROKERS = 5
@@ -103,9 +100,9 @@ def validate(
     controllers: int,
     config: dict[str, object],
     spares: int = 0,
-    log_dirs: int = 1,
-    log_dir_size_mb: int | None = None,
 ) -> None:
+    """ConfigError naming the first thing wrong with the cluster's own shape (its
+    capabilities' keys: harness.nodes.capabilities)."""
     if mode not in ("kraft", "zookeeper"):
         raise ConfigError(f"mode must be 'kraft' or 'zookeeper', not {mode!r}")
     major = major_version(version)
@@ -128,22 +125,6 @@ def validate(
     if controllers < 0 or controllers > MAX_BROKERS:
         raise ConfigError(
             f"controllers must be 0 (combined nodes) to {MAX_BROKERS}, not {controllers}"
-        )
-    if (
-        isinstance(log_dirs, bool)
-        or not isinstance(log_dirs, int)
-        or not 1 <= log_dirs <= MAX_LOG_DIRS
-    ):
-        raise ConfigError(f"log_dirs must be an integer from 1 to {MAX_LOG_DIRS}, not {log_dirs!r}")
-    if log_dirs > 1 and mode == "kraft" and version_tuple(version) < JBOD_KRAFT_SINCE:
-        raise ConfigError(
-            f"log_dirs {log_dirs}: KRaft brokers take several log directories from Kafka 3.7 "
-            f"(KIP-858), not {version}; use one log directory or mode='zookeeper'"
-        )
-    if log_dir_size_mb is not None and not MIN_LOG_DIR_MB <= log_dir_size_mb <= MAX_LOG_DIR_MB:
-        raise ConfigError(
-            f"log_dir_size_mb must be from {MIN_LOG_DIR_MB} to {MAX_LOG_DIR_MB}, "
-            f"not {log_dir_size_mb!r}"
         )
     managed = sorted(MANAGED_KEYS & set(config))
     if managed:

@@ -12,14 +12,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+from harness.nodes.capabilities import CapabilityBuilders
 from harness.pytest_plugin.options import ClusterOptions, Scalar, parse
 
 if TYPE_CHECKING:
     from harness.cluster import KafkaCluster
 
 
-class ClusterBuilder:
-    """`ClusterBuilder().with_mode("zookeeper").with_brokers(3).with_broker_config(...)`."""
+class ClusterBuilder(CapabilityBuilders):
+    """`ClusterBuilder().with_mode("zookeeper").with_brokers(3).with_broker_config(...)`; the
+    capabilities' `with_*` methods are declared with them (harness.nodes.capabilities)."""
 
     def __init__(
         self,
@@ -34,11 +36,7 @@ class ClusterBuilder:
             "version": base.version,
             "broker_config": dict(base.broker_config),
             "controllers": base.controllers,
-            "link_proxies": base.link_proxies,
-            "log_dirs": base.log_dirs,
-            "log_dir_size_mb": base.log_dir_size_mb,
-            "fake_clock": base.fake_clock,
-            "persistent_data": base.persistent_data,
+            **dict(base.capabilities),
             "start_timeout_s": base.start_timeout_s,
         }
         self._logs_dir: Path | None = None
@@ -68,29 +66,6 @@ class ClusterBuilder:
     ) -> Self:
         """Adds to the settings given so far; dotted names go in the mapping."""
         self._raw["broker_config"] = {**self._raw["broker_config"], **(config or {}), **settings}
-        return self
-
-    def with_link_proxies(self, on: bool = True) -> Self:
-        """Every link through a Toxiproxy: what latency, bandwidth and reset faults act on."""
-        self._raw["link_proxies"] = on
-        return self
-
-    def with_log_dirs(self, count: int, size_mb: int | None = None) -> Self:
-        """Each broker's log directories (JBOD) and, with `size_mb`, each its own filesystem of
-        that size: what disk-full fills."""
-        self._raw["log_dirs"] = count
-        self._raw["log_dir_size_mb"] = size_mb
-        return self
-
-    def with_fake_clock(self, on: bool = True) -> Self:
-        """Every Kafka node's JVM under libfaketime: what clock-skew on a node acts on."""
-        self._raw["fake_clock"] = on
-        return self
-
-    def with_persistent_data(self, on: bool = True) -> Self:
-        """Every Kafka node's log directories on volumes that outlive its container: what an
-        upgrade (a node replaced on another version with its data) needs."""
-        self._raw["persistent_data"] = on
         return self
 
     def with_start_timeout(self, seconds: float) -> Self:

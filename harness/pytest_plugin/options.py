@@ -1,34 +1,29 @@
 """The cluster a test asks for: the `kafka_cluster` marker's keywords or a builder's `with_*` calls.
 
 Checked before Docker is touched, with the spec's own cluster model (`ClusterSpec`) and the
-cluster's own rules (`harness.nodes.topology.validate`), so a wrong marker fails the test's
-set-up in a second, naming the key, instead of after a minute of container start-up.
+cluster's own rules (`harness.nodes.topology.validate`, its capabilities'), so a wrong marker
+fails the test's set-up in a second, naming the key, instead of after a minute of container
+start-up. The capabilities' keys and `with_*` methods are theirs (harness.nodes.capabilities).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from harness.errors import ConfigError
+from harness.nodes import capabilities
+from harness.nodes.capabilities import CAPABILITY_KEYS, MARKER_ONLY_KEYS, Capabilities, Shape
 from harness.nodes.topology import DEFAULT_VERSION, validate
 
+if TYPE_CHECKING:
+    from harness.spec.models import ClusterSpec
+
 MARKER = "kafka_cluster"
-CLUSTER_KEYS = (
-    "mode",
-    "brokers",
-    "version",
-    "broker_config",
-    "controllers",
-    "link_proxies",
-    "log_dirs",
-    "log_dir_size_mb",
-    "fake_clock",
-    "persistent_data",
-)
-# Cluster keys that are no spec `cluster:` key (the spec derives them from its faults).
-DERIVED_KEYS = ("persistent_data",)
+CORE_KEYS = ("mode", "brokers", "version", "broker_config", "controllers")
+# What the cluster is: its shape, then its capabilities (harness.nodes.capabilities).
+CLUSTER_KEYS = (*CORE_KEYS, *CAPABILITY_KEYS)
 PLUGIN_KEYS = ("shared", "start_timeout_s")  # how the plugin runs it, not what Kafka is
 MARKER_KEYS = (*CLUSTER_KEYS, *PLUGIN_KEYS)
 DEFAULT_START_TIMEOUT_S = 180.0
@@ -45,11 +40,8 @@ class ClusterOptions:
     version: str = DEFAULT_VERSION
     broker_config: tuple[tuple[str, Scalar], ...] = ()  # sorted items
     controllers: int = 0
-    link_proxies: bool = False  # every link through a Toxiproxy: for latency, bandwidth, reset
-    log_dirs: int = 1  # each broker's log directories (JBOD)
-    log_dir_size_mb: int | None = None  # each its own filesystem of this size: for disk-full
-    fake_clock: bool = False  # every Kafka node's JVM under libfaketime: for clock-skew
-    persistent_data: bool = False  # log directories that outlive containers: for upgrade
+    # Its capabilities' KafkaCluster keywords, every one, in the registry's order.
+    capabilities: tuple[tuple[str, Any], ...] = capabilities.DEFAULTS
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
     shared: bool = False  # one cluster per distinct options for the whole session
 
@@ -62,24 +54,15 @@ class ClusterOptions:
             "broker_config": dict(self.broker_config),
             "controllers": self.controllers,
             "start_timeout_s": self.start_timeout_s,
-            "link_proxies": self.link_proxies,
-            "log_dirs": self.log_dirs,
-            "log_dir_size_mb": self.log_dir_size_mb,
-            "fake_clock": self.fake_clock,
-            "persistent_data": self.persistent_data,
+            **dict(self.capabilities),
         }
 
     def describe(self) -> str:
         config = ", ".join(f"{k}={v}" for k, v in self.broker_config)
         dedicated = f" + {self.controllers} controllers" if self.controllers else ""
-        proxied = ", link proxies" if self.link_proxies else ""
-        proxied += ", fake clock" if self.fake_clock else ""
-        proxied += ", persistent data" if self.persistent_data else ""
-        dirs = f", {self.log_dirs} log dirs" if self.log_dirs > 1 else ""
-        sized = f" of {self.log_dir_size_mb} MB" if self.log_dir_size_mb else ""
-        return (
-            f"{self.mode}, {self.brokers} brokers{dedicated}{proxied}{dirs}{sized}, Kafka {self.version}"
-            + (f", {config}" if config else "")
+        built = Capabilities(dict(self.capabilities)).describe()
+        return f"{self.mode}, {self.brokers} brokers{dedicated}{built}, Kafka {self.version}" + (
+            f", {config}" if config else ""
         )
 
 
@@ -98,18 +81,17 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         for key in raw
         if key not in MARKER_KEYS
     ]
-    cluster = {k: v for k, v in raw.items() if k in CLUSTER_KEYS and k not in DERIVED_KEYS}
-    problems += _cluster_problems(cluster)
-    persistent = raw.get("persistent_data", False)
-    if not isinstance(persistent, bool):
-        problems.append(("persistent_data", f"expected true or false (got {persistent!r})"))
+    cluster = {k: v for k, v in raw.items() if k in CLUSTER_KEYS and k not in MARKER_ONLY_KEYS}
+    spec, cluster_problems = _cluster_spec(cluster)
+    problems += cluster_problems
+    problems += capabilities.marker_problems(raw)  # what the spec has no key for
     shared = raw.get("shared", False)
     if not isinstance(shared, bool):
         problems.append(("shared", f"expected true or false (got {shared!r})"))
     timeout = raw.get("start_timeout_s", DEFAULT_START_TIMEOUT_S)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
         problems.append(("start_timeout_s", f"expected a number > 0 (got {timeout!r})"))
-    if problems:
+    if problems or spec is None:
         raise ConfigError("\n".join(f"{where}: {key}: {why}" for key, why in problems))
     defaults = ClusterOptions()
     config = dict(cluster.get("broker_config") or {})
@@ -119,17 +101,13 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         version=cluster.get("version", defaults.version),
         broker_config=tuple(sorted(config.items())),
         controllers=cluster.get("controllers", defaults.controllers),
-        link_proxies=bool(cluster.get("link_proxies") or False),
-        log_dirs=cluster.get("log_dirs", defaults.log_dirs),
-        log_dir_size_mb=cluster.get("log_dir_size_mb", defaults.log_dir_size_mb),
-        fake_clock=bool(cluster.get("fake_clock") or False),
-        persistent_data=persistent,
+        capabilities=tuple(capabilities.from_marker(spec, raw).items()),
         start_timeout_s=float(timeout),
         shared=shared,
     )
 
 
-def _cluster_problems(cluster: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _cluster_spec(cluster: Mapping[str, Any]) -> tuple[ClusterSpec | None, list[tuple[str, str]]]:
     """The spec's `cluster:` model (types, bounds), then the cluster's cross-key rules."""
     from pydantic import ValidationError  # the spec's models load pydantic: only when checking
 
@@ -139,31 +117,19 @@ def _cluster_problems(cluster: Mapping[str, Any]) -> list[tuple[str, str]]:
     try:
         spec = ClusterSpec.model_validate(dict(cluster))
     except ValidationError as exc:
-        return validation_problems(exc)
+        return None, validation_problems(exc)
     try:
-        validate(
-            spec.mode,
-            spec.brokers,
-            spec.version,
-            spec.controllers,
-            dict(spec.broker_config),
-            log_dirs=spec.log_dirs,
-            log_dir_size_mb=spec.log_dir_size_mb,
-        )
+        validate(spec.mode, spec.brokers, spec.version, spec.controllers, dict(spec.broker_config))
     except ConfigError as exc:
-        return [(_key_of(str(exc)), str(exc))]
-    return []
+        return spec, [(_key_of(str(exc)), str(exc))]
+    built = Capabilities(capabilities.from_marker(spec, {}))
+    return spec, built.problems(Shape(spec.mode, spec.version))[:1]
 
 
 def _key_of(message: str) -> str:
     """The key a rule of `validate` is about (what the model let through: mode vs version,
     controllers vs mode, the wiring keys)."""
-    for word, key in (
-        ("broker_config", "broker_config"),
-        ("controllers", "controllers"),
-        ("log_dirs", "log_dirs"),
-        ("log_dir_size_mb", "log_dir_size_mb"),
-    ):
+    for word, key in (("broker_config", "broker_config"), ("controllers", "controllers")):
         if word in message:
             return key
     return "mode"

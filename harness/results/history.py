@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, SupportsIndex
 
-# A process whose wall clock a clock-skew fault moves (it runs under libfaketime) is given
+# A process whose wall clock a fault moves (it runs under libfaketime) is given
 # the true wall clock of its start with the monotonic clock of that moment, "<wall_ns>:<mono_ns>"
-# (harness.common.fake_clock): its ledger and events then keep true time, counted on the
+# (harness.common.faketime): its ledger and events then keep true time, counted on the
 # monotonic clock, which libfaketime leaves alone. Kafka's record timestamps, which the
 # client library takes from the wall clock, are skewed: that is the fault.
 TRUE_CLOCK_ENV = "KAFKA_CHAOS_TRUE_CLOCK"
@@ -36,7 +36,7 @@ def _monotonic_sleep(seconds: float | SupportsIndex) -> None:
     threading.Event().wait(max(0.0, float(seconds)))
 
 
-if _ANCHOR is not None:  # a process under libfaketime (harness.common.fake_clock)
+if _ANCHOR is not None:  # a process under libfaketime (harness.common.faketime)
     time.sleep = _monotonic_sleep
 
 

@@ -29,17 +29,18 @@ from harness.common.spec_base import (
     Settings,
     StrictModel,
 )
-from harness.faults.clock import is_process_target
 from harness.faults.kind import FaultKind
 from harness.faults.registry import ALIASES, PARSE_MODELS, SPEC_WORDS, every_option
 from harness.faults.registry import FAULT_KINDS as FAULT_KINDS  # the spec's kinds are these
-from harness.nodes.topology import (
-    DEFAULT_VERSION,
-    MAX_BROKERS,
-    MAX_LOG_DIR_MB,
-    MAX_LOG_DIRS,
-    MIN_LOG_DIR_MB,
+from harness.nodes.capabilities import (
+    AnyCapability,
+    Capabilities,
+    CapabilityFields,
+    CapabilityOptions,
+    FakeClock,
+    for_cell,
 )
+from harness.nodes.topology import DEFAULT_VERSION, MAX_BROKERS
 
 # The consumer kinds' models (harness.spec.consumers) and the producer's
 # (harness.spec.producer), re-exported: a child process imports only its own part.
@@ -57,7 +58,7 @@ from harness.spec.producer import ProducerSpec as ProducerSpec
 from harness.spec.producer import TransactionsSpec as TransactionsSpec
 
 
-class ClusterSpec(StrictModel):
+class _ClusterShape(StrictModel):
     mode: Literal["kraft", "zookeeper"] = "kraft"
     version: Annotated[str, StringConstraints(pattern=r"^\d+\.\d+\.\d+$")] = DEFAULT_VERSION
     brokers: int = Field(default=3, ge=1, le=MAX_BROKERS)
@@ -67,21 +68,15 @@ class ClusterSpec(StrictModel):
     migration_controllers: int = Field(default=0, ge=0, le=MAX_BROKERS)
     spare_brokers: int = Field(default=0, ge=0, le=MAX_BROKERS)  # declared, started by add-broker
     broker_config: Settings = {}
-    # Every link through a Toxiproxy (harness.nodes.links). None: when a link fault is planned.
-    link_proxies: bool | None = None
-    log_dirs: int = Field(default=1, ge=1, le=MAX_LOG_DIRS)  # each broker's (JBOD)
-    # Each log directory its own filesystem of this size (harness.nodes.disks). None:
-    # unbounded, on the container's disk, unless a planned fault fills disks (then the default).
-    log_dir_size_mb: int | None = Field(default=None, ge=MIN_LOG_DIR_MB, le=MAX_LOG_DIR_MB)
-    # Every Kafka node's JVM under libfaketime (harness.faults.clock). None: when a clock-skew
-    # on a node is planned.
-    fake_clock: bool | None = None
+
+
+class ClusterSpec(CapabilityFields, _ClusterShape):
+    """`cluster:`: its shape, then its capabilities' keys (each declared in its own module of
+    harness.nodes.capabilities, its keys in the registry's order), then metrics."""
+
     # Kafka's own metrics: every Kafka node's JVM with the Prometheus JMX exporter agent,
     # scraped about once a second into the cell's metrics.parquet (the summary's `broker`).
     metrics: bool = True
-
-
-DEFAULT_FILLABLE_MB = 256  # a log directory's size when disk-full is planned and none given
 
 
 class TopicSpec(StrictModel):
@@ -251,42 +246,27 @@ class Spec(StrictModel):
         ends = [f.at_s + (f.duration_s or 0.0) for f in self.faults]
         return max([self.producer.planned_duration_s, *ends])
 
-    @property
-    def link_proxies(self) -> bool:
-        """Whether the cell's cluster runs its links through proxies: as the spec says, else
-        when a planned fault acts on them."""
-        if self.cluster.link_proxies is not None:
-            return self.cluster.link_proxies
-        return any(f.link_proxies for f in self.faults)
+    def capabilities(self) -> CapabilityOptions:
+        """The cell's cluster capabilities, as KafkaCluster's keywords: each as the spec's
+        `cluster:` keys say, else on when a planned fault on the cluster needs it."""
+        return for_cell(self.cluster, [c for f in self.faults for c in f.cluster_needs()])
 
-    @property
-    def log_dir_size_mb(self) -> int | None:
-        """Each log directory's size: as the spec says, else DEFAULT_FILLABLE_MB when a planned
-        fault fills disks (it must never fill the machine's), else unbounded."""
-        if self.cluster.log_dir_size_mb is not None:
-            return self.cluster.log_dir_size_mb
-        return DEFAULT_FILLABLE_MB if any(f.fills_disks for f in self.faults) else None
+    def uses(self, capability: AnyCapability) -> bool:
+        """Whether the cell's cluster is built with this capability."""
+        return Capabilities(self.capabilities()).has(capability)
 
-    @property
-    def persistent_data(self) -> bool:
-        """Whether the Kafka nodes' log directories outlive their containers: a planned fault
-        runs nodes on new containers (an upgrade)."""
-        return any(f.replaces_nodes for f in self.faults)
-
-    @property
-    def fake_clock(self) -> bool:
-        """Whether the cell's Kafka nodes run under libfaketime: a planned fault skews a node's
-        clock (harness.faults.clock)."""
-        if self.cluster.fake_clock is not None:
-            return self.cluster.fake_clock
-        return any(f.fake_clock and not is_process_target(f.target) for f in self.faults)
+    def processes_needing(self, capability: AnyCapability) -> frozenset[str]:
+        """The client processes (producer, consumer:<set>/<i>) a planned fault acts on that
+        need this capability: only they run with it."""
+        return frozenset(
+            target
+            for f in self.faults
+            if capability in f.needs and (target := f.process_target()) is not None
+        )
 
     def skewed_clients(self) -> frozenset[str]:
-        """The client processes a planned clock-skew acts on (producer, consumer:<set>/<i>):
-        only they run under libfaketime."""
-        return frozenset(
-            f.target for f in self.faults if f.fake_clock and is_process_target(f.target)
-        )
+        """The client processes a planned clock skew acts on: only they run under libfaketime."""
+        return self.processes_needing(FakeClock)
 
     def default_group(self) -> str | None:
         """The group plain `coordinator-of` names: the first group set's."""

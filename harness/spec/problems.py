@@ -7,9 +7,8 @@ through its own key) is checked here, once a matrix cell is complete.
 
 from __future__ import annotations
 
-from harness.faults.clock import is_process_target
 from harness.faults.kind import CellView, FaultKind
-from harness.faults.producer import PRODUCER_TARGET
+from harness.nodes.capabilities import Capabilities, Shape
 from harness.nodes.migration_config import migration_problems
 from harness.nodes.topology import (
     CONTROLLER_ID_BASE,
@@ -73,10 +72,13 @@ def spec_problems(spec: Spec) -> list[Problem]:
             spec.cluster.version,
             spec.cluster.migration_controllers,
             spec.cluster.spare_brokers,
-            spec.link_proxies,
         )
     ]
     c = spec.cluster
+    shape = Shape(c.mode, c.version, c.migration_controllers)
+    out += [
+        (f"cluster.{k}", why) for k, why in Capabilities(spec.capabilities()).spec_problems(shape)
+    ]
     if spec.topic.replication_factor > c.brokers:
         out.append(
             (
@@ -93,14 +95,11 @@ def spec_problems(spec: Spec) -> list[Problem]:
         cell = cell_view(spec)
         for i, fault in enumerate(spec.faults):
             out += [(f"faults[{i}].{k}", msg) for k, msg in fault.problems(cell)]
-            if fault.link_proxies and c.link_proxies is False:
-                out.append(
-                    (
-                        f"faults[{i}].kind",
-                        f"{fault.kind} acts on link proxies; cluster.link_proxies is false",
-                    )
-                )
-            out += _clock_problems(spec, i, fault)
+            out += [  # it needs a capability the spec turns off
+                (f"faults[{i}].kind", need.refused.format(kind=fault.kind, title=need.title))
+                for need in fault.cluster_needs()
+                if need.refuses(c)
+            ]
             out += _after_step_problems(spec, cell, i, fault)
     set_names = [name for name, _ in spec.consumer_sets()]
     if spec.pipeline is not None:
@@ -165,6 +164,7 @@ def cell_view(spec: Spec) -> CellView:
         migration_controllers=tuple(
             CONTROLLER_ID_BASE + i for i in range(1, c.migration_controllers + 1)
         ),
+        producer_client=spec.producer.client,
     )
 
 
@@ -348,21 +348,3 @@ def _pipeline_problems(spec: Spec, p: PipelineSpec | CommandPipelineSpec) -> lis
         why = _PIPELINE_PRODUCER_OWNED[key]
         out.append((f"pipeline.producer_config.{key}", f"set through {why}"))
     return out
-
-
-def _clock_problems(spec: Spec, i: int, fault: FaultKind) -> list[tuple[str, str]]:
-    """A clock-skew needs its target under libfaketime: a node's needs cluster.fake_clock, and
-    the Java producer keeps its schedule by its own wall clock, which the skew would move."""
-    if not fault.fake_clock:
-        return []
-    if fault.target == PRODUCER_TARGET and spec.producer.client == "java":
-        return [
-            (
-                f"faults[{i}].target",
-                f"{fault.kind} on the producer needs client librdkafka: the Java producer "
-                "keeps its schedule by its own wall clock",
-            )
-        ]
-    if not is_process_target(fault.target) and spec.cluster.fake_clock is False:
-        return [(f"faults[{i}].kind", f"{fault.kind} on a node needs cluster.fake_clock")]
-    return []

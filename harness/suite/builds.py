@@ -4,8 +4,8 @@ Every Kafka version a planned cell runs on needs its broker image (`kafka-chaos/
 `make images VERSIONS=…`); a version a Java client runs on (the producer's or a group set's
 `client: java`) also needs the Java clients' jars of that version (`java_clients/lib/<v>`,
 `make java-clients VERSIONS=…`); a Spark consumer set needs Spark's Kafka connector
-(`spark_jobs/jars`, `make spark-jars`), and link proxies (a latency, bandwidth or reset fault,
-or `cluster.link_proxies`) the Toxiproxy server (`make toxiproxy`). `make setup` builds
+(`spark_jobs/jars`, `make spark-jars`), and a cluster with link proxies (what a latency,
+bandwidth or reset fault needs) the Toxiproxy server (`make toxiproxy`). `make setup` builds
 docker/versions.txt's versions only, so a suite over `cluster.version: listed` (the weekly)
 needs the others built first. `run` refuses to start a suite (or a shard), or a single
 experiment, one of whose cells would find something unbuilt, naming the commands that build
@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from harness.nodes.capabilities import LinkProxies
 from harness.nodes.versions import version_key
 from harness.spec import Cell, GroupConsumerSpec, SparkConsumerSpec
 from harness.suite.plan import ExperimentPlan
@@ -91,7 +92,7 @@ def cells_need(cells: Iterable[Cell]) -> Needs:
         if uses_java(cell):
             java.add(spec.cluster.version)
         spark = spark or any(isinstance(c, SparkConsumerSpec) for _, c in spec.consumer_sets())
-        toxiproxy = toxiproxy or spec.link_proxies
+        toxiproxy = toxiproxy or spec.uses(LinkProxies)  # its server runs in every node
     return Needs(
         tuple(sorted(versions, key=version_key)),
         tuple(sorted(java, key=version_key)),

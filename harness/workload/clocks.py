@@ -1,4 +1,4 @@
-"""The offset files of a cell's client processes whose clock a clock-skew may move.
+"""The offset files of a cell's client processes whose clock a planned fault may move.
 
 Only the processes a spec plans a skew for run under libfaketime (`producer`,
 `consumer:<set>/<i>`); each reads its own file in the cell folder, clocks/<process>.offset,
@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.common import fake_clock
+from harness.common import faketime
 from harness.errors import ConfigError
 
 CLOCKS_DIR = "clocks"
@@ -41,4 +41,4 @@ class ClientClocks:
         if target not in self.targets:
             return None
         path = self.file_of(target)
-        return lambda: fake_clock.environment(path)
+        return lambda: faketime.environment(path)

@@ -44,7 +44,7 @@ class ConsumerSets:
             name: kind.supervise(name, model, self.runtime, history)
             for name, kind, model in declared_sets(spec)
         }
-        if clocks is not None:  # members a clock-skew acts on run with a fake clock
+        if clocks is not None:  # members whose clock a fault skews run with a fake clock
             for s in self.sets.values():
                 if isinstance(s, GroupSupervisor):
                     s.clocks = clocks

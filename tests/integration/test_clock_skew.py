@@ -22,7 +22,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from harness import KafkaCluster
-from harness.common import fake_clock
+from harness.common import faketime
 from harness.common.waiting import wait_until
 from tests.integration.conftest import ClusterFactory
 
@@ -110,11 +110,11 @@ def test_a_client_two_hours_behind_is_rejected_by_a_bounded_topic(
     cluster.admin.create_topic(bounded, 1, 1, {"message.timestamp.before.max.ms": str(HOUR_MS)})
     cluster.admin.create_topic(free, 1, 1)
     clock = tmp_path / "clocks" / "producer.offset"
-    fake_clock.write_offset(clock, -7200)
+    faketime.write_offset(clock, -7200)
     started_ms = time.time() * 1000
     done = subprocess.run(
         [sys.executable, "-c", CLIENT, cluster.bootstrap_servers, bounded, free],
-        env=fake_clock.environment(clock),
+        env=faketime.environment(clock),
         capture_output=True,
         text=True,
         timeout=120,

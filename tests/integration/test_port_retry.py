@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.cluster import kafka_cluster
+from harness.cluster import wiring
 from harness.nodes.ports import free_ports
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import produce, read_all
@@ -41,7 +41,7 @@ def test_taken_port_is_picked_again(
         picks.append(ports)
         return ports
 
-    monkeypatch.setattr(kafka_cluster, "free_ports", first_pick_taken)
+    monkeypatch.setattr(wiring, "free_ports", first_pick_taken)
     cluster = start_cluster(mode="kraft", brokers=2)
 
     assert len(picks) == 2 and taken_port not in picks[1]

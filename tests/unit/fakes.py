@@ -8,10 +8,12 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.faults.control import ActiveFaults, NodeRef
 from harness.faults.kind import FaultKind
+from harness.nodes import capabilities as caps
 from harness.nodes.topology import DATA_DIR
 from harness.results.history import History
 
@@ -198,6 +200,11 @@ class FakeCluster:
     @property
     def broker_nodes(self) -> list[FakeNode]:
         return [n for n in self.nodes if n.is_broker]
+
+    def has(self, capability: type[caps.Capability[Any]]) -> bool:
+        """The capabilities these fakes model: link proxies and a fake clock."""
+        built = {caps.LinkProxies: self.link_proxies, caps.FakeClock: self.fake_clock}
+        return built.get(capability, False)
 
     def capture_segments(
         self, node: FakeNode, reason: str, fault: dict[str, object], suffix: str = ""

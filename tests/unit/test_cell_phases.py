@@ -15,7 +15,7 @@ import yaml
 
 from harness.results.history import History
 from harness.results.history_reader import read_jsonl
-from harness.runner import cell_runner
+from harness.runner import collect, settle
 from harness.runner.cell_runner import CellRunner, Parts
 from harness.runner.status import Status
 from harness.spec import Cell, expand_cells, parse_spec
@@ -151,9 +151,9 @@ class Fakes:
 @pytest.fixture(autouse=True)
 def no_kafka(monkeypatch: pytest.MonkeyPatch) -> None:
     """The log-end and final-read helpers talk to Kafka: answer for them."""
-    monkeypatch.setattr(cell_runner, "end_offsets", lambda *_a, **_k: {0: 10})
+    monkeypatch.setattr(settle, "end_offsets", lambda *_a, **_k: {0: 10})
     monkeypatch.setattr(
-        cell_runner,
+        collect,
         "read_log",
         lambda *_a, **_k: LogContents([0], [0], [0], {0: 1}, complete=True, detail="ok"),
     )
@@ -316,7 +316,7 @@ def test_a_member_that_cannot_start_ends_the_drain_at_once_and_is_the_reason(
             self.history.append("consumer.not_started", consumer="pipeline/m0", error=NOT_STARTED)
 
     waits: list[float] = []
-    real_wait_until = cell_runner.wait_until
+    real_wait_until = settle.wait_until
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         started = time.monotonic()
@@ -325,7 +325,7 @@ def test_a_member_that_cannot_start_ends_the_drain_at_once_and_is_the_reason(
         finally:
             waits.append(time.monotonic() - started)
 
-    monkeypatch.setattr(cell_runner, "wait_until", timed)
+    monkeypatch.setattr(settle, "wait_until", timed)
     history, _ = run(tmp_path, CannotStart())
     assert phases(history) == PHASES
     (drain,) = [e for e in history if e["kind"] == "drain.end"]

@@ -12,12 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.common import fake_clock
+from harness.common import faketime
 from harness.common.processes import ManagedProcess
 from harness.errors import ConfigError
 from harness.faults.clock import ClockSkew, NodeClockSkewFault, level_of
 from harness.faults.registry import make_fault
 from harness.nemesis.nemesis import Nemesis
+from harness.nodes.capabilities import FakeClock
 from harness.results.history import TRUE_CLOCK_ENV
 from harness.spec import load_spec
 from harness.workload.clocks import ClientClocks
@@ -79,20 +80,20 @@ def test_valid_targets_and_the_processes_a_spec_puts_under_libfaketime(tmp_path:
         for o, t in [(0, "producer"), (-7200, "consumer:group/1"), (3600.5, "controller")]
     )
     spec = load_spec(write(tmp_path, SPEC.format(mode="kraft", fault=faults)))
-    assert spec.fake_clock  # the controller's clock: every Kafka node runs under libfaketime
+    assert spec.uses(FakeClock)  # the controller's clock: every Kafka node runs under libfaketime
     assert spec.skewed_clients() == {"producer", "consumer:group/1"}
     clients_only = SPEC.format(
         mode="kraft",
         fault="{at_s: 1, kind: clock-skew, offset_s: 1, duration_s: 5, target: producer}",
     )
-    assert not load_spec(write(tmp_path, clients_only, "y.yaml")).fake_clock
+    assert not load_spec(write(tmp_path, clients_only, "y.yaml")).uses(FakeClock)
     plain = SPEC.format(mode="kraft", fault="{at_s: 1, kind: kill}")
     spec = load_spec(write(tmp_path, plain, "z.yaml"))
-    assert not spec.fake_clock and spec.skewed_clients() == frozenset()
+    assert not spec.uses(FakeClock) and spec.skewed_clients() == frozenset()
 
 
 def test_libfaketime_offsets_are_signed_and_never_a_bare_zero() -> None:
-    assert [fake_clock.offset_text(x) for x in (0, 3600, -7200, 1.5, -0.25)] == [
+    assert [faketime.offset_text(x) for x in (0, 3600, -7200, 1.5, -0.25)] == [
         "+0",
         "+3600",
         "-7200",
@@ -197,9 +198,9 @@ def test_a_managed_process_gets_the_environment_made_at_its_start(tmp_path: Path
 
 def test_the_client_environment_preloads_libfaketime_and_keeps_an_offset(tmp_path: Path) -> None:
     path = tmp_path / "clocks" / "producer.offset"
-    fake_clock.write_offset(path, -60)
+    faketime.write_offset(path, -60)
     try:
-        env = fake_clock.environment(path)
+        env = faketime.environment(path)
     except ConfigError:
         pytest.skip("no libfaketime on this machine")
     assert path.read_text() == "-60\n"  # an existing offset is kept (a restarted process)
@@ -244,9 +245,9 @@ def test_the_pytest_plugin_takes_fake_clock() -> None:
 def test_time_sleep_works_in_a_skewed_process(tmp_path: Path) -> None:
     """libfaketime makes Python's time.sleep fail (EINVAL); a skewed process gets a working one."""
     path = tmp_path / "offset"
-    fake_clock.write_offset(path, 7200)
+    faketime.write_offset(path, 7200)
     try:
-        env = fake_clock.environment(path)
+        env = faketime.environment(path)
     except ConfigError:
         pytest.skip("no libfaketime on this machine")
     code = (

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.cluster import KafkaCluster
 from harness.errors import ConfigError
 from harness.faults.disk_full import DiskFullFault, what_kafka_did
 from harness.faults.registry import make_fault
-from harness.nodes.topology import DATA_DIR, kafka_properties, log_dir_paths, plan_nodes, validate
+from harness.nodes.topology import DATA_DIR, kafka_properties, log_dir_paths, plan_nodes
 from harness.spec import load_spec
 from tests.unit.fakes import FakeCluster, FakeNode
 from tests.unit.test_spec import errors_of, write
@@ -42,21 +43,21 @@ def test_a_broker_gets_its_log_directories_and_the_first_is_the_old_one() -> Non
 def test_the_cluster_refuses_disks_it_cannot_have(kwargs: dict[str, object], expected: str) -> None:
     args: dict[str, object] = {"version": "3.9.2", **kwargs}
     with pytest.raises(ConfigError, match=expected):
-        validate("kraft", 3, str(args.pop("version")), 0, {}, 0, **args)  # type: ignore[arg-type]
+        KafkaCluster("kraft", 3, str(args.pop("version")), **args)  # type: ignore[arg-type]
 
 
 def test_zookeeper_mode_has_jbod_on_any_version() -> None:
-    validate("zookeeper", 3, "3.6.2", 0, {}, 0, 3, 64)
+    KafkaCluster("zookeeper", 3, "3.6.2", log_dirs=3, log_dir_size_mb=64)
 
 
 def test_disk_full_sizes_the_log_directories_unless_the_spec_does(tmp_path: Path) -> None:
     plain = load_spec(write(tmp_path, BASE))
-    assert plain.log_dir_size_mb is None  # no disk fault: as today, unbounded
+    assert plain.capabilities()["log_dir_size_mb"] is None  # no disk fault: as today, unbounded
     fill = "faults: [{at_s: 1, kind: disk-full, target: broker:2, duration_s: 5}]\n"
     auto = load_spec(write(tmp_path, BASE + fill, "a.yaml"))
-    assert auto.log_dir_size_mb == 256
+    assert auto.capabilities()["log_dir_size_mb"] == 256
     sized = load_spec(write(tmp_path, BASE + "cluster: {log_dir_size_mb: 64}\n" + fill, "b.yaml"))
-    assert sized.log_dir_size_mb == 64
+    assert sized.capabilities()["log_dir_size_mb"] == 64
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ def without_line(text: str, needle: str) -> str:
 
 def test_a_flag_missing_from_the_table_is_a_stale_block(gen: ModuleType, bodies: dict) -> None:
     page = (ROOT / FAULT_PAGE).read_text(encoding="utf-8")
-    stale = without_line(page, "| `replaces_nodes` | `False` |")
+    stale = without_line(page, "| `needs` | `()` |")
     assert gen.stale_blocks(stale, bodies[FAULT_PAGE], FAULT_PAGE) == ["fault-flags"]
     assert gen.fill(stale, "fault-flags", bodies[FAULT_PAGE]["fault-flags"], FAULT_PAGE) == page
 

@@ -166,10 +166,10 @@ def test_a_planned_link_fault_gives_the_cell_link_proxies_and_no_other_spec_does
     tmp_path: Path,
 ) -> None:
     text = SPEC.format(brokers=3, extra="", fault="{at_s: 1, kind: latency, delay_ms: 50}")
-    assert load_spec(write(tmp_path, text)).link_proxies is True
+    assert load_spec(write(tmp_path, text)).capabilities()["link_proxies"] is True
     text = SPEC.format(brokers=3, extra="", fault="{at_s: 1, kind: kill, duration_s: 2}")
-    assert load_spec(write(tmp_path, text)).link_proxies is False
+    assert load_spec(write(tmp_path, text)).capabilities()["link_proxies"] is False
     forced = SPEC.format(
         brokers=3, extra=", link_proxies: true", fault="{at_s: 1, kind: kill, duration_s: 2}"
     )
-    assert load_spec(write(tmp_path, forced)).link_proxies is True
+    assert load_spec(write(tmp_path, forced)).capabilities()["link_proxies"] is True

@@ -11,6 +11,7 @@ import pytest
 from harness.errors import WaitTimeout
 from harness.faults.migrate_to_kraft import Step, last_if_active, plan_steps
 from harness.faults.registry import make_fault
+from harness.nodes.capabilities import Capabilities, Shape
 from harness.nodes.migration_config import (
     migration_problems,
     migration_properties,
@@ -100,7 +101,9 @@ def test_each_phase_runs_with_the_settings_kafkas_guide_names() -> None:
 def test_a_spec_that_plans_a_migration_is_valid(tmp_path: Path) -> None:
     spec = load_spec(write(tmp_path, spec_text(options=", timeout_s: 300")))
     assert spec.cluster.migration_controllers == 3
-    assert spec.persistent_data  # every node's log directories outlive its container
+    assert spec.capabilities()[
+        "persistent_data"
+    ]  # every node's log directories outlive its container
 
 
 @pytest.mark.parametrize(
@@ -144,7 +147,8 @@ def test_spec_errors_name_the_field(tmp_path: Path, text: str, expected: str) ->
 def test_the_cluster_rules_are_pure() -> None:
     assert migration_problems("zookeeper", "3.9.2", 0) == []  # no migration planned
     assert migration_problems("zookeeper", "3.9.2", 3) == []
-    assert migration_problems("zookeeper", "3.9.2", 1, link_proxies=True)[0][0] == "link_proxies"
+    proxied = Capabilities({"link_proxies": True}).spec_problems(Shape("zookeeper", "3.9.2", 1))
+    assert proxied[0][0] == "link_proxies"  # the link proxies' own rule
     assert migration_problems("zookeeper", "3.3.2", 3)[0][0] == "version"
 
 

@@ -114,9 +114,9 @@ def test_a_planned_upgrade_gives_the_nodes_persistent_log_directories(tmp_path: 
     spec = load_spec(
         write(tmp_path, SPEC.format(fault=fault, mode="kraft", version="3.9.2", config=""))
     )
-    assert spec.persistent_data is True
+    assert spec.capabilities()["persistent_data"] is True
     none = "{at_s: 5, kind: restart, target: broker:1}"
     spec = load_spec(
         write(tmp_path, SPEC.format(fault=none, mode="kraft", version="3.9.2", config=""))
     )
-    assert spec.persistent_data is False
+    assert spec.capabilities()["persistent_data"] is False

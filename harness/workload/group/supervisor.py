@@ -42,7 +42,7 @@ class GroupSupervisor:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.names = [member_name(set_name, i) for i in range(spec.members)]
         self.procs: dict[str, ManagedProcess] = {}
-        self.clocks: ClientClocks | None = None  # members a clock-skew acts on (fake clocks)
+        self.clocks: ClientClocks | None = None  # members whose clock a fault skews (fake clocks)
         self.tails = {n: ConsumedTail(MemberPaths(self.directory, n)) for n in self.names}
         # A Java set's members print events, followed into the usual files on every read.
         self.java: dict[str, java_group.JavaMember] = {}

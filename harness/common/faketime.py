@@ -1,4 +1,5 @@
-"""A client process under libfaketime: the environment that skews its wall clock on demand.
+"""A client process under libfaketime (Debian's faketime): the environment that skews its
+wall clock on demand.
 
 The process reads its offset from a file (`+0`, `+3600`, `-7200`) at most once a second;
 a clock-skew fault (harness.faults.clock) rewrites the file. The monotonic clock is left

@@ -1,0 +1,94 @@
+"""The phases that wait on the cluster: until it is healthy, recovered, and drained.
+
+Each wait is bounded and says how it ended in the history (recovery.end, drain.end); the
+cell goes on either way, and the checks decide what an unfinished wait leaves undecided.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from harness.cluster.kafka_cluster import KafkaCluster
+from harness.common.waiting import wait_until
+from harness.errors import WaitTimeout
+from harness.results import events as ev
+from harness.results.history import History
+from harness.spec import Spec
+from harness.workload.consumer_sets import ConsumerSets
+from harness.workload.log_reader import end_offsets
+
+
+def wait_healthy(cluster: KafkaCluster, spec: Spec, timeout_s: float) -> bool:
+    """Until every partition is led with a full ISR, and every running broker says so alike."""
+    t = spec.topic
+    try:
+        wait_until(
+            lambda: cluster.admin.agreed_leaders(t.name, t.partitions),
+            timeout_s,
+            f"every partition of {t.name!r} led with a full ISR",
+            done=lambda leaders: leaders is not None,
+        )
+    except WaitTimeout:
+        return False
+    return True
+
+
+def recover(cluster: KafkaCluster, spec: Spec, history: History) -> None:
+    timeout = spec.recovery.timeout_s
+    if wait_healthy(cluster, spec, timeout):
+        history.append(
+            "recovery.end",
+            recovered=True,
+            detail="every partition led with a full ISR, in every broker's view",
+        )
+    else:
+        history.append(
+            "recovery.end",
+            recovered=False,
+            detail=f"not every partition led with a full ISR after {timeout} s",
+        )
+
+
+def drain(
+    cluster: KafkaCluster,
+    consumers: ConsumerSets,
+    spec: Spec,
+    history: History,
+    tick: Callable[[], None],
+) -> None:
+    """Until every consumer set has processed up to the log end (bounded); at once when a
+    member could not start (it never will read: its reason is the drain's). `tick`: the
+    runner's status, between reads."""
+    t = spec.topic
+    ends: dict[int, int] = {}  # the last end offsets read
+
+    def drained() -> bool:
+        nonlocal ends
+        if consumers.not_started():
+            return True
+        try:
+            # Every partition the topic has now: add-partitions may have grown it.
+            ends = end_offsets(cluster.bootstrap_servers, t.name, at_least=t.partitions)
+        except Exception:
+            return False  # brokers still settling: ask again
+        if consumers.reached(ends):
+            return True
+        tick()
+        return False
+
+    try:
+        wait_until(
+            drained,
+            spec.recovery.drain_timeout_s,
+            "every consumer set at the log end",
+            interval_s=1,
+        )
+    except WaitTimeout:
+        history.append("drain.end", complete=False, lag=consumers.lag(ends), ends=ends)
+        return
+    failed = consumers.not_started()
+    if failed:  # no lag: nothing was waited for
+        reason = "; ".join(f"{name} could not start: {why}" for name, why in failed.items())
+        history.append(ev.DRAIN_END, complete=False, lag={}, ends=ends, reason=reason)
+        return
+    history.append("drain.end", complete=True, lag={}, ends=ends)
