@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from harness.spec.expect import ALLOWED_METRICS, Bound, parse_bound
-    from harness.spec.load import SpecError, choose_seed, load_spec, parse_spec, spec_to_yaml
+    from harness.spec.experiment_file import load_spec
+    from harness.spec.load import SpecError, choose_seed, parse_spec, spec_to_yaml
     from harness.spec.matrix import Cell, excluded_combinations, expand_cells, filter_cells
     from harness.spec.models import (
         ClusterSpec,
@@ -54,7 +55,7 @@ _WHERE = {
     "expand_cells": "matrix",
     "filter_cells": "matrix",
     "impossible_cluster": "problems",
-    "load_spec": "load",
+    "load_spec": "experiment_file",
     "parse_bound": "expect",
     "parse_spec": "load",
     "resolve_path": "paths",

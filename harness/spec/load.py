@@ -34,7 +34,6 @@ from harness.spec.models import (
     Spec,
     TopicSpec,
 )
-from harness.spec.programs import program_problems
 
 MAX_SEED = 2**31 - 1  # what a run without a seed draws (any seed up to SEED_MAX is taken)
 MAX_SPEC_BYTES = 4 * 1024 * 1024  # the largest shipped spec is a few KiB; more is not a spec
@@ -127,22 +126,6 @@ def _read_text(path: Path) -> str:
         raise SpecError(
             [f"{path}: not UTF-8 text (byte {exc.start}: {raw[exc.start : exc.start + 1]!r})"]
         ) from None
-
-
-def load_spec(path: Path | str, *, programs: bool = True) -> Spec:
-    """The file's spec; its matrix is expanded once so that every cell is checked now, and
-    (`programs`) a command pipeline's program is found on this machine (harness.spec.programs;
-    `verify` reads a result folder's spec.yaml without: the program ran elsewhere)."""
-    from harness.spec.matrix import expand_cells  # matrix builds on this module
-
-    path = Path(path)
-    spec = with_command_cwd(parse_spec(read_yaml(path), str(path)), path.parent)
-    cells = expand_cells(spec, str(path))
-    if programs:
-        found = dict.fromkeys(p for cell in cells for p in program_problems(cell.spec))
-        if found:
-            raise SpecError([f"{path}: {key}: {why}" for key, why in found])
-    return spec
 
 
 def with_command_cwd(spec: Spec, folder: Path) -> Spec:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 from collections.abc import Iterator
 from datetime import datetime, timezone
@@ -21,7 +22,11 @@ from harness.results.verdicts import as_verdict
 
 
 def _int(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+    """A count read from a summary: a number, else None (as is Infinity or NaN, which
+    summary.json may hold when a user edited it: `harness index` never crashes on it)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value) if math.isfinite(value) else None
 
 
 def _float(value: Any) -> float | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,15 @@ def suite_summary(run_id: str = "R1", **cells: dict[str, Any]) -> dict[str, Any]
             {"experiment": "left", "cells": []},
         ],
     }
+
+
+@pytest.mark.parametrize("value", [math.inf, -math.inf, math.nan])
+def test_a_count_that_is_not_finite_is_no_count(value: float) -> None:
+    """summary.json may hold Infinity or NaN (Python's json reads both): `harness index`
+    crashed with OverflowError on `lost: Infinity` (found by test_input_fuzz)."""
+    summary = suite_summary()
+    summary["experiments"][0]["cells"][1]["counts"]["lost"] = value
+    assert history_rows(summary)[1]["lost"] is None
 
 
 def test_one_row_per_cell_with_its_figures() -> None:
