@@ -25,6 +25,9 @@ OFFSETS_TOPIC = "__consumer_offsets"
 TXN_STATE_TOPIC = "__transaction_state"  # created on the first init_transactions
 PROBE_GROUP = "kafka-chaos-probe"
 PROBE_TRANSACTIONAL_ID = "kafka-chaos-probe"
+# A coordinator lookup only has to reach a broker to make it create __consumer_offsets;
+# waiting on it for the coordinator cost ~5 s a cell while the topic already existed.
+PROBE_TIMEOUT_S = 0.5
 T = TypeVar("T")
 
 
@@ -300,13 +303,13 @@ class ClusterAdmin:
             with contextlib.suppress(HarnessError):  # no coordinator yet: ask again
                 self._ask(
                     "DescribeConsumerGroups",
-                    lambda c: c.describe_consumer_groups([PROBE_GROUP], request_timeout=5)[
-                        PROBE_GROUP
-                    ].result(),
+                    lambda c: c.describe_consumer_groups(
+                        [PROBE_GROUP], request_timeout=PROBE_TIMEOUT_S
+                    )[PROBE_GROUP].result(),
                 )
             return False
 
-        wait_until(created, timeout_s, f"{OFFSETS_TOPIC} created")
+        wait_until(created, timeout_s, f"{OFFSETS_TOPIC} created", interval_s=0.25)
         meta = self.topic(OFFSETS_TOPIC)
         self.wait_all_led(
             OFFSETS_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic())

@@ -76,8 +76,9 @@ def run_plan(
     """Run every cell in turn; a cell that breaks is `unknown` and the next one still runs.
 
     The checks' Spark session starts while the first cluster does (`checks`: a suite's, kept
-    across its experiments); a cell's checks run while the next cell's cluster starts, and
-    each cell waits for both before its steady state (harness.verdict.checks_behind)."""
+    across its experiments); a cell's collect-behind and checks run while the next cell's
+    cluster starts, and each cell waits for both after its steady state
+    (harness.verdict.checks_behind)."""
     run_id = new_run_id(plan.spec)
     while (out / run_id).exists():  # two runs of one spec started in the same second
         run_id = f"{new_run_id(plan.spec)}-{uuid.uuid4().hex[:4]}"
@@ -109,6 +110,7 @@ def run_plan(
                     report,
                     keep_cluster=keep_cluster and last,
                     checks_ready=behind.barrier,
+                    collect_behind=not last,
                 )
                 try:
                     runner.run()
@@ -117,7 +119,7 @@ def run_plan(
                     runner.status.lines.append(f"cell error: {type(exc).__name__}: {first_line}")
                     report(runner.status)
                 kept = runner.kept or kept
-                behind.run(cell, cell_dir, last)
+                behind.run(cell, cell_dir, last, before=runner.behind)
         finally:
             behind.drain()
             # Up to the last cell's checks: stopping the Spark session after them (~2 s) is

@@ -43,10 +43,14 @@ PHASE_HEAL = "heal"
 PHASE_RECOVERY = "recovery"
 PHASE_DRAIN = "drain"
 PHASE_COLLECT = "collect"
-# Between cluster and steady-state, in a run's cells only: the cell waits until the checks'
-# Spark session has started (warmed up while the first cluster started) and the previous
-# cell's checks are done, so that no workload shares the machine with them.
+# After steady-state, in a run's cells only: the cell waits until the checks' Spark session
+# has started (warmed up while the first cluster started) and the previous cell's checks
+# (and its collect-behind) are done, so that no workload shares the machine with them.
 PHASE_CHECKS_WAIT = "checks-wait"
+# A run's cells but its last: the end of collect that needs no running client (decoding the
+# segment copies with DumpLogSegments, saving broker logs, removing the cluster) runs in the
+# checks' thread, behind the next cell's cluster start, just before this cell's checks.
+PHASE_COLLECT_BEHIND = "collect-behind"
 PHASES = (
     PHASE_CLUSTER,
     PHASE_CHECKS_WAIT,
@@ -56,6 +60,7 @@ PHASES = (
     PHASE_RECOVERY,
     PHASE_DRAIN,
     PHASE_COLLECT,
+    PHASE_COLLECT_BEHIND,
 )
 
 # --- the cluster --------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 Pure: history events (as `read_jsonl` gives them) and two figures measured elsewhere in,
 seconds out. A phase runs from its `phase` event to the next one; the last phase the cell
-reached (collect, unless it stopped early) runs to the history's last event (the cluster's
+reached (collect or collect-behind, unless it stopped early) runs to the history's last event (the cluster's
 removal). Every key is always there: a phase the cell never reached is 0.0. Events before
 the first phase (`broker_logs.allow`) count in `total` only.
 
@@ -14,9 +14,12 @@ the first phase (`broker_logs.allow`) count in `total` only.
   of its checks);
 * checks_wait: the `checks-wait` phase's seconds (a run's cells: waiting for the Spark
   session's start, or for the previous cell's checks, after the steady state);
-* checks_hidden: the seconds of `checks` that ran while the next cell's cluster started
-  (harness.verdict.checks_behind); `total` leaves them out, so a run's cells' totals add up
-  to its wall time. 0 here: the run sets it once the next cell has started.
+* checks_hidden: the seconds of `collect_behind` and `checks` that ran while the next cell's
+  cluster started (harness.verdict.checks_behind); `total` leaves them out, so a run's cells'
+  totals add up to its wall time. 0 here: the run sets it once the next cell has started.
+* collect_behind: the `collect-behind` phase's seconds (a run's cells but its last: decoding
+  the segment copies, saving broker logs and removing the cluster, in the checks' thread
+  behind the next cell); the history's last events, so they count in `total` like `collect`.
 
 The overhead of a set of cells is what they took beyond their scheduled workload, per 100 s of
 it: (sum of total - sum of workload_scheduled) / sum of workload_scheduled * 100
@@ -42,6 +45,7 @@ PHASE_KEYS = {
     ev.PHASE_DRAIN: "drain",
     ev.PHASE_COLLECT: "collect",
     ev.PHASE_CHECKS_WAIT: "checks_wait",
+    ev.PHASE_COLLECT_BEHIND: "collect_behind",
 }
 WORKLOAD_SCHEDULED = "workload_scheduled"
 CHECKS = "checks"
@@ -59,6 +63,7 @@ TIMING_KEYS = (
     TOTAL,
     "checks_wait",  # appended: the contract's order is kept
     "checks_hidden",
+    "collect_behind",
 )
 # Their columns in results/history.parquet (harness.results.tables.FIGURE_HISTORY).
 HISTORY_COLUMNS = {key: f"t_{key}" for key in TIMING_KEYS}

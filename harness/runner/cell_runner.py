@@ -1,8 +1,9 @@
 """One cell of an experiment, phase by phase, into its result folder.
 
 steady-state gate → workload + nemesis → heal all → recovery (bounded) → drain
-(bounded) → collect (log, tables, broker logs, history). Checks come after, from
-the folder alone (harness.experiment.verify_run), so `verify` can redo them. From the
+(bounded) → collect (log, tables, copies) → finish (copies decoded, broker logs, cluster
+removed, history; in a run behind the next cell). Checks come after, from the folder alone
+(harness.experiment.verify_run), so `verify` can redo them. From the
 topic's creation to the collect phase a watch records its leader and ISR changes. The
 waits are harness.runner.settle's, the collect phase harness.runner.collect's.
 """
@@ -67,6 +68,7 @@ class CellRunner:
         keep_cluster: bool = False,
         parts: Parts | None = None,
         checks_ready: Callable[[], None] | None = None,
+        collect_behind: bool = False,
     ) -> None:
         self.cell = cell
         self.parts = parts or Parts()
@@ -82,6 +84,10 @@ class CellRunner:
         # done (phase checks-wait, after the steady state), so that neither shares the machine
         # with a workload.
         self.checks_ready = checks_ready
+        # A run's cells but its last: once the collect has read what needs the brokers up,
+        # run() returns and `behind` (set then) does the rest: see finish().
+        self.collect_behind = collect_behind and not keep_cluster
+        self.behind: Callable[[], None] | None = None
         self.history = History()
         self.status = Status(cell.id)
         self.kept: KafkaCluster | None = None
@@ -120,6 +126,7 @@ class CellRunner:
             **self.spec.capabilities(),  # what its faults need (harness.nodes.capabilities)
         )
         self.collector.attach(cluster)
+        completed = False
         try:
             with client_log_to(self.paths.clients_log):
                 self.phase("cluster")
@@ -129,6 +136,7 @@ class CellRunner:
                         lambda: cluster.metrics_targets(), self.history
                     ).start()
                 self._run_on(cluster)
+            completed = True
         except BaseException as exc:
             interrupted = isinstance(exc, KeyboardInterrupt)
             error = "interrupted (Ctrl-C)" if interrupted else f"{type(exc).__name__}: {exc}"
@@ -137,12 +145,31 @@ class CellRunner:
         finally:
             self._stop_watch()  # the steady state failed: _run_on never stopped it
             self._write_metrics()  # ... nor wrote the metrics
+            if completed and self.collect_behind:
+                self.behind = lambda: self.finish(cluster, behind=True)
+            else:
+                self.finish(cluster)
+
+    def finish(self, cluster: KafkaCluster, behind: bool = False) -> None:
+        """The end of the collect that needs no client: the copies decoded (a JVM, seconds),
+        broker logs saved, the cluster removed (or kept), then the history written. `behind`:
+        in the checks' thread while the next cell's cluster starts, as its own phase (not
+        reported: the live display is the next cell's by then)."""
+        try:
+            if behind:
+                self.history.append("phase", phase=ev.PHASE_COLLECT_BEHIND)
+            self.collector.decode(cluster)
             if self.keep_cluster:
                 self.kept = cluster
                 with contextlib.suppress(Exception):
                     cluster.save_logs(self.paths.brokers)
             else:
                 cluster.close()
+        except Exception as exc:  # behind: the thread's error would end the whole run
+            if not behind:
+                raise
+            self.history.append(ev.CELL_ERROR, error=f"{type(exc).__name__}: {exc}")
+        finally:
             self.history.write_jsonl(self.paths.history)
 
     def _run_on(self, cluster: KafkaCluster) -> None:

@@ -3,8 +3,9 @@
 The ledger, the consumers' records and commits (streamed from the members' files), Kafka's
 metrics, the final reads of the input topic and the pipeline's output (read_uncommitted,
 then read_committed when transactions wrote them), and broker forensics: every broker's
-copy of the workload topics, decoded into the segment tables. Whatever fails is recorded
-and the rest still written; `tables.written` lists what was.
+copy of the workload topics, decoded into the segment tables (`decode`, which the runner may
+run behind the next cell). Whatever fails is recorded and the rest still written;
+`tables.written` lists what was.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ class Collector:
         self.history = history
         self.capture: SegmentCapture | None = None  # broker forensics' copies (a real cluster)
         self._input: LogContents | None = None  # the final read of the input (read_uncommitted)
+        self._undecoded = False  # final copies taken, not yet decoded
 
     def attach(self, cluster: KafkaCluster) -> None:
         """Broker forensics: brokers' copies of the workload topics (and the pipeline's
@@ -95,16 +97,19 @@ class Collector:
                         records=0,
                         detail=f"{type(exc).__name__}: {exc}",
                     )
-            self._forensics(cluster)
+            if self.capture is not None:  # every broker's final copy, decoded by decode()
+                self.capture.capture_all(cluster.broker_nodes)
+                self._undecoded = True
         finally:
             self.history.append(ev.TABLES_WRITTEN, **written)
 
-    def _forensics(self, cluster: KafkaCluster) -> None:
-        """Every broker's final copy, then every copy decoded into the segment tables."""
+    def decode(self, cluster: KafkaCluster) -> None:
+        """Every copy the collect left, decoded into the segment tables (once). Needs no
+        running broker, only the cell's image: it may run behind the next cell."""
         capture = self.capture
-        if capture is None:
+        if capture is None or not self._undecoded:
             return
-        capture.capture_all(cluster.broker_nodes)
+        self._undecoded = False
         decode_captures(
             capture.captures,
             self.paths.segment_copies,

@@ -1,14 +1,15 @@
 """A cell's checks run while the next cell's cluster starts, never while a workload runs.
 
 The checks read only the cell's folder, so they need not hold up the next cell: they run in
-a thread from the moment the cell's folder is complete, and the next cell, once its cluster
-and its steady state are up, waits for them (its `checks-wait` phase) before its workload. The
-last cell's checks run at once (nothing to hide them behind).
+a thread, first completing the folder (`before`: the cell's collect-behind, which decodes its
+segment copies and removes its cluster), and the next cell, once its cluster and its steady
+state are up, waits for them (its `checks-wait` phase) before its workload. The last cell's
+checks run at once (nothing to hide them behind).
 
-Cost is still told as it was spent: a cell's `timings.checks` stays the checks' own seconds,
-`timings.checks_hidden` says how many of them ran behind the next cell, and `total` leaves
-those out (any wait for them is in the next cell's `checks_wait`), so the cells' totals
-still add up to the run's wall time.
+Cost is still told as it was spent: a cell's `timings.checks` and `collect_behind` stay their
+own seconds, `timings.checks_hidden` says how many of both ran behind the next cell, and
+`total` leaves those out (any wait for them is in the next cell's `checks_wait`), so the
+cells' totals still add up to the run's wall time.
 """
 
 from __future__ import annotations
@@ -27,17 +28,26 @@ Summary = dict[str, Any]
 
 
 class _Pending:
-    def __init__(self, spark: SparkChecks, cell: Cell, cell_dir: Path) -> None:
+    def __init__(
+        self, spark: SparkChecks, cell: Cell, cell_dir: Path, before: Callable[[], None] | None
+    ) -> None:
         self.cell_dir = cell_dir
         self.summary: Summary | None = None
         self.error: BaseException | None = None
         self.thread = threading.Thread(
-            target=self._run, args=(spark, cell, cell_dir), name=f"checks-{cell.id}", daemon=True
+            target=self._run,
+            args=(spark, cell, cell_dir, before),
+            name=f"checks-{cell.id}",
+            daemon=True,
         )
         self.thread.start()
 
-    def _run(self, spark: SparkChecks, cell: Cell, cell_dir: Path) -> None:
+    def _run(
+        self, spark: SparkChecks, cell: Cell, cell_dir: Path, before: Callable[[], None] | None
+    ) -> None:
         try:
+            if before is not None:
+                before()
             self.summary = spark.verify(cell, cell_dir)
         except BaseException as exc:  # verify catches the checks' errors; this is the rest
             self.error = exc
@@ -52,13 +62,18 @@ class ChecksBehind:
         self.on_done = on_done
         self._pending: _Pending | None = None
 
-    def run(self, cell: Cell, cell_dir: Path, last: bool) -> None:
-        """The cell's checks: behind the next cell, or now for the last one."""
+    def run(
+        self, cell: Cell, cell_dir: Path, last: bool, before: Callable[[], None] | None = None
+    ) -> None:
+        """The cell's checks (after `before`, which completes its folder): behind the next
+        cell, or now for the last one."""
         self.drain()  # the previous cell's, if its successor never reached its barrier
         if last:
+            if before is not None:
+                before()
             self.on_done(self.spark.verify(cell, cell_dir))
         else:
-            self._pending = _Pending(self.spark, cell, cell_dir)
+            self._pending = _Pending(self.spark, cell, cell_dir, before)
 
     def barrier(self) -> None:
         """A cell's checks-wait: the Spark session up and the previous cell's checks done.
@@ -90,6 +105,6 @@ def _hidden(summary: Summary, cell_dir: Path, waited_outside: float | None) -> S
     timings = summary.get("timings")
     if not isinstance(timings, dict):
         return summary
-    checks = float(timings.get("checks") or 0.0)
-    hidden = checks if waited_outside is None else max(0.0, checks - waited_outside)
+    behind = float(timings.get("checks") or 0.0) + float(timings.get("collect_behind") or 0.0)
+    hidden = behind if waited_outside is None else max(0.0, behind - waited_outside)
     return amend_timings(summary, cell_dir, checks_hidden_s=hidden)

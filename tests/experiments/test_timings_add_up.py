@@ -21,12 +21,16 @@ def test_two_cells_timings_add_up_to_the_runs_wall_time(tmp_path: Path) -> None:
     first, second = (c["timings"] for c in run["cells"])
     # The first cell's checks ran while the second cell's cluster started: hidden, and any
     # wait for them (or for the Spark session) is the second cell's checks-wait.
-    assert first["checks"] > 0 and first["checks_hidden"] == first["checks"]
+    # So did its collect-behind (the copies decoded, the cluster removed); the last cell's
+    # ran at once, inside its collect.
+    assert first["collect_behind"] > 0 and second["collect_behind"] == 0.0
+    assert first["checks"] > 0
+    assert first["checks_hidden"] == pytest.approx(first["checks"] + first["collect_behind"])
     assert second["checks_hidden"] == 0.0 and second["checks"] > 0
     for t in (first, second):
         assert t["workload_scheduled"] == 3.0  # 600 records at 200/s
         phases = sum(t[k] for k in ("cluster", "checks_wait", "steady_state", "workload"))
-        phases += sum(t[k] for k in ("heal", "recovery", "drain", "collect"))
+        phases += sum(t[k] for k in ("heal", "recovery", "drain", "collect", "collect_behind"))
         assert phases <= t["total"] - t["checks"] + t["checks_hidden"] + 0.01
     assert run["timings"]["total"] == pytest.approx(first["total"] + second["total"], abs=0.01)
     assert run["timings"]["total"] == pytest.approx(run["duration_s"], abs=1.0)

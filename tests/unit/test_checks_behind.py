@@ -84,3 +84,36 @@ def test_a_barrier_with_nothing_pending_only_waits_for_the_session(tmp_path: Pat
     b = behind(fake, done)
     b.barrier()
     assert fake.readies == 1 and done == []
+
+
+def test_a_collect_behind_runs_first_in_the_thread_and_is_hidden_with_the_checks(
+    tmp_path: Path,
+) -> None:
+    fake, done, order = FakeChecks(), [], []
+
+    def collect_behind() -> None:  # the cell's folder completed, then its checks
+        order.append("collect-behind")
+        assert fake.started == []
+
+    class Behind(FakeChecks):
+        def verify(self, cell: Any, cell_dir: Path) -> dict[str, Any]:
+            summary = fake.verify(cell, cell_dir)
+            summary["timings"]["collect_behind"] = 2.5
+            (cell_dir / "summary.json").write_text(json.dumps(summary))
+            return summary
+
+    b = ChecksBehind(cast(SparkChecks, Behind()), done.append)
+    fake.let("01")
+    b.run(cast(Cell, C("01")), tmp_path / "01", last=False, before=collect_behind)
+    b.barrier()
+    assert order == ["collect-behind"] and fake.started == ["01"]
+    assert done[0]["timings"] == {
+        "checks": 4.0,
+        "collect_behind": 2.5,
+        "checks_hidden": 6.5,
+        "total": 43.5,
+    }
+    ran: list[str] = []
+    fake.let("02")
+    b.run(cast(Cell, C("02")), tmp_path / "02", last=True, before=lambda: ran.append("02"))
+    assert ran == ["02"] and done[1]["timings"]["total"] == 50.0

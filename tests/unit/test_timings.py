@@ -58,6 +58,7 @@ EXPECTED = {
     "total": 110.25,  # 97.75 s of history + 12.5 s of checks
     "checks_wait": 2.0,
     "checks_hidden": 0.0,
+    "collect_behind": 0.0,
 }
 
 
@@ -91,7 +92,22 @@ def test_a_cell_that_stopped_early_has_zero_for_the_phases_it_never_reached() ->
         "total": 101.0,
         "checks_wait": 0.0,
         "checks_hidden": 0.0,
+        "collect_behind": 0.0,
     }
+
+
+def test_collect_behind_runs_to_the_last_event_and_counts_in_total() -> None:
+    history = [
+        *HISTORY[:-1],
+        at(94_000, "tables.written"),
+        at(94_500, "phase", phase="collect-behind"),  # in the checks' thread
+        at(96_750, "segments.decoded"),
+        at(97_750, "cluster.removed"),
+    ]
+    timings = cell_timings(history, 55.0, 12.5)
+    assert (timings["collect"], timings["collect_behind"]) == (4.25, 3.25)
+    assert timings["total"] == EXPECTED["total"]  # hidden later, with the checks
+    assert timings["checks_hidden"] == 0.0
 
 
 def test_an_unknown_phase_counts_in_total_only_and_no_history_is_the_checks_alone() -> None:

@@ -37,6 +37,7 @@ COLUMNS = [
     "t_total",
     "t_checks_wait",
     "t_checks_hidden",
+    "t_collect_behind",
 ]
 # One cell's timings: the ones test_timings derives from its hand-built history.
 TIMINGS = EXPECTED
