@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -25,9 +26,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 TXN_STATE_TOPIC = "__transaction_state"  # created on the first init_transactions
 PROBE_GROUP = "kafka-chaos-probe"
 PROBE_TRANSACTIONAL_ID = "kafka-chaos-probe"
-# A coordinator lookup only has to reach a broker to make it create __consumer_offsets;
-# waiting on it for the coordinator cost ~5 s a cell while the topic already existed.
-PROBE_TIMEOUT_S = 0.5
+PROBE_TIMEOUT_S = 5  # a coordinator lookup's (ensure_offsets_topic)
 T = TypeVar("T")
 
 
@@ -294,22 +293,36 @@ class ClusterAdmin:
         )
 
     def ensure_offsets_topic(self, timeout_s: float = 60) -> None:
-        """The offsets topic is created lazily on first group use; asking for a coordinator creates it."""
+        """The offsets topic is created lazily on first group use; asking for a coordinator
+        creates it. The asking runs in a thread of its own and the topic is looked for
+        meanwhile: a lookup blocks until its coordinator answers (seconds after the topic
+        exists) or its 5 s timeout, and an admin client destroyed with a lookup still in
+        flight can hang in librdkafka's destroy (confluentinc/librdkafka#4605; seen here
+        with a 0.5 s timeout), so no lookup is cut short."""
         deadline = time.monotonic() + timeout_s
+        found = threading.Event()
 
-        def created() -> bool:
-            if OFFSETS_TOPIC in self.topics():
-                return True
-            with contextlib.suppress(HarnessError):  # no coordinator yet: ask again
-                self._ask(
-                    "DescribeConsumerGroups",
-                    lambda c: c.describe_consumer_groups(
-                        [PROBE_GROUP], request_timeout=PROBE_TIMEOUT_S
-                    )[PROBE_GROUP].result(),
-                )
-            return False
+        def ask() -> None:
+            while not found.is_set() and time.monotonic() < deadline:
+                with contextlib.suppress(HarnessError):  # no coordinator yet: ask again
+                    self._ask(
+                        "DescribeConsumerGroups",
+                        lambda c: c.describe_consumer_groups(
+                            [PROBE_GROUP], request_timeout=PROBE_TIMEOUT_S
+                        )[PROBE_GROUP].result(),
+                    )
+                found.wait(0.5)
 
-        wait_until(created, timeout_s, f"{OFFSETS_TOPIC} created", interval_s=0.25)
+        threading.Thread(target=ask, name="offsets-topic-probe", daemon=True).start()
+        try:
+            wait_until(
+                lambda: OFFSETS_TOPIC in self.topics(),
+                timeout_s,
+                f"{OFFSETS_TOPIC} created",
+                interval_s=0.25,
+            )
+        finally:
+            found.set()  # the probe ends after its lookup in flight, if any (<= 5 s)
         meta = self.topic(OFFSETS_TOPIC)
         self.wait_all_led(
             OFFSETS_TOPIC, len(meta.partitions), max(1.0, deadline - time.monotonic())
