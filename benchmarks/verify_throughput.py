@@ -9,14 +9,19 @@ memory). Then, alternating, `--repeat` times:
 - spark_all: every check of the cell (`verify_cell`: counts, resumptions, stalls, …),
 - pandas_counts: a straightforward pandas version of the lost/duplicated counts (the
   baseline only; not a second implementation in the product).
-Throughput is ledger rows per second of wall time, median of the repeats; reading the files
-is inside each timing. Every answer is compared with the known one (spark_all: every figure
+- cli_verify (`--cli`): `python -m harness verify` of a result folder holding the cell (a
+  fresh process each time: the JVM's start, the session, every check, the summary and the
+  report, as a user pays for them).
+`--per-check` also times each check of the table alone, warm, over the same cell (its own
+Spark jobs, none of the others' beside it: what the check costs, not its share of a parallel
+compose). Throughput is ledger rows per second of wall time, median of the repeats; reading
+the files is inside each timing. Every answer is compared with the known one (spark_all: every figure
 `synthetic_cell.figures` lists), so a fast wrong answer cannot win. Peak memory: the pandas
 count in a fresh process (its max RSS) beside the Spark JVM's peak RSS (VmHWM) plus this
 driver process's.
 
 Usage: python benchmarks/verify_throughput.py [--rows 1000000 10000000] [--repeat 3]
-       [--master local[2]] [--out benchmarks/results/verify_throughput.md]
+       [--master local[2]] [--cli] [--per-check] [--out benchmarks/results/verify_throughput.md]
 """
 
 from __future__ import annotations
@@ -73,6 +78,50 @@ def spark_all(spark: Any, cell: Path) -> dict[str, Any]:
     return figures(verify_cell(spark, cell))
 
 
+# The spec of the result folder `--cli` verifies: one cell (01_main) whose files are the
+# synthetic cell's (6 partitions, the default group set).
+RUN_SPEC = """name: synthetic
+topic: {partitions: 6}
+producer: {records: %d, rate: 5000}
+expect: {}
+"""
+CELL_ID = "01_main"
+
+
+def cli_verify(run: Path) -> dict[str, Any]:
+    """`harness verify` of the result folder in a fresh process; the cell's lost and
+    duplicated counts from the summary it rewrote."""
+    subprocess.run(
+        [sys.executable, "-m", "harness", "verify", str(run)],
+        check=False,  # its exit code is the verdict's (the spec expects nothing: unknown)
+        capture_output=True,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    summary = json.loads((run / "cells" / CELL_ID / "summary.json").read_text())
+    counts = summary["counts"]
+    return {"lost": counts["lost"], "duplicated": counts["duplicated"]}
+
+
+def per_check(spark: Any, cell: Path) -> dict[str, float]:
+    """Each check of the table alone over one context of the cell: its seconds."""
+    from spark_jobs.cell_data import read_cell
+    from spark_jobs.checks import CHECKS
+    from spark_jobs.context import CellContext
+    from spark_jobs.verify import compose, shuffle_partitions
+
+    spark.conf.set("spark.sql.shuffle.partitions", str(shuffle_partitions(cell)))
+    seconds: dict[str, float] = {}
+    for check in CHECKS:
+        ctx = CellContext(spark, read_cell(spark, cell), cell, 1000)
+        try:
+            t0 = time.perf_counter()
+            compose([check], ctx)
+            seconds[check.name] = time.perf_counter() - t0
+        finally:
+            ctx.close()
+    return seconds
+
+
 def timed(fn: Callable[[], dict[str, Any]]) -> tuple[float, dict[str, Any]]:
     t0 = time.perf_counter()
     answer = fn()
@@ -118,6 +167,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--master", default=None, help="Spark master (default local[2])")
     parser.add_argument("--out", type=Path)
+    parser.add_argument("--cli", action="store_true", help="also time `harness verify`")
+    parser.add_argument("--per-check", action="store_true", help="also time each check alone")
     parser.add_argument("--write", nargs=2, metavar=("CELL", "ROWS"), help=argparse.SUPPRESS)
     parser.add_argument("--pandas-peak", metavar="CELL", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -137,17 +188,22 @@ def main() -> None:
         "| ledger rows | method | median s | rows/s | speed vs pandas (x) | peak MiB |",
         "|---:|---|---:|---:|---:|---:|",
     ]
+    check_lines = ["", "| ledger rows | check (alone, warm) | median s |", "|---:|---|---:|"]
     try:
         for rows in args.rows:
             with tempfile.TemporaryDirectory() as tmp:
-                cell = Path(tmp) / "cell"
+                run = Path(tmp) / "run"
+                cell = run / "cells" / CELL_ID
                 truth = write_known_cell(cell, rows)
+                (run / "spec.yaml").write_text(RUN_SPEC % rows)
                 counts_truth = {k: truth[k] for k in ("lost", "duplicated")}
                 methods: dict[str, tuple[Callable[[], dict[str, Any]], dict[str, Any]]] = {
                     "pandas_counts": (partial(pandas_counts, cell), counts_truth),
                     "spark_counts": (partial(spark_counts, spark, cell), counts_truth),
                     "spark_all": (partial(spark_all, spark, cell), truth),
                 }
+                if args.cli:
+                    methods["cli_verify"] = (partial(cli_verify, run), counts_truth)
                 times: dict[str, list[float]] = {m: [] for m in methods}
                 spark_counts(spark, cell)  # warm the JVM once, untimed
                 for _ in range(args.repeat):
@@ -157,6 +213,11 @@ def main() -> None:
                             raise SystemExit(f"{name} answered {answer}, expected {known}")
                         times[name].append(seconds)
                         print(f"{rows:>11,} {name:14} {seconds:8.2f} s", flush=True)
+                if args.per_check:
+                    runs = [per_check(spark, cell) for _ in range(args.repeat)]
+                    for name in runs[0]:
+                        med = statistics.median(r[name] for r in runs)
+                        check_lines.append(f"| {rows:,} | {name} | {med:.2f} |")
                 pandas_peak = float(_child(["--pandas-peak", str(cell)]))
                 spark_peak = _peak_mib(jvm) + _self_peak_mib()
                 base = statistics.median(times["pandas_counts"])
@@ -169,7 +230,7 @@ def main() -> None:
                     )
     finally:
         spark.stop()
-    emit("\n".join(lines), args.out)
+    emit("\n".join(lines + (check_lines if args.per_check else [])), args.out)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from harness.cluster.kafka_cluster import KafkaCluster
@@ -77,10 +78,16 @@ class Collector:
         if metrics is not None:
             written["metrics"] = metrics
         consumers.merge_events()
+        copying: Future[None] | None = None
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="collect-copies")
         try:
             if not with_log:
                 self.history.append("log.read", complete=False, records=0, detail="interrupted")
                 return
+            if self.capture is not None:
+                # Every broker's final copy, taken while the final reads run (neither changes
+                # the logs; each waits mostly on its own stream): decoded by decode().
+                copying = pool.submit(self.capture.capture_all, cluster.broker_nodes)
             try:
                 written["log"] = self._read_log(cluster)
             except Exception as exc:
@@ -97,10 +104,11 @@ class Collector:
                         records=0,
                         detail=f"{type(exc).__name__}: {exc}",
                     )
-            if self.capture is not None:  # every broker's final copy, decoded by decode()
-                self.capture.capture_all(cluster.broker_nodes)
+            if copying is not None:
+                copying.result()
                 self._undecoded = True
         finally:
+            pool.shutdown(wait=True)
             self.history.append(ev.TABLES_WRITTEN, **written)
 
     def decode(self, cluster: KafkaCluster) -> None:
