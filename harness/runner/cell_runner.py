@@ -14,6 +14,7 @@ import contextlib
 import time
 import uuid
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -300,20 +301,23 @@ class CellRunner:
 
     def _steady_state(self, cluster: KafkaCluster) -> None:
         t = self.spec.topic
-        cluster.create_topic(t.name, t.partitions, t.replication_factor, t.config)
-        self._watch = self.parts.partition_watch(
-            t.name,
-            lambda: cluster.partition_states(t.name, timeout_s=POLL_TIMEOUT_S),
-            self.history,
-        ).start()
-        if any(c.kind == "group" for _, c in self.spec.consumer_sets()):
-            cluster.admin.ensure_offsets_topic()
         p = self.spec.pipeline
-        if p is not None:
-            # The output has the input's partitions: a member writes each record into its
-            # input partition.
-            cluster.create_topic(p.output, t.partitions, t.replication_factor, t.config)
-            cluster.admin.ensure_offsets_topic()
+        groups = p is not None or any(c.kind == "group" for _, c in self.spec.consumer_sets())
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="offsets-topic") as pool:
+            # __consumer_offsets (50 partitions) is created beside the topic, not after it.
+            offsets = pool.submit(cluster.admin.ensure_offsets_topic) if groups else None
+            cluster.create_topic(t.name, t.partitions, t.replication_factor, t.config)
+            self._watch = self.parts.partition_watch(
+                t.name,
+                lambda: cluster.partition_states(t.name, timeout_s=POLL_TIMEOUT_S),
+                self.history,
+            ).start()
+            if p is not None:
+                # The output has the input's partitions: a member writes each record into its
+                # input partition.
+                cluster.create_topic(p.output, t.partitions, t.replication_factor, t.config)
+            if offsets is not None:
+                offsets.result()
         if self.spec.producer.transactions is not None or p is not None:
             cluster.admin.ensure_txn_state_topic()
         if not wait_healthy(cluster, self.spec, STEADY_STATE_TIMEOUT_S):
