@@ -2,18 +2,18 @@
 
 estimate = cluster start + steady state + workload + settle (+ each Spark query's start)
 
-Calibrated on `make chaos-run` of 2026-11-27, second round (8 cells of 75 s workload, 13 min
-05 s, load 1.2-6 with other engineers' edits beside it), from each cell's `timings` (medians):
-* cluster start: 3 brokers ready, 7.2 s (JVM flags tuned for two cores and the images' CDS
-  archive; 6-10 s); 7 s.
-* steady state: the topic, `__consumer_offsets`, every member assigned; 2.4-7.7 s (5 s more
-  with `__consumer_offsets` at RF 3); 5 s.
+Calibrated on `make chaos-run` of 2026-11-27, third round (8 cells of 75 s workload, 12 min
+27 s, load 0.6-6.6, alone), from each cell's `timings` (medians):
+* cluster start: 3 brokers ready, 6.3 s (JVM flags tuned for two cores and the images' CDS
+  archive; 4.8-6.9 s); 6 s.
+* steady state: the topic and `__consumer_offsets` side by side, every member assigned;
+  1.3-2.5 s; 2 s.
 * workload: the producer's planned duration (`records / rate` or `duration_s`), or the end of
   the last fault window (`at_s + duration_s`; an operation or a fault without a duration: its
   `at_s`), whichever is later — the phase lasts until both are over (it overran by ~1 s).
-* settle: heal, recovery, drain and collect (4.8 of it; drain 0.2-6.8 as the group needs),
-  and the wait for the previous cell's checks, which run while this cell's cluster starts
-  and settles (`checks_wait`, 0.4 s: the checks took 3-15 s); 10 s.
+* settle: heal, recovery, drain and collect (1.1 of it; drain 0.2-6.8 as the group needs),
+  and the wait for the previous cell's collect-behind and checks, which run while this
+  cell's cluster starts and settles (`checks_wait`, 3.7 s: they took 9-17 s); 8 s.
 * a Spark consumer set: its query's first batch, 15 s (10-20 s on two busy cores).
 
 Per experiment (not per cell), EXPERIMENT_S: the run's own work around its cells (the last
@@ -30,9 +30,9 @@ from __future__ import annotations
 
 from harness.spec import Spec
 
-CLUSTER_START_S = 7.0
-STEADY_STATE_S = 5.0
-SETTLE_S = 10.0
+CLUSTER_START_S = 6.0
+STEADY_STATE_S = 2.0
+SETTLE_S = 8.0
 SPARK_START_S = 15.0
 EXPERIMENT_S = 20.0
 
