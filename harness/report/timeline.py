@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -89,14 +90,36 @@ def per_second_series(
         rates["errors/s"] = _per_second(bad["ack_ts"].fillna(bad["send_ts"]), t0, n)
         acked_so_far = acked.cumsum()
     if consumed is not None:
-        sets = consumed["consumer"].astype(str).map(set_of)
-        for name in sorted(sets.unique()):
-            rows = consumed[sets == name]
+        # Per distinct member, not per row: a 10 M-row cell has a handful of members.
+        codes, members = pd.factorize(consumed["consumer"].astype(str))
+        sets = np.array([set_of(m) for m in members], dtype=object)
+        for name in sorted(set(sets)):
+            rows = consumed[np.isin(codes, np.flatnonzero(sets == name))]
             rates[f"consumed/s {name}"] = _per_second(rows["ts"], t0, n)
             if acked_so_far is not None:
-                first_seen = rows.groupby("seq")["ts"].min()
+                first_seen = first_consumed(rows["seq"], rows["ts"])
                 lag[f"lag {name}"] = acked_so_far - _per_second(first_seen, t0, n).cumsum()
     return rates, lag
+
+
+def first_consumed(seq: pd.Series, ts: pd.Series) -> pd.Series:
+    """Each seq's first consumption time (ms), one value per distinct seq (order not kept).
+
+    A ledger's seqs are dense from 0: a minimum per slot of an array (0.16 s for 10 M rows,
+    against 2.2 s for pandas' groupby, which stays the way for anything else)."""
+    dense = (
+        len(seq) > 0
+        and pd.api.types.is_integer_dtype(seq)
+        and pd.api.types.is_integer_dtype(ts)
+        and int(seq.min()) >= 0
+        and int(seq.max()) < 4 * len(seq) + 1_000_000
+    )
+    if not dense:
+        return ts.groupby(seq).min()
+    none = np.iinfo(np.int64).max
+    first = np.full(int(seq.max()) + 1, none, dtype=np.int64)
+    np.minimum.at(first, seq.to_numpy(dtype=np.int64), ts.to_numpy(dtype=np.int64))
+    return pd.Series(first[first != none])
 
 
 def plot_timeline(

@@ -13,6 +13,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.report import overall_verdict, render_table, write_cell_report, write_run_summary
 from harness.report.log_tails import LogEntry, parse_log, tail_around
@@ -590,3 +592,26 @@ def test_terminal_table_fits_100_columns_and_keeps_what_matters() -> None:
     lines = console.export_text().splitlines()
     assert lines and max(len(line) for line in lines) <= TERMINAL_WIDTH
     assert sum("fail" in line for line in lines) == 1
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 300), st.integers(0, 10_000)), min_size=1, max_size=200),
+    st.integers(0, 5_000_000),  # a far seq: the array path's bound, then pandas' groupby
+)
+def test_first_consumption_per_seq_is_groupbys_minimum(
+    rows: list[tuple[int, int]], far: int
+) -> None:
+    import pandas as pd
+
+    from harness.report.timeline import first_consumed
+
+    for pairs in (rows, [*rows, (far, 7)]):
+        seq = pd.Series([s for s, _ in pairs], dtype="int64")
+        ts = pd.Series([t for _, t in pairs], dtype="int64")
+        expected = sorted(ts.groupby(seq).min())
+        assert sorted(first_consumed(seq, ts)) == expected
+    with_nulls = pd.Series([float(t) for _, t in rows] + [float("nan")])
+    seq = pd.Series([s for s, _ in rows] + [0], dtype="int64")
+    # Null times (a float column) take the groupby: the same minimum, nulls skipped.
+    got, want = first_consumed(seq, with_nulls), with_nulls.groupby(seq).min()
+    assert sorted(got.fillna(-1)) == sorted(want.fillna(-1))
