@@ -97,6 +97,7 @@ def run_plan(
             on_cell_done(summary)
 
         behind = ChecksBehind(spark, done)
+        runner: CellRunner | None = None
         try:
             for i, cell in enumerate(plan.cells):
                 cell_dir = run_dir / "cells" / cell.id
@@ -122,6 +123,8 @@ def run_plan(
                 behind.run(cell, cell_dir, last, before=runner.behind)
         finally:
             behind.drain()
+            if runner is not None and runner.behind is not None:
+                runner.behind()  # never handed over (Ctrl-C): its cluster and history still go
             # Up to the last cell's checks: stopping the Spark session after them (~2 s) is
             # no cell's and not the run's work (a suite's session goes on).
             duration_s = round(time.monotonic() - t0, 1)

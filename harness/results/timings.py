@@ -2,9 +2,9 @@
 
 Pure: history events (as `read_jsonl` gives them) and two figures measured elsewhere in,
 seconds out. A phase runs from its `phase` event to the next one; the last phase the cell
-reached (collect or collect-behind, unless it stopped early) runs to the history's last event (the cluster's
-removal). Every key is always there: a phase the cell never reached is 0.0. Events before
-the first phase (`broker_logs.allow`) count in `total` only.
+reached (collect or collect-behind, unless it stopped early) runs to the history's last
+event (the cluster's removal). Every key is always there: a phase the cell never reached is
+0.0. Events before the first phase (`broker_logs.allow`) count in `total` only.
 
 * cluster, steady_state, workload, heal, recovery, drain, collect: the phases' seconds;
 * workload_scheduled: the workload the spec plans (`Spec.planned_workload_s`);

@@ -11,6 +11,7 @@ waits are harness.runner.settle's, the collect phase harness.runner.collect's.
 from __future__ import annotations
 
 import contextlib
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -89,6 +90,8 @@ class CellRunner:
         # run() returns and `behind` (set then) does the rest: see finish().
         self.collect_behind = collect_behind and not keep_cluster
         self.behind: Callable[[], None] | None = None
+        self._finish_once = threading.Lock()  # behind runs once, whoever calls it first
+        self._finished = False
         self.history = History()
         self.status = Status(cell.id)
         self.kept: KafkaCluster | None = None
@@ -147,9 +150,17 @@ class CellRunner:
             self._stop_watch()  # the steady state failed: _run_on never stopped it
             self._write_metrics()  # ... nor wrote the metrics
             if completed and self.collect_behind:
-                self.behind = lambda: self.finish(cluster, behind=True)
+                self.behind = lambda: self._finish_behind(cluster)
             else:
                 self.finish(cluster)
+
+    def _finish_behind(self, cluster: KafkaCluster) -> None:
+        """finish(behind=True) once: from the checks' thread, or from the run's own cleanup
+        when Ctrl-C came before it was handed over (a second call waits for the first)."""
+        with self._finish_once:
+            if not self._finished:
+                self._finished = True
+                self.finish(cluster, behind=True)
 
     def finish(self, cluster: KafkaCluster, behind: bool = False) -> None:
         """The end of the collect that needs no client: the copies decoded (a JVM, seconds),
@@ -158,7 +169,7 @@ class CellRunner:
         reported: the live display is the next cell's by then)."""
         try:
             if behind:
-                self.history.append("phase", phase=ev.PHASE_COLLECT_BEHIND)
+                self.history.append(ev.PHASE, phase=ev.PHASE_COLLECT_BEHIND)
             self.collector.decode(cluster)
             if self.keep_cluster:
                 self.kept = cluster

@@ -338,3 +338,46 @@ def test_a_member_that_cannot_start_ends_the_drain_at_once_and_is_the_reason(
     assert (
         drain_undecided(history) == f"final drain incomplete (drain.end complete=false: {reason})"
     )
+
+
+def test_a_collect_behind_runs_once_and_completes_the_folder(tmp_path: Path) -> None:
+    fakes = Fakes()
+    runner = CellRunner(
+        cell(),
+        [],
+        1,
+        tmp_path / "cell",
+        "run",
+        lambda _s: None,
+        parts=fakes.parts(),
+        collect_behind=True,
+    )
+    runner.run()
+    # run() left the end of the collect to whoever runs `behind`: nothing written yet.
+    assert runner.behind is not None and "cluster.close" not in fakes.calls
+    assert not (tmp_path / "cell" / "history.jsonl").exists()
+    runner.behind()
+    runner.behind()  # the run's cleanup after the checks' thread: nothing twice
+    assert fakes.calls.count("cluster.close") == 1
+    history = read_jsonl(tmp_path / "cell" / "history.jsonl")[0]
+    assert phases(history) == [*PHASES, "collect-behind"]
+    kinds = [e.get("phase", e["kind"]) for e in history]
+    assert kinds.index("tables.written") < kinds.index("collect-behind")  # after the collect
+
+
+def test_a_cell_that_broke_finishes_at_once_even_with_collect_behind(tmp_path: Path) -> None:
+    fakes = Fakes(fail_in="cluster.heal_all")
+    runner = CellRunner(
+        cell(),
+        [],
+        1,
+        tmp_path / "cell",
+        "run",
+        lambda _s: None,
+        parts=fakes.parts(),
+        collect_behind=True,
+    )
+    with pytest.raises(Boom):
+        runner.run()
+    assert runner.behind is None and fakes.calls[-1] == "cluster.close"
+    assert "collect-behind" not in phases(read_jsonl(tmp_path / "cell" / "history.jsonl")[0])
