@@ -6,7 +6,8 @@ import contextlib
 import gc
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Unpack, cast
 
@@ -241,8 +242,12 @@ class KafkaCluster(
             )
         self.admin.delete_topic(READY_TOPIC)
 
-    def close(self) -> None:
-        """Remove every container and the network of this run (also after a failed start)."""
+    def close(self, beside: Callable[[], None] | None = None) -> None:
+        """Remove every container and the network of this run (also after a failed start).
+
+        `beside`: work that needs none of the nodes (decoding copies of their logs), run
+        while their containers are removed; the run's guard, and so its watchdog, stays until
+        both have ended, and then removes whatever else the run left."""
         if self.logs_dir is not None:
             with contextlib.suppress(Exception):
                 self.save_logs(self.logs_dir)
@@ -250,6 +255,12 @@ class KafkaCluster(
         # loses its brokers during interpreter exit can abort the process.
         self._admin = None
         gc.collect()
+        if beside is not None:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="remove-nodes") as pool:
+                removing = pool.submit(self._remove_nodes) if self._guard is not None else None
+                beside()
+                if removing is not None:
+                    removing.result()
         if self._guard is not None:
             self._guard.release()
             self._guard = None
@@ -257,6 +268,18 @@ class KafkaCluster(
         self.nodes = []
         self.retired = []
         self.faults.clear()
+
+    def _remove_nodes(self) -> None:
+        """The nodes' containers, removed at once (a SIGKILL, then each layer's deletion);
+        errors are left for the guard's removal of the whole run, which follows."""
+
+        def remove(node: ClusterNode) -> None:
+            with contextlib.suppress(Exception):
+                node.docker.remove(force=True, v=True)
+
+        nodes = [*self.nodes, *self.retired]
+        with ThreadPoolExecutor(max_workers=max(1, len(nodes))) as pool:
+            list(pool.map(remove, nodes))
 
     # --- addresses, nodes and the admin client ----------------------------------------------------
     @property

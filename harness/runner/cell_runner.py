@@ -170,13 +170,13 @@ class CellRunner:
         try:
             if behind:
                 self.history.append(ev.PHASE, phase=ev.PHASE_COLLECT_BEHIND)
-            self.collector.decode(cluster)
             if self.keep_cluster:
+                self.collector.decode(cluster)
                 self.kept = cluster
                 with contextlib.suppress(Exception):
                     cluster.save_logs(self.paths.brokers)
-            else:
-                cluster.close()
+            else:  # the copies decoded while the nodes' containers are removed
+                cluster.close(beside=lambda: self.collector.decode(cluster))
         except Exception as exc:  # behind: the thread's error would end the whole run
             if not behind:
                 raise

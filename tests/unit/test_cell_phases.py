@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +77,10 @@ class Fakes:
     def heal_all(self) -> None:
         self.called("cluster.heal_all")
 
-    def close(self) -> None:
+    def close(self, beside: Callable[[], None] | None = None) -> None:
         self.called("cluster.close")
+        if beside is not None:
+            beside()
 
     # --- consumers, producer, nemesis ------------------------------------------------------
     def consumers(self, *_a: Any, seed: int | None = None, **_kw: Any) -> Fakes:
