@@ -342,9 +342,9 @@ def test_a_member_that_cannot_start_ends_the_drain_at_once_and_is_the_reason(
     )
 
 
-def test_a_collect_behind_runs_once_and_completes_the_folder(tmp_path: Path) -> None:
-    fakes = Fakes()
-    runner = CellRunner(
+def behind_runner(tmp_path: Path, fakes: Fakes) -> CellRunner:
+    """A run's cell but its last: its collect-behind left to whoever calls `behind`."""
+    return CellRunner(
         cell(),
         [],
         1,
@@ -354,6 +354,11 @@ def test_a_collect_behind_runs_once_and_completes_the_folder(tmp_path: Path) -> 
         parts=fakes.parts(),
         collect_behind=True,
     )
+
+
+def test_a_collect_behind_runs_once_and_completes_the_folder(tmp_path: Path) -> None:
+    fakes = Fakes()
+    runner = behind_runner(tmp_path, fakes)
     runner.run()
     # run() left the end of the collect to whoever runs `behind`: nothing written yet.
     assert runner.behind is not None and "cluster.close" not in fakes.calls
@@ -369,16 +374,7 @@ def test_a_collect_behind_runs_once_and_completes_the_folder(tmp_path: Path) -> 
 
 def test_a_cell_that_broke_finishes_at_once_even_with_collect_behind(tmp_path: Path) -> None:
     fakes = Fakes(fail_in="cluster.heal_all")
-    runner = CellRunner(
-        cell(),
-        [],
-        1,
-        tmp_path / "cell",
-        "run",
-        lambda _s: None,
-        parts=fakes.parts(),
-        collect_behind=True,
-    )
+    runner = behind_runner(tmp_path, fakes)
     with pytest.raises(Boom):
         runner.run()
     assert runner.behind is None and fakes.calls[-1] == "cluster.close"
