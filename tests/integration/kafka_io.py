@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import uuid
@@ -10,7 +11,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
+from confluent_kafka import (
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Message,
+    Producer,
+    TopicPartition,
+)
 from tenacity import RetryError, retry, retry_if_result, stop_after_delay, wait_fixed
 
 T = TypeVar("T")
@@ -114,17 +122,30 @@ def read_all(
 
     `at_least`: records known to be there (acked). Right after a partition heals, the
     broker that was cut off may still answer with its stale view (old leader, old high
-    watermark); the end offsets are asked again until they cover that many records.
+    watermark); the end offsets are asked again until they cover that many records. A broker
+    that has just come back may not know the topic yet (`_UNKNOWN_PARTITION` for its end
+    offsets): that too is asked again, within the same deadline.
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        seen = _read_to_end(bootstrap, topic, partitions, max(1.0, deadline - time.monotonic()))
+        try:
+            seen = _read_to_end(bootstrap, topic, partitions, max(1.0, deadline - time.monotonic()))
+        except KafkaException as err:
+            if time.monotonic() >= deadline:
+                raise
+            _log_retry(err)
+            time.sleep(1)
+            continue
         if sum(len(offsets) for offsets in seen.values()) >= at_least:
             return seen
         assert time.monotonic() < deadline, (
             f"read_all saw {len(seen)} records, fewer than the {at_least} acked, within {timeout_s} s"
         )
         time.sleep(1)
+
+
+def _log_retry(err: KafkaException) -> None:
+    print(f"read_all: asking again after {err}", file=sys.stderr)
 
 
 def _read_to_end(
