@@ -338,6 +338,16 @@ class KafkaCluster(
                 parts.append(f"--- last {lines} log lines of {node.name} ---\n{node.logs(lines)}")
         return "\n".join(parts)
 
+    def container_names(self) -> dict[str, str]:
+        """Short container id (12 hex) -> node name, for every container a node has run in
+        (a replaced node's earlier ones too): the machine table names containers by it."""
+        names: dict[str, str] = {}
+        for node in [*self.nodes, *self.retired]:
+            with contextlib.suppress(Exception):  # a node whose container was never created
+                for cid in [*node.earlier_ids, str(node.docker.id)]:
+                    names[cid[:12]] = node.name
+        return names
+
     def save_logs(self, directory: Path) -> None:
         """Every node's log (`docker logs`) to `<directory>/<node id or name>.log`; a node whose
         log cannot be read or written is named in the history's broker_logs.saved event (the

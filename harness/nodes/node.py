@@ -105,6 +105,7 @@ class ClusterNode:
         self.network = network
         self.starts = 0
         self._earlier_logs = ""  # the logs of the containers it ran in before a replace()
+        self.earlier_ids: list[str] = []  # ... and their ids (the machine table names them)
         role = "zookeeper" if spec.role == "zookeeper" else "kafka"
         self._pattern = _STARTED[role]
         self._env = {
@@ -215,6 +216,7 @@ class ClusterNode:
         if self.status() not in ("exited", "created", "dead"):
             raise FaultError(f"{self.name}: stop it before replacing its container")
         self._earlier_logs += self._own_logs()
+        self.earlier_ids.append(str(self.docker.id))
         self.docker.remove(force=True)
         if properties is not None:
             self._env["KAFKA_CHAOS_CONFIG"] = properties

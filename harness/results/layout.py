@@ -7,6 +7,7 @@
 <results>/index.html        the latest suite run and what changed (harness.suite.index)
 <cell>/history.jsonl, ledger.parquet, consumed.parquet, log.parquet, commits.parquet,
        output.parquet (a pipeline's), metrics.parquet (Kafka's own metrics),
+       machine.parquet (the machine: lag, load, containers' CPU),
        summary.json, report.html, clients.log, brokers/<node>.log,
        consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
        consumers/<set>.generation, spark/<set>/{sink,checkpoint}/,
@@ -32,6 +33,10 @@ LOG = "log.parquet"
 OUTPUT = "output.parquet"  # a pipeline's output topic, read at the end
 COMMITS = "commits.parquet"
 METRICS = "metrics.parquet"  # Kafka's own metrics, scraped over the cell (tables.METRICS)
+# The machine itself over the cell: scheduling lag, load, steal, each container's CPU
+# (harness.results.machine); the sampler's raw CSV only while the cell runs.
+MACHINE = "machine.parquet"
+MACHINE_CSV = "machine.csv"
 SUMMARY = "summary.json"
 REPORT = "report.html"
 CLIENTS_LOG = "clients.log"
@@ -45,7 +50,7 @@ SEGMENTS = "segments.parquet"
 SEGMENT_LOGS = "segment_logs.parquet"
 SEGMENT_COPIES = "segments"
 # The files of a cell a reader may want raw, in the order the report links them.
-RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, OUTPUT, METRICS, HISTORY)
+RAW_FILES = (SUMMARY, LEDGER, CONSUMED, LOG, COMMITS, OUTPUT, METRICS, MACHINE, HISTORY)
 
 RUN_SPEC = "spec.yaml"
 RUN_SUMMARY_MD = "summary.md"
@@ -113,6 +118,16 @@ class CellPaths:
     def metrics(self) -> Path:
         """Kafka's own metrics, scraped from its JMX exporters (tables.METRICS)."""
         return self.root / METRICS
+
+    @property
+    def machine(self) -> Path:
+        """The machine over the cell (harness.results.machine.MACHINE_SCHEMA)."""
+        return self.root / MACHINE
+
+    @property
+    def machine_csv(self) -> Path:
+        """The sampler's rows while the cell runs (harness.common.machine_sampler)."""
+        return self.root / MACHINE_CSV
 
     @property
     def segments(self) -> Path:

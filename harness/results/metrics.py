@@ -298,6 +298,10 @@ class Figures(TypedDict, total=False):
     output_lost_seqs_sample: list[int] | None
     evidence: Evidence
     broker: dict[str, float | int | None]  # BROKER_FIGURES (None: undecided)
+    # The machine over the cell (spark_jobs/checks/machine.py): lag p50/p99/max, seconds
+    # overloaded, ...; and timing figure -> why the machine's overload leaves it undecided.
+    machine: dict[str, float | int]
+    overloaded: dict[str, str]
     lost_where: dict[str, int] | None  # LOST_PLACES -> lost records; adds up to lost
     lost_where_reasons: dict[str, int]  # why records are `unknown` -> how many
     lost_where_sample: list[LostPlace]

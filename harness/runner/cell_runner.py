@@ -31,6 +31,7 @@ from harness.results import events as ev
 from harness.results.history import History
 from harness.results.layout import CellPaths
 from harness.runner.collect import Collector
+from harness.runner.machine_sampling import MachineSampler
 from harness.runner.partition_watch import POLL_TIMEOUT_S, PartitionWatch
 from harness.runner.settle import drain, recover, wait_healthy
 from harness.runner.status import Reporter, Status, status_line
@@ -56,6 +57,7 @@ class Parts:
     nemesis: Callable[..., Nemesis] = Nemesis
     partition_watch: Callable[..., PartitionWatch] = PartitionWatch
     metrics_scraper: Callable[..., MetricsScraper] = MetricsScraper
+    machine_sampler: Callable[..., MachineSampler] = MachineSampler
 
 
 class CellRunner:
@@ -99,6 +101,7 @@ class CellRunner:
         self.collector = Collector(self.spec, self.paths, self.history)
         self._watch: PartitionWatch | None = None  # the topic's leaders and ISRs, once it exists
         self._scraper: MetricsScraper | None = None  # Kafka's own metrics, with cluster.metrics
+        self._machine: MachineSampler | None = None  # the machine itself, over the whole cell
         # The client processes whose clock a planned fault skews, and their offset files.
         self.clocks = ClientClocks.of(cell_dir, self.spec.skewed_clients())
 
@@ -132,6 +135,9 @@ class CellRunner:
         self.collector.attach(cluster)
         completed = False
         try:
+            self._machine = self.parts.machine_sampler(
+                self.paths, max_s=STEADY_STATE_TIMEOUT_S + 600 + self._member_lifetime()
+            ).start()
             with client_log_to(self.paths.clients_log):
                 self.phase("cluster")
                 cluster.up()
@@ -149,6 +155,7 @@ class CellRunner:
         finally:
             self._stop_watch()  # the steady state failed: _run_on never stopped it
             self._write_metrics()  # ... nor wrote the metrics
+            self._stop_machine(cluster)  # ... nor the machine's table
             if completed and self.collect_behind:
                 self.behind = lambda: self._finish_behind(cluster)
             else:
@@ -262,9 +269,16 @@ class CellRunner:
             if self._scraper is not None:
                 self._scraper.stop()
             self.phase("collect")
+            self._stop_machine(cluster)
             self.collector.collect(
                 cluster, producer, consumers, self._write_metrics, with_log=not interrupted
             )
+
+    def _stop_machine(self, cluster: KafkaCluster) -> None:
+        """Stop the sampler and write machine.parquet: at the collect, or when a phase broke."""
+        machine, self._machine = self._machine, None
+        if machine is not None:
+            machine.stop(cluster.container_names)
 
     def _member_lifetime(self) -> float:
         """A bound on a consumer process's life: the whole cell, with room to spare."""

@@ -16,6 +16,7 @@ from spark_jobs.checks import (
     evidence,
     forensics,
     latency,
+    machine,
     offsets,
     ownership,
     pipeline,
@@ -42,4 +43,5 @@ CHECKS: tuple[Check, ...] = (
     evidence.CHECK,  # review: after the others
     forensics.CHECK,  # review: places the lost records once `lost` stands
     ownership.CHECK,  # review: beside reprocessed_by_generation
+    machine.CHECK,  # review: reads the stall windows
 )

@@ -141,12 +141,28 @@ class Fakes:
     def restart_crashed(self) -> None:
         self.called("nemesis.restart_crashed")
 
+    # --- the machine sampler ------------------------------------------------------------------
+    def container_names(self) -> dict[str, str]:
+        return {}
+
     def parts(self) -> Parts:
+        fakes = self
+
+        class Sampler:
+            def start(self) -> Sampler:
+                fakes.called("machine.start")
+                return self
+
+            def stop(self, names: Any) -> None:
+                names()
+                fakes.called("machine.stop")
+
         return Parts(
             cluster=self.cluster,
             consumers=self.consumers,
             producer=self.producer,
             nemesis=self.nemesis,
+            machine_sampler=lambda *_a, **_k: Sampler(),
         )
 
 
@@ -197,6 +213,12 @@ def test_phases_run_in_order_and_the_cell_ran_its_course(tmp_path: Path) -> None
     # heal comes after the workload, the restart of crashed members after heal_all
     assert fakes.calls.index("cluster.heal_all") < fakes.calls.index("nemesis.restart_crashed")
     assert fakes.calls[-1] == "cluster.close"
+    # The machine is sampled from before the cluster starts to the collect, once.
+    calls = fakes.calls
+    assert calls.index("machine.start") < calls.index("cluster.up")
+    assert calls.index("consumers.reached") < calls.index("machine.stop")
+    assert calls.index("machine.stop") < calls.index("producer.write")
+    assert calls.count("machine.stop") == 1
 
 
 @pytest.mark.parametrize(
@@ -225,6 +247,7 @@ def test_a_crash_in_a_phase_still_collects_and_leaves_the_cell_unknown(
     assert run_check(history).verdict == "unknown"
     assert (tmp_path / "cell" / "ledger.parquet").exists()  # what was collected is kept
     assert fakes.calls[-1] == "cluster.close"
+    assert fakes.calls.count("machine.stop") == 1  # stopped whichever phase broke
 
 
 def test_a_crash_in_recovery_still_collects(tmp_path: Path) -> None:

@@ -40,7 +40,13 @@ def test_the_registry_names_each_check_once_and_what_it_needs_exists() -> None:
     decided = {name for c in CHECKS for name in c.decides}
     assert set(COUNT_NAMES) <= decided  # every count has a check that decides it
     reviews = [c.name for c in CHECKS if c.lane == REVIEW]
-    assert "evidence" in keys and reviews == ["steps", "evidence", "forensics", "ownership"]
+    assert "evidence" in keys and reviews == [
+        "steps",
+        "evidence",
+        "forensics",
+        "ownership",
+        "machine",
+    ]
 
 
 def test_merging_parts_adds_counts_and_reasons_and_extends_lists() -> None:

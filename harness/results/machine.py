@@ -1,0 +1,246 @@
+"""The machine a cell ran on, from its `machine.parquet`: when it was overloaded, and which
+timing figures that leaves undecided.
+
+The sampler (harness.common.machine_sampler) writes a `host` row every ~100 ms with its
+scheduling lag: how late a 100 ms sleep woke. On a quiet machine that is well under a
+millisecond; a runnable thread that waits for a core shows it directly, whatever the cause
+(our own processes, another experiment, a CI neighbour, a stolen vCPU). A sample whose lag
+reaches LAG_OVERLOADED_MS marks the interval it slept over as overloaded.
+
+A timing figure (a stall, unavailability, an ack latency, offline or unowned seconds) is
+measured over a window; when the machine was overloaded for at least OVERLOAD_MIN_S of that
+window and at least OVERLOAD_SHARE of it, the figure says as much about the machine as about
+Kafka: the verdict leaves it undecided (harness.verdict.checks) with the reason made here.
+Counts are never affected. Thresholds and the measurements behind them: docs/results.md.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
+
+from harness.results.metrics import LATENCY_METRICS, PER_SET_KEYS, Window
+
+HOST = "host"  # the sampler's machine-wide rows; the others are one container each
+OTHER = "other:"  # prefix of a container that was not one of the cell's nodes
+# A sample at least this late marks its interval as overloaded. Chosen from measurements:
+# docs/results.md ("The machine").
+LAG_OVERLOADED_MS = 50.0
+# A figure is undecided when its window held at least this much overloaded time, and at
+# least this share of the window.
+OVERLOAD_MIN_S = 1.0
+OVERLOAD_SHARE = 0.05
+
+MACHINE_SCHEMA = pa.schema(
+    [
+        ("ts_ms", pa.int64()),
+        ("source", pa.string()),  # host, a node's name, or other:<container id>
+        ("lag_ms", pa.float64()),  # host rows: how late a ~100 ms sleep woke
+        ("load1", pa.float64()),  # host rows: /proc/loadavg's 1-minute load
+        ("busy_pct", pa.float64()),  # host rows: CPU busy since the last row (all cores)
+        ("steal_pct", pa.float64()),  # host rows: CPU stolen by the hypervisor since then
+        ("cpu_ms", pa.float64()),  # container rows: CPU time used since its last row
+        ("throttled_ms", pa.float64()),  # container rows: time its CFS quota throttled it
+    ]
+)
+
+Span = tuple[int, int]  # [start_ms, end_ms)
+
+
+def write_machine(csv_path: Path, out: Path, names: dict[str, str]) -> int:
+    """The sampler's CSV as `machine.parquet`, containers named by `names` (id -> node);
+    the rows written (0 and no file when the sampler wrote nothing)."""
+    if not csv_path.exists() or csv_path.stat().st_size == 0:
+        return 0
+    types = {f.name: f.type for f in MACHINE_SCHEMA}
+    lines = csv_path.read_bytes().split(b"\n")[:-1]  # the last one, torn or empty, left out
+    whole = b"\n".join(x for x in lines if x.count(b",") == len(MACHINE_SCHEMA) - 1)
+    table = pacsv.read_csv(
+        io.BytesIO(whole + b"\n"),
+        convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False),
+    )
+    sources = [
+        s if s == HOST else names.get(s, OTHER + s) for s in table.column("source").to_pylist()
+    ]
+    table = table.set_column(table.schema.get_field_index("source"), "source", pa.array(sources))
+    pq.write_table(table.select(MACHINE_SCHEMA.names).cast(MACHINE_SCHEMA), out)
+    return int(table.num_rows)
+
+
+@dataclass(frozen=True)
+class Machine:
+    """The host rows, in time order."""
+
+    ts_ms: np.ndarray
+    lag_ms: np.ndarray
+    load1: np.ndarray
+    steal_pct: np.ndarray
+    throttled_ms: float  # summed over the containers and the cell
+
+    @property
+    def spans(self) -> list[Span]:
+        return overloaded_spans(self.ts_ms, self.lag_ms)
+
+
+def read_machine(path: Path) -> Machine | None:
+    """The cell's machine table; None when there is none (a cell from before the sampler)."""
+    if not path.exists():
+        return None
+    table = pq.read_table(path).to_pandas()
+    host = table[table["source"] == HOST].sort_values("ts_ms")
+    return Machine(
+        ts_ms=host["ts_ms"].to_numpy(dtype=np.int64),
+        lag_ms=host["lag_ms"].fillna(0.0).to_numpy(dtype=float),
+        load1=host["load1"].fillna(0.0).to_numpy(dtype=float),
+        steal_pct=host["steal_pct"].fillna(0.0).to_numpy(dtype=float),
+        throttled_ms=float(table.loc[table["source"] != HOST, "throttled_ms"].fillna(0.0).sum()),
+    )
+
+
+def overloaded_spans(
+    ts_ms: Sequence[int] | np.ndarray,
+    lag_ms: Sequence[float] | np.ndarray,
+    threshold_ms: float = LAG_OVERLOADED_MS,
+) -> list[Span]:
+    """The intervals slept over by samples at least threshold_ms late (each from the sample
+    before it), merged; a first sample late covers only its own lag."""
+    spans: list[Span] = []
+    for i, (ts, lag) in enumerate(zip(ts_ms, lag_ms, strict=True)):
+        if lag < threshold_ms:
+            continue
+        start = int(ts_ms[i - 1]) if i > 0 else int(ts) - int(lag)
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], int(ts))
+        else:
+            spans.append((start, int(ts)))
+    return spans
+
+
+def overlap_ms(spans: Iterable[Span], windows: Iterable[Span]) -> int:
+    """How much of the windows the spans cover (neither list overlaps itself)."""
+    windows = list(windows)
+    return sum(max(0, min(b, we) - max(a, ws)) for a, b in spans for ws, we in windows if we > ws)
+
+
+def machine_summary(machine: Machine) -> dict[str, float | int]:
+    """The summary's `machine`: the lag's p50 / p99 / max, seconds overloaded, the load's and
+    steal's highs, the containers' throttled seconds, and the rule's thresholds."""
+    lag = machine.lag_ms
+    spans = machine.spans
+    return {
+        "samples": int(lag.size),
+        "lag_p50_ms": _pct(lag, 50),
+        "lag_p99_ms": _pct(lag, 99),
+        "lag_max_ms": round(float(lag.max()), 1) if lag.size else 0.0,
+        "overloaded_s": round(sum(b - a for a, b in spans) / 1000.0, 1),
+        "load1_max": round(float(machine.load1.max()), 2) if lag.size else 0.0,
+        "steal_max_pct": round(float(machine.steal_pct.max()), 1) if lag.size else 0.0,
+        "throttled_s": round(machine.throttled_ms / 1000.0, 1),
+        "lag_overloaded_ms": LAG_OVERLOADED_MS,
+    }
+
+
+def _pct(values: np.ndarray, p: int) -> float:
+    return round(float(np.percentile(values, p)), 1) if values.size else 0.0
+
+
+def overload_reason(machine: Machine, windows: Sequence[Span]) -> str | None:
+    """Why a figure measured over `windows` is undecided, or None when the machine was fit."""
+    total = sum(max(0, b - a) for a, b in windows)
+    over = overlap_ms(machine.spans, windows)
+    if total <= 0 or over < OVERLOAD_MIN_S * 1000 or over < OVERLOAD_SHARE * total:
+        return None
+    inside = np.zeros(machine.ts_ms.shape, dtype=bool)
+    for a, b in windows:
+        inside |= (machine.ts_ms >= a) & (machine.ts_ms < b)
+    lag = machine.lag_ms[inside]
+    load = machine.load1[inside]
+    return (
+        f"machine overloaded for {over / 1000:.1f} s of this {total / 1000:.1f} s window "
+        f"(wake-up lag p99 {_pct(lag, 99) / 1000:.2f} s, max {float(lag.max()) / 1000:.2f} s; "
+        f"load up to {float(load.max()):.1f})"
+        if lag.size
+        else f"machine overloaded for {over / 1000:.1f} s of this {total / 1000:.1f} s window"
+    )
+
+
+# --- Which window each timing figure is measured over ------------------------------------------
+# Whole-workload figures: the producer's acks, the brokers' own seconds, ownership.
+WORKLOAD_FIGURES = (
+    "unavailable_s",
+    "ack_p50_ms",
+    "ack_p99_ms",
+    "ack_max_ms",
+    "broker.under_replicated_s",
+    "broker.offline_partitions_s",
+    "broker.produce_p99_ms_max",
+    "broker.fetch_p99_ms_max",
+    "isr.under_replicated_s",
+)
+FAULTED_FIGURES = ("ack_p99_ms_faulted",)
+STEADY_FIGURES = ("ack_p99_ms_steady",)
+PER_SET_TIMING = ("stall_s", "unowned_s")
+assert set(FAULTED_FIGURES + STEADY_FIGURES) <= set(LATENCY_METRICS)
+assert set(PER_SET_TIMING) <= set(PER_SET_KEYS)
+
+
+def minus(window: Span, holes: Iterable[Span]) -> list[Span]:
+    """`window` without the holes (sorted, non-overlapping pieces)."""
+    pieces = [window]
+    for ha, hb in sorted(holes):
+        out: list[Span] = []
+        for a, b in pieces:
+            if hb <= a or ha >= b:
+                out.append((a, b))
+                continue
+            if ha > a:
+                out.append((a, ha))
+            if hb < b:
+                out.append((hb, b))
+        pieces = out
+    return pieces
+
+
+def figure_windows(
+    workload: Span,
+    faults: Sequence[Span],
+    stalls: Sequence[Window | dict[str, object]],
+    sets: Sequence[str],
+) -> dict[str, list[Span]]:
+    """Each timing figure an expectation can name -> the windows it was measured over.
+
+    A stall is its set's longest window (the figure is that window's length: an overload
+    elsewhere did not make it); `max_stall_s` the longest of all. The steady ack figure is
+    the workload without the fault windows; the faulted one the fault windows."""
+    out: dict[str, list[Span]] = {key: [workload] for key in WORKLOAD_FIGURES}
+    faulted = [(max(a, workload[0]), min(b, workload[1])) for a, b in faults]
+    out.update({key: [w for w in faulted if w[1] > w[0]] for key in FAULTED_FIGURES})
+    out.update(dict.fromkeys(STEADY_FIGURES, minus(workload, faulted)))
+    longest: dict[str, Span] = {}
+    for w in stalls:
+        s, a, b = str(w.get("set")), int(w["start_ms"]), int(w["end_ms"])  # type: ignore[call-overload]
+        if s not in longest or b - a > longest[s][1] - longest[s][0]:
+            longest[s] = (a, b)
+    for s in sets:
+        out[f"unowned_s.{s}"] = [workload]
+        if s in longest:
+            out[f"stall_s.{s}"] = [longest[s]]
+    if longest:
+        out["max_stall_s"] = [max(longest.values(), key=lambda w: w[1] - w[0])]
+    return out
+
+
+def overloaded_figures(machine: Machine, windows: dict[str, list[Span]]) -> dict[str, str]:
+    """metric -> why it is undecided, for the figures whose windows the overload reaches."""
+    return {
+        metric: reason
+        for metric, spans in windows.items()
+        if spans and (reason := overload_reason(machine, spans)) is not None
+    }
