@@ -5,7 +5,8 @@ while the consumer waited seconds for a core says as much about the machine as a
 This program (stdlib only: it starts in ~50 ms and costs well under 1 % of a core) writes,
 every `--every` seconds, one `host` row: how late a short sleep woke (scheduling lag: the
 wait a runnable thread has for a core), the 1-minute load, and the CPU's busy and steal
-shares since the last row; and one row per Docker container with the CPU time it used and
+shares since the last row, the share of that time some runnable task waited for a core
+(PSI's cpu `some`, where the kernel has it) and the tasks runnable at that moment; and one row per Docker container with the CPU time it used and
 the time it was throttled (cgroup v1 `cpu`/`cpuacct` or v2 `cpu.stat`). It runs in a process
 of its own, not a thread of the runner, so the lag is the machine's and not our GIL's.
 
@@ -33,6 +34,8 @@ COLUMNS = (
     "load1",
     "busy_pct",
     "steal_pct",
+    "pressure_pct",
+    "running",
     "cpu_ms",
     "throttled_ms",
 )
@@ -47,6 +50,7 @@ CGROUP_ROOTS = (
     "/sys/fs/cgroup/system.slice",
     "/sys/fs/cgroup/docker",
 )
+PRESSURE = "/proc/pressure/cpu"
 RESCAN_S = 1.0  # containers come and go: their list is read again this often
 
 
@@ -62,6 +66,30 @@ def cpu_times(text: str) -> CpuTimes:
     fields = [int(x) for x in text.split("\n", 1)[0].split()[1:]]
     fields += [0] * (8 - len(fields))
     return CpuTimes(total=sum(fields[:8]), idle=fields[3] + fields[4], steal=fields[7])
+
+
+def pressure_us(text: str) -> int | None:
+    """The `some` total (µs) of /proc/pressure/cpu: the time at least one runnable task
+    waited for a core (PSI); None where the kernel has no PSI."""
+    for line in text.splitlines():
+        if line.startswith("some "):
+            return int(line.rsplit("total=", 1)[1])
+    return None
+
+
+def running(text: str) -> int:
+    """/proc/stat's `procs_running`: tasks runnable right now (on a core or waiting)."""
+    for line in text.splitlines():
+        if line.startswith("procs_running "):
+            return int(line.split()[1])
+    return 0
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text()
+    except OSError:
+        return ""
 
 
 def shares(before: CpuTimes, after: CpuTimes) -> tuple[float, float]:
@@ -118,6 +146,7 @@ def samples(every_s: float, max_s: float, parent: int | None) -> Iterator[list[o
     """Rows until max_s has passed or the parent is gone."""
     start = time.monotonic()
     cpu = cpu_times(Path("/proc/stat").read_text())
+    pressure, pressure_at = pressure_us(_read(PRESSURE)), time.monotonic()
     dirs: dict[str, Path] = {}
     used: dict[str, tuple[float, float]] = {}
     scanned = -RESCAN_S
@@ -126,11 +155,28 @@ def samples(every_s: float, max_s: float, parent: int | None) -> Iterator[list[o
         time.sleep(every_s)
         lag_ms = max(0.0, (time.monotonic() - asked - every_s) * 1000.0)
         now_ms = int(time.time() * 1000)
-        now_cpu = cpu_times(Path("/proc/stat").read_text())
+        stat = Path("/proc/stat").read_text()
+        now_cpu = cpu_times(stat)
         busy, steal = shares(cpu, now_cpu)
         cpu = now_cpu
+        now_pressure, now_at = pressure_us(_read(PRESSURE)), time.monotonic()
+        waited: object = ""
+        if pressure is not None and now_pressure is not None and now_at > pressure_at:
+            waited = round(min(100.0, (now_pressure - pressure) / (now_at - pressure_at) / 1e4), 1)
+        pressure, pressure_at = now_pressure, now_at
         load1 = float(Path("/proc/loadavg").read_text().split()[0])
-        yield [now_ms, HOST, round(lag_ms, 2), load1, round(busy, 1), round(steal, 1), "", ""]
+        yield [
+            now_ms,
+            HOST,
+            round(lag_ms, 2),
+            load1,
+            round(busy, 1),
+            round(steal, 1),
+            waited,
+            running(stat),
+            "",
+            "",
+        ]
         if time.monotonic() - scanned >= RESCAN_S:
             dirs, scanned = container_dirs(), time.monotonic()
         for cid, directory in dirs.items():
@@ -143,7 +189,7 @@ def samples(every_s: float, max_s: float, parent: int | None) -> Iterator[list[o
                 cpu_ms, throttled_ms = (
                     round(a - b, 2) for a, b in zip(reading, before, strict=True)
                 )
-                yield [now_ms, cid, "", "", "", "", cpu_ms, throttled_ms]
+                yield [now_ms, cid, "", "", "", "", "", "", cpu_ms, throttled_ms]
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -21,6 +21,7 @@ from harness.report.timeline import plot_timeline, png_data_uri, time_span, utc
 from harness.results import events as ev
 from harness.results.history_reader import read_jsonl
 from harness.results.layout import RAW_FILES, CellPaths
+from harness.results.machine import read_machine
 from harness.results.metrics import COUNT_NAMES, ISR_FIGURES, LATENCY_METRICS
 from harness.results.verdicts import as_verdict
 from harness.results.windows import fault_windows
@@ -99,10 +100,20 @@ class _Inputs:
             paths.consumed, CONSUMED_COLUMNS, "no consumption series and no lag"
         )
         self.events = self._history(paths.history)
+        self.overloaded = self._overloaded(paths.machine)
         brokers = paths.brokers
         self.logs = read_broker_logs(brokers) if brokers.is_dir() else {}
         if not self.logs:
             self.problems.append("missing: brokers/*.log (no broker log tails)")
+
+    def _overloaded(self, path: Path) -> list[tuple[int, int]]:
+        """The machine's overloaded spans (none without a machine table: from before it)."""
+        try:
+            machine = read_machine(path)
+        except Exception as exc:
+            self.problems.append(f"unreadable: {path.name} ({type(exc).__name__}: {exc})")
+            return []
+        return [] if machine is None else machine.spans
 
     def _summary(self, path: Path) -> dict[str, Any]:
         if not path.is_file():
@@ -141,7 +152,9 @@ class _Inputs:
 def _plot(inputs: _Inputs) -> tuple[str | None, str | None]:
     """Data URI of the timeline, or the reason there is none: a plot bug must not lose the report."""
     try:
-        return png_data_uri(plot_timeline(inputs.ledger, inputs.consumed, inputs.events)), None
+        return png_data_uri(
+            plot_timeline(inputs.ledger, inputs.consumed, inputs.events, inputs.overloaded)
+        ), None
     except Exception as exc:
         return None, f"timeline plot failed: {type(exc).__name__}: {exc}"
 

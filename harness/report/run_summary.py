@@ -274,6 +274,8 @@ def _system_out(cell: dict[str, Any]) -> str:
     for name, figures in (cell.get("spark_by_set") or {}).items():
         lines += [f"{k}.{name}={v}" for k, v in figures.items()]
     lines += [f"undecided.{k}: {v}" for k, v in (cell.get("undecided") or {}).items()]
+    lines += [f"machine.{k}={fmt(v)}" for k, v in (cell.get("machine") or {}).items()]
+    lines += [f"overloaded.{k}: {v}" for k, v in (cell.get("overloaded") or {}).items()]
     return "\n".join(lines) + "\n"
 
 

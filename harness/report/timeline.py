@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import io
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any
@@ -123,17 +124,25 @@ def first_consumed(seq: pd.Series, ts: pd.Series) -> pd.Series:
 
 
 def plot_timeline(
-    ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, events: list[dict[str, Any]]
+    ledger: pd.DataFrame | None,
+    consumed: pd.DataFrame | None,
+    events: list[dict[str, Any]],
+    overloaded: Sequence[tuple[int, int]] = (),
 ) -> bytes:
     """The timeline as a PNG (timeline_figure)."""
-    return _png(timeline_figure(ledger, consumed, events))
+    return _png(timeline_figure(ledger, consumed, events, overloaded))
 
 
 def timeline_figure(
-    ledger: pd.DataFrame | None, consumed: pd.DataFrame | None, events: list[dict[str, Any]]
+    ledger: pd.DataFrame | None,
+    consumed: pd.DataFrame | None,
+    events: list[dict[str, Any]],
+    overloaded: Sequence[tuple[int, int]] = (),
 ) -> Figure:
     """Rates (top) and lag (middle), and the ISR band (bottom) when the history has
-    partition states; fault windows shaded, phase changes as lines.
+    partition states; fault windows shaded, phase changes as lines; the machine's
+    overloaded spans (harness.results.machine) as a black strip under the rates: what was
+    measured there is the machine's as much as Kafka's.
 
     Uses a bare Figure (no pyplot): no global backend state, safe from any thread.
     """
@@ -186,6 +195,16 @@ def timeline_figure(
             fontsize=8,
             va="top",
             transform=top.get_xaxis_transform(),
+        )
+    for i, (start_ms, end_ms) in enumerate(overloaded):
+        top.axvspan(
+            (start_ms - t0) / 1000,
+            (end_ms - t0) / 1000,
+            ymin=0,
+            ymax=0.04,
+            color="black",
+            linewidth=0,
+            label="machine overloaded" if i == 0 else None,
         )
     for mark in phase_marks(events):
         x = (mark.ts - t0) / 1000

@@ -46,6 +46,8 @@ MACHINE_SCHEMA = pa.schema(
         ("load1", pa.float64()),  # host rows: /proc/loadavg's 1-minute load
         ("busy_pct", pa.float64()),  # host rows: CPU busy since the last row (all cores)
         ("steal_pct", pa.float64()),  # host rows: CPU stolen by the hypervisor since then
+        ("pressure_pct", pa.float64()),  # host rows: PSI cpu `some` since then (null: no PSI)
+        ("running", pa.int64()),  # host rows: procs_running at that moment
         ("cpu_ms", pa.float64()),  # container rows: CPU time used since its last row
         ("throttled_ms", pa.float64()),  # container rows: time its CFS quota throttled it
     ]

@@ -1,0 +1,163 @@
+"""The overload rule on hand-built machine tables: which timing figures it undecides, and
+that a count never is (harness.results.machine, harness.verdict.checks)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.common.machine_sampler import COLUMNS, CpuTimes, container_id, cpu_times, shares
+from harness.results.machine import (
+    LAG_OVERLOADED_MS,
+    OVERLOAD_MIN_S,
+    Machine,
+    figure_windows,
+    machine_summary,
+    minus,
+    overlap_ms,
+    overload_reason,
+    overloaded_figures,
+    overloaded_spans,
+    read_machine,
+    write_machine,
+)
+from harness.results.metrics import Figures
+from harness.spec.expect import parse_bound
+from harness.verdict.checks import evaluate
+
+LATE = LAG_OVERLOADED_MS * 4  # a sample the rule counts as overloaded
+QUIET = 0.2  # a quiet machine's lag (ms)
+
+
+def machine(late_from_ms: int = 0, late_to_ms: int = 0, end_ms: int = 100_000) -> Machine:
+    """Samples every 100 ms over [0, end_ms]; those in [late_from, late_to) woke LATE."""
+    ts = np.arange(0, end_ms + 1, 100, dtype=np.int64)
+    lag = np.where((ts > late_from_ms) & (ts <= late_to_ms), LATE, QUIET)
+    return Machine(ts, lag, np.full(ts.shape, 3.0), np.zeros(ts.shape), 0.0)
+
+
+def test_spans_cover_what_late_samples_slept_over_and_merge() -> None:
+    ts = [0, 100, 200, 300, 400, 600]
+    lag = [QUIET, LATE, LATE, QUIET, QUIET, LATE]
+    assert overloaded_spans(ts, lag) == [(0, 200), (400, 600)]
+    assert overloaded_spans([1000], [LATE]) == [(1000 - int(LATE), 1000)]
+    assert overloaded_spans(ts, [QUIET] * 6) == []
+
+
+def test_overlap_and_minus() -> None:
+    assert overlap_ms([(0, 10), (20, 30)], [(5, 25)]) == 10
+    assert overlap_ms([(0, 10)], [(10, 20)]) == 0
+    assert minus((0, 100), [(10, 20), (50, 200)]) == [(0, 10), (20, 50)]
+    assert minus((0, 100), []) == [(0, 100)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 1000), st.integers(1, 200)), max_size=6))
+def test_minus_keeps_exactly_what_no_hole_covers(holes: list[tuple[int, int]]) -> None:
+    spans = [(a, a + n) for a, n in holes]
+    pieces = minus((0, 1000), spans)
+    assert all(a < b for a, b in pieces)
+    assert all(overlap_ms([p], [h]) == 0 for p in pieces for h in spans)
+    covered = {t for a, b in spans for t in range(a, b)}
+    assert sum(b - a for a, b in pieces) == sum(1 for t in range(1000) if t not in covered)
+
+
+def test_a_window_inside_overloaded_time_is_undecided_with_the_load_in_its_reason() -> None:
+    m = machine(10_000, 30_000)
+    reason = overload_reason(m, [(15_000, 25_000)])
+    assert reason is not None
+    assert reason.startswith("machine overloaded for 10.0 s of this 10.0 s window")
+    assert "wake-up lag p99 0.20 s" in reason and "load up to 3.0" in reason
+
+
+def test_a_window_across_overloaded_time_is_undecided_by_its_share() -> None:
+    m = machine(10_000, 30_000)
+    assert overload_reason(m, [(25_000, 60_000)]) is not None  # 5 s of 35 s
+    # 2 s of a 90 s window: over OVERLOAD_MIN_S but under the share
+    assert overload_reason(machine(10_000, 12_000), [(0, 90_000)]) is None
+
+
+def test_a_window_outside_overloaded_time_and_a_short_overload_stand() -> None:
+    m = machine(10_000, 30_000)
+    assert overload_reason(m, [(40_000, 90_000)]) is None
+    brief = machine(10_000, 10_000 + int(OVERLOAD_MIN_S * 1000) - 200)
+    assert overload_reason(brief, [(9_000, 12_000)]) is None
+    assert overload_reason(machine(), [(0, 100_000)]) is None  # a quiet machine: nothing
+
+
+def test_each_figure_is_judged_over_its_own_window() -> None:
+    stalls = [
+        {"set": "group", "start_ms": 20_000, "end_ms": 60_000, "duration_s": 40.0},
+        {"set": "group", "start_ms": 70_000, "end_ms": 72_000, "duration_s": 2.0},
+        {"set": "spark", "start_ms": 80_000, "end_ms": 90_000, "duration_s": 10.0},
+    ]
+    windows = figure_windows((0, 100_000), [(20_000, 50_000)], stalls, ["group", "spark"])
+    assert windows["stall_s.group"] == [(20_000, 60_000)]  # the set's longest
+    assert windows["max_stall_s"] == [(20_000, 60_000)]
+    assert windows["stall_s.spark"] == [(80_000, 90_000)]
+    assert windows["ack_p99_ms_faulted"] == [(20_000, 50_000)]
+    assert windows["ack_p99_ms_steady"] == [(0, 20_000), (50_000, 100_000)]
+    assert windows["unavailable_s"] == [(0, 100_000)]
+    # Overloaded during the spark set's stall only: its figure, not the group's.
+    found = overloaded_figures(machine(80_000, 90_000), windows)
+    assert "stall_s.spark" in found and "stall_s.group" not in found
+    assert "max_stall_s" not in found and "ack_p99_ms_faulted" not in found
+    assert "ack_p99_ms_steady" in found  # 10 s of its 70 s
+
+
+def test_the_verdict_undecides_an_overloaded_timing_figure_but_judges_counts() -> None:
+    summary: Figures = {
+        "counts": {"lost": 3},
+        "stalls_by_set": {"group": 52.1},
+        "overloaded": {"stall_s.group": "machine overloaded for 12.3 s of this 52.1 s window"},
+    }
+    expect = {"stall_s.group": parse_bound("< 45"), "lost": parse_bound("== 0")}
+    stall, lost = evaluate(expect, summary)
+    assert stall.verdict == "unknown"
+    assert stall.detail == (
+        "stall_s.group = 52.1 undecided: machine overloaded for 12.3 s of this 52.1 s window,"
+        " expected < 45"
+    )
+    assert lost.verdict == "fail"  # counts are judged as always
+    quiet = evaluate(expect, {**summary, "overloaded": {}})
+    assert quiet[0].verdict == "fail"
+
+
+def test_summary_and_the_table_round_trip(tmp_path: Path) -> None:
+    csv = tmp_path / "machine.csv"
+    rows = [
+        ",".join(COLUMNS),
+        "1000,host,0.2,1.5,40.0,0.0,10.0,2,,",
+        "1100,host,120.0,2.5,99.0,1.0,80.0,5,,",
+        "1100,abcdef012345,,,,,,,55.5,0.0",
+        "1100,999999999999,,,,,,,10.0,4.0",
+        "1200,host,0.3,2.5,50.0",  # torn by a kill: left out
+    ]
+    csv.write_text("\n".join(rows))
+    out = tmp_path / "machine.parquet"
+    assert write_machine(csv, out, {"abcdef012345": "broker-1"}) == 4
+    sources = pq.read_table(out).column("source").to_pylist()
+    assert sources == ["host", "host", "broker-1", "other:999999999999"]
+    m = read_machine(out)
+    assert m is not None and list(m.ts_ms) == [1000, 1100]
+    s = machine_summary(m)
+    assert s["lag_max_ms"] == 120.0 and s["overloaded_s"] == 0.1 and s["samples"] == 2
+    assert s["load1_max"] == 2.5 and s["steal_max_pct"] == 1.0 and s["throttled_s"] == 0.0
+    assert read_machine(tmp_path / "none.parquet") is None
+    assert write_machine(tmp_path / "none.csv", out, {}) == 0
+
+
+def test_the_sampler_reads_proc_and_cgroup_names() -> None:
+    line = "cpu  100 0 50 800 50 0 0 25 0 0\ncpu0 1 2 3"
+    t = cpu_times(line)
+    assert t == CpuTimes(total=1025, idle=850, steal=25)
+    busy, steal = shares(CpuTimes(0, 0, 0), t)
+    assert round(busy, 1) == 17.1 and round(steal, 1) == 2.4
+    assert shares(t, t) == (0.0, 0.0)
+    cid = "a" * 64
+    assert container_id(cid) == "a" * 12
+    assert container_id(f"docker-{cid}.scope") == "a" * 12
+    assert container_id("cgroup.procs") is None
