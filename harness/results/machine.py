@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pyarrow as pa
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
@@ -33,6 +34,9 @@ OTHER = "other:"  # prefix of a container that was not one of the cell's nodes
 # A sample at least this late marks its interval as overloaded. Chosen from measurements:
 # docs/results.md ("The machine").
 LAG_OVERLOADED_MS = 50.0
+# ... and so is one whose last second had some runnable task waiting for a core this share of
+# the time (PSI's cpu `some`: the kernel's own measure of CPU contention).
+PRESSURE_OVERLOADED_PCT = 80.0
 # A figure is undecided when its window held at least this much overloaded time, and at
 # least this share of the window.
 OVERLOAD_MIN_S = 1.0
@@ -85,10 +89,26 @@ class Machine:
     load1: np.ndarray
     steal_pct: np.ndarray
     throttled_ms: float  # summed over the containers and the cell
+    pressure_pct: np.ndarray | None = None  # PSI cpu `some` per row (NaN: none measured)
+
+    @property
+    def pressure_1s(self) -> np.ndarray:
+        """PSI averaged over each row's last second (NaN without PSI)."""
+        if self.pressure_pct is None or self.ts_ms.size == 0:
+            return np.full(self.ts_ms.shape, np.nan)
+        series = pd.Series(self.pressure_pct, index=pd.to_datetime(self.ts_ms, unit="ms"))
+        return series.rolling("1s").mean().to_numpy(dtype=float)
+
+    @property
+    def overloaded(self) -> np.ndarray:
+        """Per row: the machine was overloaded over the interval it closes."""
+        with np.errstate(invalid="ignore"):
+            pressed = np.nan_to_num(self.pressure_1s, nan=0.0) >= PRESSURE_OVERLOADED_PCT
+        return (self.lag_ms >= LAG_OVERLOADED_MS) | pressed
 
     @property
     def spans(self) -> list[Span]:
-        return overloaded_spans(self.ts_ms, self.lag_ms)
+        return overloaded_spans(self.ts_ms, self.overloaded, self.lag_ms)
 
 
 def read_machine(path: Path) -> Machine | None:
@@ -103,24 +123,26 @@ def read_machine(path: Path) -> Machine | None:
         load1=host["load1"].fillna(0.0).to_numpy(dtype=float),
         steal_pct=host["steal_pct"].fillna(0.0).to_numpy(dtype=float),
         throttled_ms=float(table.loc[table["source"] != HOST, "throttled_ms"].fillna(0.0).sum()),
+        pressure_pct=host["pressure_pct"].to_numpy(dtype=float) if "pressure_pct" in host else None,
     )
 
 
 def overloaded_spans(
     ts_ms: Sequence[int] | np.ndarray,
-    lag_ms: Sequence[float] | np.ndarray,
-    threshold_ms: float = LAG_OVERLOADED_MS,
+    overloaded: Sequence[bool] | np.ndarray,
+    lag_ms: Sequence[float] | np.ndarray | None = None,
 ) -> list[Span]:
-    """The intervals slept over by samples at least threshold_ms late (each from the sample
-    before it), merged; a first sample late covers only its own lag."""
+    """The intervals closed by overloaded rows (each from the row before it), merged; an
+    overloaded first row covers only its own lag."""
     spans: list[Span] = []
-    for i, (ts, lag) in enumerate(zip(ts_ms, lag_ms, strict=True)):
-        if lag < threshold_ms:
+    for i, (ts, over) in enumerate(zip(ts_ms, overloaded, strict=True)):
+        if not over:
             continue
-        start = int(ts_ms[i - 1]) if i > 0 else int(ts) - int(lag)
+        lag = 0 if lag_ms is None else int(lag_ms[i])
+        start = int(ts_ms[i - 1]) if i > 0 else int(ts) - lag
         if spans and start <= spans[-1][1]:
             spans[-1] = (spans[-1][0], int(ts))
-        else:
+        elif start < int(ts):
             spans.append((start, int(ts)))
     return spans
 
@@ -145,8 +167,15 @@ def machine_summary(machine: Machine) -> dict[str, float | int]:
         "load1_max": round(float(machine.load1.max()), 2) if lag.size else 0.0,
         "steal_max_pct": round(float(machine.steal_pct.max()), 1) if lag.size else 0.0,
         "throttled_s": round(machine.throttled_ms / 1000.0, 1),
+        "pressure_p50_pct": _pct(_measured(machine.pressure_1s), 50),
+        "pressure_p90_pct": _pct(_measured(machine.pressure_1s), 90),
         "lag_overloaded_ms": LAG_OVERLOADED_MS,
+        "pressure_overloaded_pct": PRESSURE_OVERLOADED_PCT,
     }
+
+
+def _measured(values: np.ndarray) -> np.ndarray:
+    return values[~np.isnan(values)]
 
 
 def _pct(values: np.ndarray, p: int) -> float:
@@ -162,15 +191,15 @@ def overload_reason(machine: Machine, windows: Sequence[Span]) -> str | None:
     inside = np.zeros(machine.ts_ms.shape, dtype=bool)
     for a, b in windows:
         inside |= (machine.ts_ms >= a) & (machine.ts_ms < b)
+    said = f"machine overloaded for {over / 1000:.1f} s of this {total / 1000:.1f} s window"
+    if not inside.any():
+        return said
+    pressure = _measured(machine.pressure_1s[inside])
     lag = machine.lag_ms[inside]
-    load = machine.load1[inside]
-    return (
-        f"machine overloaded for {over / 1000:.1f} s of this {total / 1000:.1f} s window "
-        f"(wake-up lag p99 {_pct(lag, 99) / 1000:.2f} s, max {float(lag.max()) / 1000:.2f} s; "
-        f"load up to {float(load.max()):.1f})"
-        if lag.size
-        else f"machine overloaded for {over / 1000:.1f} s of this {total / 1000:.1f} s window"
-    )
+    parts = [f"CPU pressure p50 {_pct(pressure, 50):.0f} %"] if pressure.size else []
+    parts.append(f"wake-up lag p99 {_pct(lag, 99) / 1000:.2f} s")
+    parts.append(f"load up to {float(machine.load1[inside].max()):.1f}")
+    return f"{said} ({', '.join(parts)})"
 
 
 # --- Which window each timing figure is measured over ------------------------------------------

@@ -33,19 +33,36 @@ LATE = LAG_OVERLOADED_MS * 4  # a sample the rule counts as overloaded
 QUIET = 0.2  # a quiet machine's lag (ms)
 
 
-def machine(late_from_ms: int = 0, late_to_ms: int = 0, end_ms: int = 100_000) -> Machine:
-    """Samples every 100 ms over [0, end_ms]; those in [late_from, late_to) woke LATE."""
+def machine(
+    late_from_ms: int = 0, late_to_ms: int = 0, end_ms: int = 100_000, pressed: bool = False
+) -> Machine:
+    """Samples every 100 ms over [0, end_ms]; those in (late_from, late_to] woke LATE (or,
+    `pressed`, saw CPU pressure over the threshold instead)."""
     ts = np.arange(0, end_ms + 1, 100, dtype=np.int64)
-    lag = np.where((ts > late_from_ms) & (ts <= late_to_ms), LATE, QUIET)
-    return Machine(ts, lag, np.full(ts.shape, 3.0), np.zeros(ts.shape), 0.0)
+    hit = (ts > late_from_ms) & (ts <= late_to_ms)
+    lag = np.where(hit & (not pressed), LATE, QUIET)
+    pressure = np.where(hit & pressed, 100.0, 10.0)
+    return Machine(ts, lag, np.full(ts.shape, 3.0), np.zeros(ts.shape), 0.0, pressure)
 
 
-def test_spans_cover_what_late_samples_slept_over_and_merge() -> None:
+def test_spans_cover_what_overloaded_rows_closed_and_merge() -> None:
     ts = [0, 100, 200, 300, 400, 600]
-    lag = [QUIET, LATE, LATE, QUIET, QUIET, LATE]
-    assert overloaded_spans(ts, lag) == [(0, 200), (400, 600)]
-    assert overloaded_spans([1000], [LATE]) == [(1000 - int(LATE), 1000)]
-    assert overloaded_spans(ts, [QUIET] * 6) == []
+    over = [False, True, True, False, False, True]
+    assert overloaded_spans(ts, over) == [(0, 200), (400, 600)]
+    assert overloaded_spans([1000], [True], [LATE]) == [(1000 - int(LATE), 1000)]
+    assert overloaded_spans(ts, [False] * 6) == []
+
+
+def test_a_row_is_overloaded_by_its_lag_or_by_a_second_of_cpu_pressure() -> None:
+    late = machine(10_000, 12_000)
+    assert late.spans == [(10_000, 12_000)]
+    pressed = machine(10_000, 12_000, pressed=True)
+    # the 1 s mean reaches the threshold a few rows in and stays over it a little after
+    ((a, b),) = pressed.spans
+    assert 10_000 < a < 11_000 and 12_000 <= b < 13_000
+    assert machine().spans == []
+    no_psi = Machine(late.ts_ms, late.lag_ms, late.load1, late.steal_pct, 0.0, None)
+    assert no_psi.spans == late.spans  # a kernel without PSI: the lag alone
 
 
 def test_overlap_and_minus() -> None:
@@ -69,8 +86,12 @@ def test_a_window_inside_overloaded_time_is_undecided_with_the_load_in_its_reaso
     m = machine(10_000, 30_000)
     reason = overload_reason(m, [(15_000, 25_000)])
     assert reason is not None
-    assert reason.startswith("machine overloaded for 10.0 s of this 10.0 s window")
-    assert "wake-up lag p99 0.20 s" in reason and "load up to 3.0" in reason
+    assert reason == (
+        "machine overloaded for 10.0 s of this 10.0 s window"
+        " (CPU pressure p50 10 %, wake-up lag p99 0.20 s, load up to 3.0)"
+    )
+    pressed = overload_reason(machine(10_000, 30_000, pressed=True), [(15_000, 25_000)])
+    assert pressed is not None and "(CPU pressure p50 100 %, wake-up lag p99 0.00 s" in pressed
 
 
 def test_a_window_across_overloaded_time_is_undecided_by_its_share() -> None:
@@ -145,6 +166,7 @@ def test_summary_and_the_table_round_trip(tmp_path: Path) -> None:
     assert m is not None and list(m.ts_ms) == [1000, 1100]
     s = machine_summary(m)
     assert s["lag_max_ms"] == 120.0 and s["overloaded_s"] == 0.1 and s["samples"] == 2
+    assert s["pressure_p50_pct"] == 27.5  # of the 1 s means 10 and (10 + 80) / 2
     assert s["load1_max"] == 2.5 and s["steal_max_pct"] == 1.0 and s["throttled_s"] == 0.0
     assert read_machine(tmp_path / "none.parquet") is None
     assert write_machine(tmp_path / "none.csv", out, {}) == 0

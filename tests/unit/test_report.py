@@ -370,6 +370,22 @@ def test_timeline_without_partition_states_has_no_isr_band() -> None:
     assert len(timeline_figure(None, None, history).axes) == 2
 
 
+def test_timeline_draws_the_machine_overloaded_spans_as_a_strip_under_the_rates() -> None:
+    history = _isr_history()
+    t0 = min(int(e["ts"]) for e in history)
+    fig = timeline_figure(None, None, history, [(t0 + 5_000, t0 + 8_000)])
+    top = fig.axes[0]
+    strips = [p for p in top.patches if p.get_label() == "machine overloaded"]
+    assert len(strips) == 1
+    x0, width = strips[0].get_x(), strips[0].get_width()  # type: ignore[attr-defined]
+    assert (round(x0, 2), round(width, 2)) == (5.0, 3.0)  # seconds since the timeline's start
+    assert not [
+        p
+        for p in timeline_figure(None, None, history).axes[0].patches
+        if p.get_label() == "machine overloaded"
+    ]
+
+
 def test_cell_report_shows_the_isr_figures_and_band(tmp_path: Path) -> None:
     cell_dir = tmp_path / "c4"
     _write_cell(cell_dir)
