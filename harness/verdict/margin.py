@@ -20,8 +20,8 @@ def has_margin(bound: Bound) -> bool:
 
 
 def margin(bound: Bound, value: float) -> float:
-    """The signed relative margin of `value` against `bound` (`has_margin(bound)` must hold);
-    0 when value and threshold are both 0, never positive when the bound fails (a strict
+    """The signed relative margin of `value` against `bound` (`has_margin(bound)` must hold),
+    within [-1, 1] when value and threshold share a sign (else [-2, 2]); 0 when both are 0, never positive when the bound fails (a strict
     bound met exactly: -0.0)."""
     threshold = bound.threshold
     if threshold is None or bound.op not in ORDERED:
