@@ -1,6 +1,8 @@
-"""Bounds that came close: each cell's bound whose margin (harness.verdict.margin, the
-history's `margins` column) fell under MARGIN_LOW in the latest run or the runs just before
-it — a bound about to fail, or set tighter than the machine's noise, before it flips.
+"""Bounds that came close: the ones whose margin fell under MARGIN_LOW in the latest runs.
+
+A cell's bound whose margin (harness.verdict.margin, the history's `margins` column) was
+under MARGIN_LOW in the latest run or the runs just before it is about to fail, or set
+tighter than the machine's noise, before it flips.
 
 Pure functions over history rows (`history_records`) for results/index.html.
 """
