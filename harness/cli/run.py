@@ -16,8 +16,10 @@ from harness.cli.progress import CellProgress
 from harness.cli.suite_run import run_suite_file
 from harness.cli.terminal import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, console, fail
 from harness.errors import HarnessError
+from harness.results.flips import CONFIRM_FLIPS
 
 KEEP_CLUSTER_MAX_S = 3600
+MAX_CONFIRM_FLIPS = 10
 
 
 def run(
@@ -43,16 +45,29 @@ def run(
             "merge-shards."
         ),
     ] = None,
+    confirm_flips: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=MAX_CONFIRM_FLIPS,
+            help="Suites only: run a cell whose verdict flipped into or out of fail against "
+            "its previous run (history.parquet) again with the same seed, up to N times; a "
+            "flip a re-run contradicts is flaky and fails nothing. Default 1; 0: never.",
+        ),
+    ] = None,
     spark_master: SparkMasterOpt = None,
 ) -> None:
     """Run an experiment (or a suite): every cell against a real cluster, then checks, verdicts
     and reports."""
     use_spark_master(spark_master)
     if is_suite(spec):
-        run_suite_file(spec, seed, out, cells, keep_cluster, dry_run, shard)
+        confirm = CONFIRM_FLIPS if confirm_flips is None else confirm_flips
+        run_suite_file(spec, seed, out, cells, keep_cluster, dry_run, shard, confirm)
         return
     if shard is not None:
         raise fail(EXIT_USAGE, f"--shard splits a suite; {spec} is an experiment file")
+    if confirm_flips is not None:
+        raise fail(EXIT_USAGE, f"--confirm-flips is for a suite; {spec} is an experiment file")
     plan = load_plan(spec, seed, cells)
     print_plan(plan)
     if dry_run:

@@ -22,6 +22,7 @@ from harness.cli.terminal import (
     fail,
 )
 from harness.errors import ConfigError
+from harness.results.flips import CONFIRM_FLIPS
 
 if TYPE_CHECKING:
     from harness.experiment import Plan
@@ -36,8 +37,10 @@ def run_suite_file(
     keep_cluster: bool,
     dry_run: bool,
     shard: str | None,
+    confirm_flips: int = CONFIRM_FLIPS,
 ) -> None:
-    """`run SUITE`: every experiment of the suite (or of its shard) under one Spark session."""
+    """`run SUITE`: every experiment of the suite (or of its shard) under one Spark session;
+    a flipped cell is run again up to `confirm_flips` times (harness.suite.confirm)."""
     if keep_cluster:
         raise fail(EXIT_USAGE, "--keep-cluster keeps one experiment's cluster; not for a suite")
     plan = load_suite_plan(path, seed, cells, shard)
@@ -66,7 +69,7 @@ def run_suite_file(
             return run_dir, summary
 
         try:
-            result = run_suite(plan, out, run_one, say)
+            result = run_suite(plan, out, run_one, say, confirm=confirm_flips)
         except KeyboardInterrupt:
             console.print("[yellow]interrupted[/yellow]: consumers stopped, cluster removed")
             raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -98,7 +101,7 @@ def end_suite(result: SuiteResult, shard: bool = False) -> None:
 
 def print_suite_result(summary: dict[str, Any]) -> None:
     from harness.report.run_summary import overhead_line
-    from harness.report.suite_summary import all_cells, format_duration
+    from harness.report.suite_summary import all_cells, cell_counts, format_duration
     from harness.results.timings import sum_timings
 
     cells = all_cells(summary.get("experiments") or [])
@@ -107,18 +110,24 @@ def print_suite_result(summary: dict[str, Any]) -> None:
         caption=overhead_line(sum_timings(cells)),
         caption_justify="left",
     )
-    for column in ("experiment", "verdict", "cells", "pass", "fail", "unknown", "duration"):
+    columns = ("experiment", "verdict", "cells", "pass", "fail", "unknown", "flaky", "duration")
+    for column in columns:
         table.add_column(column, justify="left" if column in ("experiment", "verdict") else "right")
     for e in summary.get("experiments") or []:
-        verdicts = [str(c.get("verdict")) for c in e.get("cells") or []]
+        counts = cell_counts(e)
         table.add_row(
             str(e.get("experiment")),
             str(e.get("verdict")),
-            str(len(verdicts)),
-            *(str(verdicts.count(v)) for v in ("pass", "fail", "unknown")),
+            str(len(e.get("cells") or [])),
+            *(str(counts[v]) for v in ("pass", "fail", "unknown", "flaky")),
             format_duration(e.get("duration_s")),
         )
     console.print(table)
+    for flaky in summary.get("flaky") or []:
+        console.print(
+            f"[yellow]flaky[/yellow] (fails nothing): {flaky.get('experiment')} {flaky.get('cell')}",
+            highlight=False,
+        )
 
 
 def merge_shards_command(

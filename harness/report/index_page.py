@@ -13,6 +13,7 @@ from typing import Any
 import jinja2
 
 from harness.report.cell_report import fmt
+from harness.results.flips import FLAKY
 
 # The figures shown as columns of the cells table (every flagged figure is listed as well).
 FIGURE_COLUMNS = ("lost", "duplicated", "reprocessed", "max_stall_s", "unavailable_s")
@@ -65,6 +66,13 @@ class CellView:
     flipped: bool = False  # its verdict differs from the previous run's
     flipped_from_pass: bool = False
     changed: bool = False  # flipped, or a figure out of range (listed in `flags`)
+    # The flip's confirmation by a re-run (harness.results.flips): confirmed | flaky |
+    # unconfirmed; None when it did not flip or was not run again.
+    confirmation: str | None = None
+
+    @property
+    def flaky(self) -> bool:
+        return self.confirmation == FLAKY
 
 
 @dataclass(frozen=True)
@@ -86,6 +94,24 @@ class EarlierRun:
 
 
 @dataclass(frozen=True)
+class MarginView:
+    """A bound whose margin fell under the limit in one of the last runs (its smallest)."""
+
+    metric: str
+    experiment: str
+    cell: str
+    margin: float  # signed, relative (harness.verdict.margin)
+    run: str  # the suite run that had it
+    started: str
+    under: int  # how many of the runs looked at had it under the limit
+    report_href: str | None = None  # the cell's report in the latest run, when it is there
+
+    @property
+    def text(self) -> str:
+        return f"{self.margin * 100:.1f} %"
+
+
+@dataclass(frozen=True)
 class IndexPage:
     suite: str
     run_id: str
@@ -101,6 +127,10 @@ class IndexPage:
     generated: str = ""
     overhead: str | None = None  # the latest run's `harness overhead: …` line (None: unknown)
     cost_svg: str | None = None  # the nights' cost plot, inline <svg> (harness.report.trends)
+    thin_margins: list[MarginView] = field(default_factory=list)  # smallest first
+    margin_low: float = 0.2  # a margin under it is listed
+    margin_runs: int = 7  # over the latest run and the ones just before it
+    margins_known: bool = True  # some run has margins (older histories have none)
 
     @property
     def cells(self) -> list[CellView]:
@@ -111,7 +141,10 @@ class IndexPage:
         return [c for c in self.cells if c.changed]
 
     def count(self, verdict: str) -> int:
-        return sum(1 for c in self.cells if c.verdict == verdict)
+        """Cells of that verdict; a flaky cell is counted under `flaky` only."""
+        if verdict == FLAKY:
+            return sum(1 for c in self.cells if c.flaky)
+        return sum(1 for c in self.cells if c.verdict == verdict and not c.flaky)
 
 
 def _template() -> jinja2.Template:

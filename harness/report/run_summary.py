@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -294,22 +295,33 @@ def junit_xml(run_info: dict[str, Any], cells: list[dict[str, Any]]) -> ET.Eleme
     return ET.ElementTree(root)
 
 
-def junit_counts(cells: list[dict[str, Any]]) -> dict[str, str]:
-    verdicts = [cell_verdict(cell) for cell in cells]
+def junit_counts(
+    cells: list[dict[str, Any]], flaky: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """Testcase counts; a flaky cell (`flaky`: cell id -> why) is skipped, whatever its verdict."""
+    flaky = flaky or {}
+    verdicts = [cell_verdict(cell) for cell in cells if str(cell.get("cell", "?")) not in flaky]
     return {
         "tests": str(len(cells)),
         "failures": str(verdicts.count("fail")),
         "errors": str(verdicts.count("unknown")),
-        "skipped": "0",
+        "skipped": str(len(cells) - len(verdicts)),
     }
 
 
 def add_testsuite(
-    parent: ET.Element, name: str, cells: list[dict[str, Any]], started: str | None
+    parent: ET.Element,
+    name: str,
+    cells: list[dict[str, Any]],
+    started: str | None,
+    flaky: Mapping[str, str] | None = None,
 ) -> ET.Element:
     """A <testsuite> named `name` with one <testcase> per cell: fail → <failure>, unknown →
-    <error> (with the checks that were not pass), the cell's figures in <system-out>."""
-    suite = ET.SubElement(parent, "testsuite", {"name": name, **junit_counts(cells)})
+    <error> (with the checks that were not pass), the cell's figures in <system-out>. A
+    flaky cell of a suite (`flaky`: cell id -> why) is <skipped message="flaky: …">: every
+    CI reader shows a skipped test with its message and counts it apart, none fails on it."""
+    flaky = flaky or {}
+    suite = ET.SubElement(parent, "testsuite", {"name": name, **junit_counts(cells, flaky)})
     suite.set("time", _seconds(sum(float(c.get("duration_s") or 0) for c in cells)))
     if started is not None:
         suite.set("timestamp", started)
@@ -325,7 +337,10 @@ def add_testsuite(
             },
         )
         checks = bad_checks(cell)
-        if verdict == "fail":
+        why = flaky.get(str(cell.get("cell", "?")))
+        if why is not None:
+            ET.SubElement(case, "skipped", {"message": f"flaky: {why}"}).text = _check_lines(checks)
+        elif verdict == "fail":
             failed = [c for c in checks if c.get("verdict") == "fail"] or checks
             names = ", ".join(str(c.get("name", "?")) for c in failed) or "verdict fail"
             element = ET.SubElement(case, "failure", {"message": f"failed checks: {names}"})

@@ -59,6 +59,7 @@ CELLS = "cells"
 
 SUITE_FILE = "suite.yaml"
 EXPERIMENTS = "experiments"
+CONFIRMATIONS = "confirm"  # a suite folder's re-runs of flipped cells (`--confirm-flips`)
 FIGURE_HISTORY = "history.parquet"  # beside the run folders: results/history.parquet
 RESULTS_INDEX = "index.html"  # beside them too: results/index.html
 
@@ -237,6 +238,12 @@ class SuitePaths(_SummarisedFolder):
     def experiments(self) -> Path:
         """Each experiment's run folder (`RunPaths`) goes here."""
         return self.root / EXPERIMENTS
+
+    @property
+    def confirmations(self) -> Path:
+        """The run folders of the re-runs of flipped cells (`--confirm-flips`), one per
+        experiment and re-run."""
+        return self.root / CONFIRMATIONS
 
 
 def figure_history(results_dir: Path) -> Path:

@@ -332,3 +332,4 @@ class Summary(Figures, total=False):
     verdict: str
     duration_s: float
     timings: dict[str, float]  # seconds per phase, checks, total (harness.results.timings)
+    margins: dict[str, float | None]  # ordered bound -> its margin (harness.verdict.margin)

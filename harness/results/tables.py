@@ -170,6 +170,12 @@ FIGURE_HISTORY = pa.schema(
         # t_collect, t_checks, t_total, t_checks_wait, t_checks_hidden, t_collect_behind; null
         # for a cell whose summary has none.
         *((column, pa.float64()) for column in HISTORY_COLUMNS.values()),
+        # Each ordered bound of the cell's expectations -> its margin in this run
+        # (harness.verdict.margin: signed, relative; null when its figure was undecided).
+        ("margins", pa.map_(pa.string(), pa.float64())),
+        # The flip's confirmation by a re-run (harness.results.flips): confirmed | flaky |
+        # unconfirmed; null when the cell did not flip or flips were not confirmed.
+        ("confirmation", pa.string()),
     ]
 )
 

@@ -33,6 +33,11 @@ def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
+def _finite(value: Any) -> float | None:
+    number = _float(value)
+    return number if number is not None and math.isfinite(number) else None
+
+
 def _timestamp(text: Any) -> datetime | None:
     if not isinstance(text, str):
         return None
@@ -49,12 +54,19 @@ def history_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
     rows = []
     for e in summary.get("experiments") or []:
         planned = e.get("planned_by_cell") or {}
+        confirmed = {
+            str(c.get("cell")): _text(c.get("status"))
+            for c in e.get("confirmations") or []
+            if isinstance(c, dict)
+        }
         for cell in e.get("cells") or []:
             counts = cell.get("counts") or {}
             params = cell.get("params") or {}
             stalls = cell.get("stalls_by_set") or {}
             timings = cell.get("timings")
             timings = timings if isinstance(timings, dict) else {}
+            margins = cell.get("margins")
+            margins = margins if isinstance(margins, dict) else {}
             rows.append(
                 {
                     "suite_run": summary.get("run_id"),
@@ -78,6 +90,8 @@ def history_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                     "planned_s": _float(planned.get(cell.get("cell"))),
                     "params": json.dumps(params, sort_keys=True, default=str),
                     **{col: _float(timings.get(key)) for key, col in HISTORY_COLUMNS.items()},
+                    "margins": [(str(k), _finite(v)) for k, v in margins.items()],
+                    "confirmation": confirmed.get(str(cell.get("cell"))),
                 }
             )
     return rows

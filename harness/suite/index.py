@@ -25,12 +25,14 @@ from harness.report.index_page import (
     ExperimentView,
     FigureView,
     IndexPage,
+    MarginView,
     figure_view,
     render_index,
 )
 from harness.report.run_summary import overhead_line
 from harness.report.suite_summary import format_duration
 from harness.report.trends import TrendPoint, cost_svg, trend_svg
+from harness.results.flips import counted
 from harness.results.layout import (
     FIGURE_HISTORY,
     REPORT,
@@ -57,6 +59,7 @@ from harness.suite.index_inputs import (
     read_figure_history,
     suite_folders,
 )
+from harness.suite.margins import MARGIN_LOW, MARGIN_RUNS, row_margins, thin_margins
 
 TREND_RUNS = 30  # nights drawn in a trend plot (the latest included)
 EARLIER_SHOWN = 60
@@ -124,7 +127,17 @@ def _cell_view(
         flipped=change is not None and change.flipped,
         flipped_from_pass=change is not None and change.flipped_from_pass,
         changed=change is not None and change.changed,
+        confirmation=_text(row.get("confirmation")),
     )
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def _counted(rows: Sequence[Mapping[str, Any]]) -> str:
+    """The run's verdict as its suite counts it: a flaky cell fails nothing."""
+    return worst(counted(r.get("verdict"), r.get("confirmation")) for r in rows)
 
 
 def _trend_series(
@@ -162,7 +175,7 @@ def _earlier(
             EarlierRun(
                 run,
                 started.isoformat(timespec="seconds") if isinstance(started, datetime) else "?",
-                worst(as_verdict(r.get("verdict")) for r in mine),
+                _counted(mine),
                 href,
             )
         )
@@ -216,7 +229,7 @@ def build_index(
         suite=suite,
         run_id=run_id,
         started=started.isoformat(timespec="seconds") if isinstance(started, datetime) else "?",
-        verdict=worst(as_verdict(r.get("verdict")) for r in latest),
+        verdict=_counted(latest),
         experiments=_experiments(results, latest_folder, latest, changes, rows, runs),
         nights=nights,
         duration=format_duration(summary.get("duration_s")),
@@ -227,7 +240,46 @@ def build_index(
         generated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
         overhead=overhead,
         cost_svg=cost_plot,
+        thin_margins=_margins(results, latest_folder, rows, runs, latest),
+        margin_low=MARGIN_LOW,
+        margin_runs=MARGIN_RUNS,
+        margins_known=any(row_margins(r) for r in [*latest, *rows]),
     )
+
+
+def _margins(
+    results: Path,
+    folder: SuiteFolder | None,
+    rows: Sequence[Mapping[str, Any]],
+    runs: Sequence[str],
+    latest: Sequence[Mapping[str, Any]],
+) -> list[MarginView]:
+    """The bounds that came close in the last MARGIN_RUNS runs, linked to the latest run's
+    report of their cell when it is here."""
+    reports = {}
+    for e in folder.summary.get("experiments") or [] if folder is not None else []:
+        run_rel = _run_rel(results, folder, e.get("run_dir")) if folder is not None else None
+        if run_rel is None:
+            continue
+        for c in e.get("cells") or []:
+            cell = str(c.get("cell"))
+            if (RunPaths(results / run_rel).cell(cell).root / REPORT).is_file():
+                reports[(str(e.get("experiment")), cell)] = _href(
+                    *run_rel.parts, "cells", cell, REPORT
+                )
+    return [
+        MarginView(
+            metric=t.metric,
+            experiment=t.experiment,
+            cell=t.cell,
+            margin=t.margin,
+            run=t.run,
+            started=t.started.isoformat(timespec="seconds") if t.started is not None else "?",
+            under=t.under,
+            report_href=reports.get((t.experiment, t.cell)),
+        )
+        for t in thin_margins(rows, runs, latest)
+    ]
 
 
 def _cost(
@@ -299,7 +351,7 @@ def _experiments(
         views.append(
             ExperimentView(
                 name=name,
-                verdict=worst(c.verdict for c in cells),
+                verdict=worst(counted(c.verdict, c.confirmation) for c in cells),
                 cells=cells,
                 run_href=run_href,
                 error=record.get("error"),

@@ -35,6 +35,7 @@ from harness.errors import ConfigError
 from harness.experiment import Plan
 from harness.report.suite_summary import format_duration, write_suite_summary
 from harness.results.layout import ResultFolderError, SuitePaths, figure_history, results_index
+from harness.suite.confirm import CONFIRM_FLIPS, Previous, confirm_flips, previous_verdicts
 from harness.suite.history import append_history, history_rows
 from harness.suite.index import write_index
 from harness.suite.plan import ExperimentPlan, SuitePlan
@@ -193,9 +194,12 @@ def run_suite(
     run_experiment: RunExperiment,
     say: Say,
     history: bool = True,
+    confirm: int = CONFIRM_FLIPS,
 ) -> SuiteResult:
     """Run every experiment that has cells, in order. An experiment whose run raises is
     recorded (its cells not done are `unknown`, with the error) and the next one runs.
+    After each experiment its flipped cells are run again, up to `confirm` times
+    (harness.suite.confirm; 0: never), against `<out>/history.parquet`.
     Ctrl-C: the summary of what ran is written, the history is left alone, and it propagates.
     Then the history is appended and `<out>/index.html` written again; a failure of either is
     recorded in the result (`history_error`, `index_error`), not raised.
@@ -206,6 +210,8 @@ def run_suite(
     paths.experiments.mkdir(parents=True)
     paths.suite.write_text(planned_suite_yaml(plan), encoding="utf-8")
     run = _Run(plan, paths.root, run_id, say)
+    run.info["confirm_flips"] = max(confirm, 0)
+    previous = _previous(out, plan, confirm, say)
     for index, e in enumerate(plan.runnable):
         run.announce(index, e)
         record = run.record(e)
@@ -221,15 +227,43 @@ def run_suite(
         except Exception as exc:  # recorded; the next experiment still runs
             say(f"{e.name}: error: {_first_line(exc)}")
             _close(record, e, _first_line(exc), t0)
-            continue
-        record["run_dir"] = _relative(run_dir, paths.root)
-        record["run_id"] = summary.get("run_id", run_dir.name)
-        record["cells"] = list(summary.get("cells") or record["cells"])
-        _close(record, e, None, t0)
+        else:
+            record["run_dir"] = _relative(run_dir, paths.root)
+            record["run_id"] = summary.get("run_id", run_dir.name)
+            record["cells"] = list(summary.get("cells") or record["cells"])
+            _close(record, e, None, t0)
+        if previous:
+            try:
+                confirm_flips(
+                    e.name,
+                    e.plan,
+                    record,
+                    previous,
+                    confirm,
+                    run_experiment,
+                    paths.confirmations,
+                    lambda p: _relative(p, paths.root),
+                    say,
+                )
+            except KeyboardInterrupt:
+                run.write()
+                raise
     summary = run.write()
     if plan.shard is not None:  # a part of a night: its merge appends and indexes (shards.py)
         return SuiteResult(paths.root, summary, None)
     return _finish(out, paths.root, summary, history)
+
+
+def _previous(out: Path, plan: SuitePlan, confirm: int, say: Say) -> Previous:
+    """The cells' previous verdicts to confirm flips against ({}: confirmation is off, or
+    there is no history; an unreadable one is said, and nothing is confirmed)."""
+    if confirm < 1:
+        return {}
+    try:
+        return previous_verdicts(out, plan.suite.name)
+    except Exception as exc:  # no confirmation is no reason to stop the night
+        say(f"flips not confirmed: {figure_history(out)}: {_first_line(exc)}")
+        return {}
 
 
 def _free_run_id(out: Path, name: str, suffix: str = "") -> str:

@@ -122,6 +122,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "cells": (list,),
     "planned_by_cell": (dict,),
     "experiments": (list,),
+    "confirmations": (list,),
 }
 
 
@@ -202,22 +203,40 @@ def _check_records(folder: Path, path: Path, summary: dict[str, Any]) -> None:
     if not isinstance(records, list) or not all(isinstance(e, dict) for e in records):
         raise ConfigError(f"{path}: `experiments` must be a list of mappings")
     for i, e in enumerate(records):
-        run_dir = e.get("run_dir")
-        if not run_dir:
-            continue
-        where = f"{path}: experiments[{i}].run_dir {run_dir!r}"
-        if not isinstance(run_dir, str) or Path(run_dir).is_absolute():
-            raise ConfigError(f"{where}: expected a path relative to {folder}")
-        target = inside(folder, Path(run_dir))
-        if target == folder.resolve():
-            raise ConfigError(f"{where}: is the shard folder itself, not a run folder in it")
         if not isinstance(e.get("cells") or [], list):
             raise ConfigError(f"{path}: experiments[{i}].cells must be a list")
-        for root, dirs, files in os.walk(target):
-            for name in (*dirs, *files):
-                link = Path(root) / name
-                if link.is_symlink():
-                    inside(folder, link.relative_to(folder.resolve()))
+        for key, run_dir in _run_dirs(e, f"{path}: experiments[{i}]"):
+            _check_run_dir(folder, f"{path}: experiments[{i}].{key} {run_dir!r}", run_dir)
+
+
+def _run_dirs(record: dict[str, Any], where: str) -> list[tuple[str, Any]]:
+    """The run folders a record names: its run's, then its confirmation re-runs'
+    (harness.suite.confirm), each with the key it is read from."""
+    found = [("run_dir", record.get("run_dir"))] if record.get("run_dir") else []
+    for j, c in enumerate(record.get("confirmations") or []):
+        reruns = c.get("reruns") if isinstance(c, dict) else None
+        if not isinstance(reruns, list) or not all(isinstance(r, dict) for r in reruns):
+            raise ConfigError(f"{where}.confirmations[{j}]: expected a mapping with `reruns`")
+        found += [
+            (f"confirmations[{j}].reruns[{k}].run_dir", r.get("run_dir"))
+            for k, r in enumerate(reruns)
+            if r.get("run_dir")
+        ]
+    return found
+
+
+def _check_run_dir(folder: Path, where: str, run_dir: Any) -> None:
+    """A folder inside the shard folder holding no symlink that leads out of it."""
+    if not isinstance(run_dir, str) or Path(run_dir).is_absolute():
+        raise ConfigError(f"{where}: expected a path relative to {folder}")
+    target = inside(folder, Path(run_dir))
+    if target == folder.resolve():
+        raise ConfigError(f"{where}: is the shard folder itself, not a run folder in it")
+    for root, dirs, files in os.walk(target):
+        for name in (*dirs, *files):
+            link = Path(root) / name
+            if link.is_symlink():
+                inside(folder, link.relative_to(folder.resolve()))
 
 
 def read_shards(folders: list[Path]) -> list[ShardFolder]:
@@ -257,16 +276,37 @@ def unknown_cell(cell_id: str, detail: str, params: dict[str, Any] | None = None
     }
 
 
-def _copy_run(src_suite: Path, run_dir: str, dest: SuitePaths) -> str:
-    """Copy one experiment's run folder into the merged suite folder; its new relative path."""
+def _copy_run(src_suite: Path, run_dir: str, dest: SuitePaths, into: Path | None = None) -> str:
+    """Copy one experiment's run folder into the merged suite folder (`into`: a folder of it
+    other than experiments/); its new relative path."""
+    into = dest.experiments if into is None else into
     src = src_suite / run_dir
-    target = dest.experiments / Path(run_dir).name
+    target = into / Path(run_dir).name
     n = 2
     while target.exists():
-        target = dest.experiments / f"{Path(run_dir).name}-{n}"
+        target = into / f"{Path(run_dir).name}-{n}"
         n += 1
     shutil.copytree(src, target, symlinks=True)
     return target.relative_to(dest.root).as_posix()
+
+
+def _copy_confirmations(src_suite: Path, record: dict[str, Any], dest: SuitePaths) -> None:
+    """The record's confirmation re-runs copied into the merged folder's confirm/ (each run
+    folder once; one missing from the shard's upload: its run_dir becomes null)."""
+    copied: dict[str, str | None] = {}
+    entries = [dict(c) for c in record.get("confirmations") or []]
+    for c in entries:
+        c["reruns"] = [dict(r) for r in c.get("reruns") or []]
+        for r in c["reruns"]:
+            old = r.get("run_dir")
+            if not old:
+                continue
+            if old not in copied:
+                found = (src_suite / old).is_dir()
+                copied[old] = _copy_run(src_suite, old, dest, dest.confirmations) if found else None
+            r["run_dir"] = copied[old]
+    if entries:
+        record["confirmations"] = entries
 
 
 def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dict[str, Any]:
@@ -308,6 +348,7 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
                         f"its run folder {record['run_dir']} is missing from {shard.folder.name}"
                     )
                     record["run_dir"] = None
+            _copy_confirmations(shard.folder, record, dest)
             experiments.append(record)
             continue
         if shard is None:

@@ -17,7 +17,7 @@ from harness.results.timings import cell_timings
 from harness.spec import Cell, Spec
 from harness.spec.expect import Bound
 from harness.spec.paths import number_at
-from harness.verdict.checks import Judgement, evaluate, overall, recovery
+from harness.verdict.checks import Judgement, evaluate, margins, overall, recovery
 from harness.verdict.planned_faults import (
     LATE_S,
     PlannedKind,
@@ -213,11 +213,13 @@ def summarize(
     summary["recovered"] = recovered(history)[0]  # RECOVERED
     summary["isr"] = isr_figures(history)  # figures to read, no expectation bounds them
     plan = planned_kinds(cell.spec)
-    checks = cell_checks(resolved_expect(cell.spec), history, summary, plan, measured)
+    expect = resolved_expect(cell.spec)
+    checks = cell_checks(expect, history, summary, plan, measured)
     if not measured:
         checks.append(Judgement("verification", "unknown", error))
     summary["checks"] = [c.as_dict() for c in checks]
     summary["verdict"] = overall(checks)
+    summary["margins"] = margins(expect, summary)  # how close each bound came (history.parquet)
     ts = [int(e["ts"]) for e in history if "ts" in e]
     summary["duration_s"] = round((max(ts) - min(ts)) / 1000, 1) if ts else 0.0
     summary["timings"] = cell_timings(history, cell.spec.planned_workload_s, checks_s)

@@ -13,8 +13,9 @@ from dataclasses import asdict, dataclass
 from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures
 from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
+from harness.verdict.margin import has_margin, margin
 
-__all__ = ["VERDICTS", "Judgement", "Verdict", "evaluate", "overall", "recovery"]
+__all__ = ["VERDICTS", "Judgement", "Verdict", "evaluate", "margins", "overall", "recovery"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,21 @@ def evaluate(expect: Mapping[str, Bound | None], summary: Figures) -> list[Judge
         else:
             checks.append(_numeric(metric, bound, summary))
     return checks
+
+
+def margins(expect: Mapping[str, Bound | None], summary: Figures) -> dict[str, float | None]:
+    """Each ordered bound's margin (harness.verdict.margin) in the cell, rounded to 4
+    decimals; None when its figure is undecided (or not a number). Bounds without a margin
+    (`==`, `!=`, `exact`, true/false) are left out."""
+    out: dict[str, float | None] = {}
+    for metric, bound in expect.items():
+        if bound is None or not has_margin(bound):
+            continue
+        value = lookup(metric, summary)
+        number = float(value) if isinstance(value, int | float) else math.nan
+        decided = not isinstance(value, bool) and math.isfinite(number)
+        out[metric] = round(margin(bound, number), 4) if decided else None
+    return out
 
 
 def overall(checks: Iterable[Judgement], extra: Iterable[str] = ()) -> Verdict:

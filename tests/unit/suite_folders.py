@@ -74,13 +74,15 @@ CellDone = Callable[[dict[str, Any]], None]
 class FakeRunner:
     """Stands in for `run_plan`: writes a hand-built run folder per experiment.
 
-    verdicts: `<experiment>/<cell id>` -> verdict (default pass); `raise_in`: experiments whose
-    run raises after `cells_before_raise` cells (a broken Spark session, a full disk …).
+    verdicts: `<experiment>/<cell id>` -> verdict (default pass), or a list of verdicts, one
+    per time the cell runs (a re-run of a flipped cell takes the next; the last one repeats);
+    `raise_in`: experiments whose run raises after `cells_before_raise` cells (a broken Spark
+    session, a full disk …). A second run of an experiment into the same folder gets `-2`.
     """
 
     def __init__(
         self,
-        verdicts: dict[str, str] | None = None,
+        verdicts: dict[str, str | list[str]] | None = None,
         raise_in: set[str] | None = None,
         cells_before_raise: int = 0,
         interrupt_in: str | None = None,
@@ -90,6 +92,7 @@ class FakeRunner:
         self.cells_before_raise = cells_before_raise
         self.interrupt_in = interrupt_in
         self.calls: list[tuple[str, list[str], int]] = []  # (experiment, cell ids, seed)
+        self.runs: dict[str, int] = {}  # `<experiment>/<cell id>` -> times it ran
 
     def __call__(self, plan: Plan, out: Path, cell_done: CellDone) -> tuple[Path, dict[str, Any]]:
         name = plan.spec.name
@@ -100,7 +103,10 @@ class FakeRunner:
         for i, cell in enumerate(plan.cells):
             if name in self.raise_in and i == self.cells_before_raise:
                 raise RuntimeError(f"spark session died in {name}\nsecond line")
-            verdict = self.verdicts.get(f"{name}/{cell.id}", "pass")
+            key = f"{name}/{cell.id}"
+            given = self.verdicts.get(key, "pass")
+            n = self.runs[key] = self.runs.get(key, 0) + 1
+            verdict = given if isinstance(given, str) else given[min(n, len(given)) - 1]
             summary = cell_summary(
                 cell.id,
                 verdict,
@@ -110,6 +116,9 @@ class FakeRunner:
             )
             summaries.append(summary)
             cell_done(summary)
-        run_dir = write_run(out / f"20260101T000000Z-{name}", name, summaries)
+        run_dir, k = out / f"20260101T000000Z-{name}", 2
+        while run_dir.exists():
+            run_dir, k = out / f"20260101T000000Z-{name}-{k}", k + 1
+        run_dir = write_run(run_dir, name, summaries)
         summary = json.loads(RunPaths(run_dir).summary.read_text())
         return run_dir, summary

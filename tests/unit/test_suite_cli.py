@@ -175,3 +175,26 @@ def test_two_suite_runs_compared(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert result.exit_code == EXIT_FAIL, result.output
     assert "flipped from pass: plain 02_version=4.3.1 (pass → fail)" in result.output
     assert runner.invoke(app, ["compare", str(b), str(a)]).exit_code == EXIT_PASS
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "flaky"),
+    [([], EXIT_PASS, True), (["--confirm-flips", "0"], EXIT_FAIL, False)],
+)
+def test_a_flip_a_rerun_contradicts_is_flaky_and_exits_0(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, args: list[str], code: int, flaky: bool
+) -> None:
+    out, suite = tmp_path / "results", str(tiny_suite(tmp_path))
+    _fake_run_plan(monkeypatch, FakeRunner())
+    assert runner.invoke(app, ["run", "--out", str(out), suite]).exit_code == EXIT_PASS
+    _fake_run_plan(monkeypatch, FakeRunner({"plain/01_version=3.9.2": ["fail", "pass"]}))
+    result = runner.invoke(app, ["run", "--out", str(out), *args, suite])
+    assert result.exit_code == code, result.output
+    assert ("flaky (fails nothing): plain 01_version=3.9.2" in result.output) is flaky
+
+
+def test_confirm_flips_is_for_a_suite(tmp_path: Path) -> None:
+    spec = tmp_path / "one.yaml"
+    spec.write_text("name: one\nproducer: {records: 10}\nexpect: {lost: 0}\n")
+    result = runner.invoke(app, ["run", "--confirm-flips", "2", str(spec)])
+    assert result.exit_code == EXIT_USAGE and "--confirm-flips is for a suite" in result.output

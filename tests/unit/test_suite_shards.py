@@ -281,3 +281,23 @@ def test_the_nightly_workflow_runs_every_shard_and_merges_them() -> None:
     parts = [make_suite_plan(NIGHTLY_SUITE, shard=Shard(k, len(shards))) for k in shards]
     assert sum(p.cell_count for p in parts) == whole.cell_count
     assert all(0 < p.planned_s <= SHARD_BUDGET_S for p in parts), [p.planned_s for p in parts]
+
+
+def test_a_shard_confirms_flips_against_the_history_in_its_out_and_the_merge_keeps_them(
+    tmp_path: Path,
+) -> None:
+    """The nightly workflow puts the history in each shard's --out (it appends nothing)."""
+    run_suite(make_suite_plan(suite(tmp_path)), tmp_path / "shards", FakeRunner(), print)
+    flips = FakeRunner({"modes/03_mode=kraft_acks=all_version=3.9.2": ["fail", "pass"]})
+    parts = run_shards(tmp_path, 2, flips)
+    merged = merge_shards([p.folder for p in parts], tmp_path / "results")
+    assert merged.summary["verdict"] == "pass"
+    assert merged.summary["flaky"] == [
+        {"experiment": "modes", "cell": "03_mode=kraft_acks=all_version=3.9.2"}
+    ]
+    (modes,) = [e for e in merged.summary["experiments"] if e["experiment"] == "modes"]
+    (rerun,) = modes["confirmations"][0]["reruns"]
+    assert rerun["run_dir"].startswith("confirm/")
+    assert (merged.folder / rerun["run_dir"] / "summary.json").is_file()
+    rows = pq.read_table(tmp_path / "results" / "history.parquet").to_pylist()
+    assert [r["confirmation"] for r in rows if r["confirmation"]] == ["flaky"]
