@@ -97,14 +97,16 @@ class Machine:
         if self.pressure_pct is None or self.ts_ms.size == 0:
             return np.full(self.ts_ms.shape, np.nan)
         series = pd.Series(self.pressure_pct, index=pd.to_datetime(self.ts_ms, unit="ms"))
-        return series.rolling("1s").mean().to_numpy(dtype=float)
+        means: np.ndarray = series.rolling("1s").mean().to_numpy(dtype=float)
+        return means
 
     @property
     def overloaded(self) -> np.ndarray:
         """Per row: the machine was overloaded over the interval it closes."""
         with np.errstate(invalid="ignore"):
             pressed = np.nan_to_num(self.pressure_1s, nan=0.0) >= PRESSURE_OVERLOADED_PCT
-        return (self.lag_ms >= LAG_OVERLOADED_MS) | pressed
+        both: np.ndarray = np.logical_or(self.lag_ms >= LAG_OVERLOADED_MS, pressed)
+        return both
 
     @property
     def spans(self) -> list[Span]:
@@ -175,7 +177,8 @@ def machine_summary(machine: Machine) -> dict[str, float | int]:
 
 
 def _measured(values: np.ndarray) -> np.ndarray:
-    return values[~np.isnan(values)]
+    kept: np.ndarray = values[~np.isnan(values)]
+    return kept
 
 
 def _pct(values: np.ndarray, p: int) -> float:

@@ -41,6 +41,15 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     for name in ("spec.yaml", "summary.md", "junit.xml"):
         assert (run_dir / name).exists(), name
 
+    # The machine, sampled over the cell: the host every ~100 ms, the brokers by name; on
+    # this quiet machine no timing figure is left to it (test_machine_overload.py: loaded).
+    machine = pq.read_table(cell_dir / "machine.parquet").to_pydict()
+    sources = set(machine["source"])
+    assert {"host", "broker-1", "broker-2", "broker-3"} <= sources, sources
+    summary = json.loads((cell_dir / "summary.json").read_text())
+    assert summary["machine"]["samples"] > 100
+    assert summary["overloaded"] == {}, summary["machine"]
+
     # What happened: every record acked, none lost, all consumed, the faults in the history.
     counts = cell["counts"]
     assert counts["attempted"] == 900

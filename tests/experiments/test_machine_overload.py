@@ -1,0 +1,57 @@
+"""The overload rule against a real cluster: a small cell whose timing bounds hold by their
+values is `unknown`, naming the machine, beside CPU burners; its count is judged as always."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.experiments.cli import HERE, not_passed, run_single_cell
+
+pytestmark = [pytest.mark.docker, pytest.mark.slow]
+
+SPEC = HERE / "machine-overload.yaml"
+TIMING = ("ack_p99_ms", "unavailable_s")
+BURNER = "import time\nend = time.monotonic() + {s}\nwhile time.monotonic() < end: pass\n"
+
+
+@contextmanager
+def burners(n: int, max_s: float) -> Iterator[None]:
+    """n busy loops that stop by themselves after max_s, and are killed at the end anyway."""
+    procs = [subprocess.Popen([sys.executable, "-c", BURNER.format(s=max_s)]) for _ in range(n)]
+    try:
+        yield
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
+
+
+def checks(summary: dict[str, Any]) -> dict[str, dict[str, str]]:
+    return {c["name"]: c for c in summary["checks"]}
+
+
+def test_a_cell_beside_cpu_burners_is_unknown_naming_the_machine_and_its_count_judged(
+    tmp_path: Path,
+) -> None:
+    """The quiet half (no timing figure left to the machine) is test_end_to_end's."""
+    with burners(2, max_s=300):
+        done, cell, cell_dir = run_single_cell(SPEC, tmp_path)
+    summary = json.loads((cell_dir / "summary.json").read_text())
+    assert summary["verdict"] == "unknown", not_passed(cell)
+    assert done.returncode == 3  # unknown (docs/cli.md)
+    judged = checks(summary)
+    for metric in TIMING:
+        assert judged[metric]["verdict"] == "unknown", judged[metric]
+        assert "undecided: machine overloaded for" in judged[metric]["detail"]
+        assert metric in summary["overloaded"]
+        assert isinstance(summary[metric], int | float)  # the figure itself is kept
+    assert judged["lost"]["verdict"] == "pass"  # counts are judged as always
+    assert summary["machine"]["overloaded_s"] > 5
