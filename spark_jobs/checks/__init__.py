@@ -20,6 +20,7 @@ from spark_jobs.checks import (
     ownership,
     pipeline,
     records,
+    schedule,
     spark_sets,
     stall,
     steps,
@@ -29,6 +30,7 @@ from spark_jobs.checks import (
 CHECKS: tuple[Check, ...] = (
     records.CHECK,
     latency.CHECK,
+    schedule.CHECK,  # beside the ack figures: the producer's own schedule slip
     consumers.CHECK,
     transactions.CHECK,
     pipeline.CHECK,
