@@ -29,7 +29,7 @@ from harness.results.windows import fault_windows
 LEDGER_COLUMNS = ["seq", "status", "send_ts", "ack_ts"]
 CONSUMED_COLUMNS = ["seq", "consumer", "ts"]
 # History kinds too chatty for the events table (they are in the plot already).
-QUIET_KINDS = {ev.PRODUCER_ERRORS}
+QUIET_KINDS = {ev.PRODUCER_ERRORS, ev.PRODUCER_BLOCKED}
 MAX_EVENT_ROWS = 300
 # What each ack latency figure is over: (the part of spark_jobs.checks.latency, its words).
 LATENCY_ROWS = {
@@ -39,7 +39,11 @@ LATENCY_ROWS = {
     "ack_p99_ms_faulted": ("faulted", "p99, records sent while a fault window was open"),
     "ack_p99_ms_steady": (
         "steady",
-        "p99, records sent outside every fault window, from the first ack on",
+        "p99, records sent outside every fault window and recovery, from the first ack on",
+    ),
+    "ack_p99_ms_recovering": (
+        "recovering",
+        "p99, records sent after a heal until every partition had its full ISR again",
     ),
 }
 

@@ -139,6 +139,13 @@ PRODUCER_RESUME = "producer.resume"  # producer (SIGCONT)
 # abortable, fatal, action (retry | abort | reinit): librdkafka's transactional errors
 PRODUCER_TXN_ERROR = "producer.txn_error"
 PRODUCER_REINIT = "producer.reinit"  # producer, txn (its outcome unknown), error: a new client
+# first_seq, rate, end_ms, planned: an incarnation's pacing starts now (its ts), record
+# first_seq + j due j / rate s later, `planned` records due before end_ms (and the spec's
+# last seq); spark_jobs/checks/schedule.py measures the sends against it
+PRODUCER_SCHEDULE = "producer.schedule"
+# seq, ms: one call that handed a record to the client waited that long (the Java client's
+# send() over 10 ms; librdkafka's full local queue: the produce() retried after polls)
+PRODUCER_BLOCKED = "producer.blocked"
 
 # --- consumer sets, as the runner sees their processes ------------------------------------
 CONSUMER_LAUNCH = "consumer.launch"  # consumer, pid: a process started (first start or restart)

@@ -212,6 +212,7 @@ WORKLOAD_FIGURES = (
     "ack_p50_ms",
     "ack_p99_ms",
     "ack_max_ms",
+    "ack_p99_ms_recovering",  # its periods follow the heals: the workload, to be safe
     "broker.under_replicated_s",
     "broker.offline_partitions_s",
     "broker.produce_p99_ms_max",

@@ -35,14 +35,27 @@ COUNT_NAMES = (
 TIME_METRICS = ("max_stall_s", "unavailable_s")
 # Producer ack latency (ack_ts - send_ts of `ok` records) in ms, at the summary's top level:
 # nearest-rank percentiles and the maximum over all of them; then the p99 of those sent while
-# a fault window was open (fault.inject .. fault.heal) and of the others (a same-run baseline).
+# a fault window was open (fault.inject .. fault.heal), of the others (a same-run baseline),
+# and of those sent after a heal until the cluster had recovered (not in the baseline).
 LATENCY_METRICS = (
     "ack_p50_ms",
     "ack_p99_ms",
     "ack_max_ms",
     "ack_p99_ms_faulted",
     "ack_p99_ms_steady",
+    "ack_p99_ms_recovering",
 )
+# The producer's own schedule (spark_jobs/checks/schedule.py), at the summary's top level:
+# records the schedule planned, the most seconds a send was behind its planned time, the
+# seconds it was more than SCHEDULE_TOLERANCE_S behind, the seconds spent blocked in the
+# client. Figures to read beside the ack figures (and `schedule_notes` on them).
+SCHEDULE_METRICS = (
+    "producer_planned",
+    "producer_behind_max_s",
+    "producer_behind_s",
+    "producer_blocked_s",
+)
+SCHEDULE_TOLERANCE_S = 1.0
 # ERROR and FATAL events of the brokers' logs not allowed by the spec's `broker_logs.allow`
 # (spark_jobs/checks/broker_logs.py), at the summary's top level.
 BROKER_LOG_METRICS = ("broker_errors",)
@@ -270,7 +283,16 @@ class Figures(TypedDict, total=False):
     ack_max_ms: int | None
     ack_p99_ms_faulted: int | None
     ack_p99_ms_steady: int | None
-    ack_latency: dict[str, dict[str, int]]  # part (all, faulted, steady) -> figure -> ms
+    ack_p99_ms_recovering: int | None
+    # part (all, faulted, recovering, steady, start) -> figure -> ms
+    ack_latency: dict[str, dict[str, int]]
+    producer_planned: int | None  # SCHEDULE_METRICS
+    producer_behind_max_s: float | None
+    producer_behind_s: float | None
+    producer_blocked_s: float | None
+    # A send-rate-dependent figure -> how far behind its schedule the producer was during
+    # the figure's window, when more than SCHEDULE_TOLERANCE_S (no key: it kept up).
+    schedule_notes: dict[str, str]
     stalls_by_set: dict[str, float | None]
     stall_windows: list[StallWindow] | None
     step_stalls: list[StepStalls] | None

@@ -22,6 +22,7 @@ from harness.results.metrics import (
     LATENCY_METRICS,
     PER_SET_KEYS,
     RECOVERED,
+    SCHEDULE_METRICS,
     SECTION_FIGURES,
     SPARK_METRICS,
     TIME_METRICS,
@@ -36,6 +37,7 @@ ALLOWED_METRICS = (
     *COUNT_METRICS,
     *TIME_METRICS,
     *LATENCY_METRICS,
+    *SCHEDULE_METRICS,
     *SPARK_METRICS,
     *BROKER_LOG_METRICS,
     *(f"{m}.<set>" for m in PER_SET_KEYS),
@@ -262,7 +264,12 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
         if name not in set_names:
             return f"no consumer set named {name!r}; sets: {', '.join(set_names) or 'none'}"
     elif metric not in (
-        COUNT_METRICS + TIME_METRICS + LATENCY_METRICS + SPARK_METRICS + BROKER_LOG_METRICS
+        COUNT_METRICS
+        + TIME_METRICS
+        + LATENCY_METRICS
+        + SCHEDULE_METRICS
+        + SPARK_METRICS
+        + BROKER_LOG_METRICS
     ):
         return f"unknown metric; allowed: {', '.join(ALLOWED_METRICS)}"
     if bound is not None and bound.op == "exact":

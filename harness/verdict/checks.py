@@ -145,7 +145,16 @@ def _numeric(metric: str, bound: Bound, summary: Figures) -> Judgement:
             f"{metric} = {format_number(float(value))} undecided: {overloaded}, expected {shown}",
         )
     verdict: Verdict = "pass" if bound.holds(float(value)) else "fail"
-    return Judgement(metric, verdict, f"{metric} = {format_number(float(value))}, expected {shown}")
+    detail = f"{metric} = {format_number(float(value))}, expected {shown}"
+    return Judgement(metric, verdict, detail + _schedule_note(metric, summary))
+
+
+def _schedule_note(metric: str, summary: Figures) -> str:
+    """The producer's schedule slip during a rate-dependent figure's window, as a note:
+    the figure stands, but was measured on a producer that sent late."""
+    notes = summary.get("schedule_notes")
+    note = notes.get(metric) if isinstance(notes, Mapping) else None
+    return f" (note: {note})" if note else ""
 
 
 def _resumption(summary: Figures) -> Judgement:

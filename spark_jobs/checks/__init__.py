@@ -21,6 +21,7 @@ from spark_jobs.checks import (
     ownership,
     pipeline,
     records,
+    schedule,
     spark_sets,
     stall,
     steps,
@@ -30,6 +31,7 @@ from spark_jobs.checks import (
 CHECKS: tuple[Check, ...] = (
     records.CHECK,
     latency.CHECK,
+    schedule.CHECK,  # beside the ack figures: the producer's own schedule slip
     consumers.CHECK,
     transactions.CHECK,
     pipeline.CHECK,

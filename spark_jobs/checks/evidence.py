@@ -34,6 +34,7 @@ from harness.results.metrics import (
     COUNT_NAMES,
     LATENCY_METRICS,
     PER_SET_KEYS,
+    SCHEDULE_METRICS,
     SPARK_METRICS,
     Figures,
 )
@@ -52,9 +53,17 @@ PRODUCER_FIGURES = (
     "nonmonotonic_send",
     "unavailable_s",
     *LATENCY_METRICS,
+    *SCHEDULE_METRICS,
 )
 OUTPUT_FIGURES = ("output_duplicates", "output_lost", "output_aborted")
-TOP_FIGURES = ("max_stall_s", "unavailable_s", *LATENCY_METRICS, *SPARK_METRICS, "resumptions")
+TOP_FIGURES = (
+    "max_stall_s",
+    "unavailable_s",
+    *LATENCY_METRICS,
+    *SCHEDULE_METRICS,
+    *SPARK_METRICS,
+    "resumptions",
+)
 TABLES = ("ledger", "consumed", "commits", "log", "output")
 
 

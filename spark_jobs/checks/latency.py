@@ -1,17 +1,18 @@
-"""failed and the producer's ack latency, over the run and inside / outside fault windows,
-from the ledger.
+"""failed and the producer's ack latency, over the run and by the part of the run each
+record was sent in, from the ledger.
 
 Latency = ack_ts - send_ts of `ok` records, in ms. Percentiles are nearest-rank: the p-th is
 the smallest latency that at least p % of the records do not exceed, so it is a latency some
 record really had, and exact. It is computed from the histogram of latencies (one row per
 distinct ms value), so a 10 M-row ledger costs one aggregation, not a sort of its rows.
 
-A record is `faulted` when it was sent while a fault window was open (fault.inject up to the
-fault.heal of the same fault_id, harness.results.windows; a window never healed stays open);
-else `start` when it was sent before the run's first ack (the producer's own start-up:
-connections, metadata, its producer id; measured at 0.8-2 s on a loaded machine, which alone
-made the baseline's p99); `steady` otherwise: the same run's baseline. Consumer crashes are
-not faults of the producer's path and do not count.
+The parts (spark_jobs.send_parts): `faulted` (sent while a fault window was open),
+`recovering` (sent after a heal until every partition had a leader and its full ISR again:
+leaders moving, followers catching up; harness.results.recovery), `start` (sent before the
+run's first ack: the producer's own start-up, connections, metadata, its producer id;
+measured at 0.8-2 s on a loaded machine, which alone made the baseline's p99) and `steady`
+(the rest: the same run's baseline, which the seconds after a heal no longer inflate).
+Consumer crashes are not faults of the producer's path and do not count.
 """
 
 from __future__ import annotations
@@ -22,14 +23,21 @@ from pyspark.sql import functions as F
 from harness.results import events as ev
 from harness.results.events import Event
 from harness.results.metrics import LATENCY_METRICS, Figures
-from harness.results.windows import fault_windows
+from harness.results.recovery import Period
 from spark_jobs.check import Check
 from spark_jobs.context import NO_LEDGER, CellContext
+from spark_jobs.send_parts import (
+    ALL,
+    FAULTED,
+    RECOVERING,
+    STEADY,
+    SendPeriods,
+    first_ack,
+    send_part,
+)
 
 LATENCY = "latency_ms"
 PART = "part"
-ALL, FAULTED, STEADY, START = "all", "faulted", "steady", "start"
-PARTS = (ALL, FAULTED, STEADY, START)
 PERCENTILES = (50, 99)
 FIGURES = ("acked", *(f"p{p}_ms" for p in PERCENTILES), "max_ms")
 # Summary figure -> (part, figure of that part).
@@ -39,8 +47,8 @@ TOP_LEVEL = {
     "ack_max_ms": (ALL, "max_ms"),
     "ack_p99_ms_faulted": (FAULTED, "p99_ms"),
     "ack_p99_ms_steady": (STEADY, "p99_ms"),
+    "ack_p99_ms_recovering": (RECOVERING, "p99_ms"),
 }
-Period = tuple[int, int | None]  # [start, end) in ms; end None: never healed
 
 
 def run(ctx: CellContext) -> Figures:
@@ -59,44 +67,25 @@ def failed(ledger: DataFrame) -> int:
     return ledger.filter(F.col("status") == "fail").count()
 
 
-def fault_periods(history: list[Event]) -> list[Period]:
-    """The windows of faults done to the cluster, in time order."""
-    return [(w.start_ms, w.end_ms) for w in fault_windows(history) if not w.consumer_crash]
-
-
-def sent_during(send_ts: Column, periods: list[Period]) -> Column:
-    """Whether send_ts falls in any [start, end) period."""
-    inside = F.lit(False)
-    for start, end in periods:
-        after = send_ts >= F.lit(start)
-        inside = inside | (after if end is None else after & (send_ts < F.lit(end)))
-    return inside
-
-
 def _rank(p: int) -> Column:
     """ceil(total * p / 100) in integers: the rank of the p-th percentile."""
     return F.expr(f"(total * {p} + 99) div 100")
 
 
-def latency_by_part(ledger: DataFrame, periods: list[Period]) -> dict[str, dict[str, int]]:
-    """Per part (all, faulted, steady, start): acked, p50_ms, p99_ms, max_ms; a part without
+def latency_by_part(
+    ledger: DataFrame, periods: list[Period], recovering: list[Period] | None = None
+) -> dict[str, dict[str, int]]:
+    """Per part (all, faulted, recovering, steady, start): acked, p50_ms, p99_ms, max_ms,
+    `periods` the fault windows, `recovering` the periods after their heals; a part without
     any acked record (with an ack_ts) is absent."""
     acked = ledger.filter(
         (F.col("status") == "ok") & F.col("ack_ts").isNotNull() & F.col("send_ts").isNotNull()
     )
-    first_ack = acked.agg(F.min("ack_ts")).first()
-    started = (
-        F.lit(True)
-        if first_ack is None or first_ack[0] is None
-        else (F.col("send_ts") >= F.lit(int(first_ack[0])))
-    )
+    split = SendPeriods(periods, recovering or [])
     hist = (
         acked.select(
             (F.col("ack_ts") - F.col("send_ts")).alias(LATENCY),
-            F.when(sent_during(F.col("send_ts"), periods), FAULTED)
-            .when(~started, START)
-            .otherwise(STEADY)
-            .alias(PART),
+            send_part(F.col("send_ts"), split, first_ack(acked)).alias(PART),
         )
         .groupBy(PART, LATENCY)
         .agg(F.count(F.lit(1)).alias("n"))
@@ -129,8 +118,9 @@ def latency_summary(
     ledger: DataFrame, history: list[Event], has_history: bool
 ) -> tuple[dict[str, dict[str, int]], dict[str, int | None], dict[str, str]]:
     """(figures per part, the TOP_LEVEL figures, why each None one is undecided)."""
-    periods = fault_periods(history)
-    parts = latency_by_part(ledger, periods)
+    split = SendPeriods.of(history)
+    periods = split.faulted
+    parts = latency_by_part(ledger, periods, split.recovering)
     if not has_history:  # the fault windows are unknown, so is the split
         parts = {k: v for k, v in parts.items() if k == ALL}
     top: dict[str, int | None] = {
@@ -142,10 +132,17 @@ def latency_summary(
         FAULTED: f"no acked record was sent during the {len(periods)} fault window(s)"
         if periods
         else f"no {ev.FAULT_INJECT} in history.jsonl: nothing was sent during a fault",
-        STEADY: "every acked record was sent during a fault window or before the first ack",
+        STEADY: "every acked record was sent during a fault window, while the cluster"
+        " recovered after one, or before the first ack",
+        RECOVERING: f"no acked record was sent while the cluster recovered after the"
+        f" {len(split.recovering)} heal(s) that left it short of leaders or in-sync replicas"
+        if split.recovering
+        else "no heal left a partition without a leader or its full ISR: no recovery to measure",
     }
     if not has_history:
-        why[FAULTED] = why[STEADY] = "history.jsonl missing: fault windows unknown"
+        why[FAULTED] = why[STEADY] = why[RECOVERING] = (
+            "history.jsonl missing: fault windows unknown"
+        )
     undecided = {
         name: why[ALL] if ALL not in parts else why[part]
         for name, (part, _) in TOP_LEVEL.items()

@@ -173,3 +173,24 @@ def test_kafkas_verifiable_producer_events_map_too() -> None:
     assert {r[3] for r in failed} == {"unknown"}
     assert all(str(r[5]).startswith("NetworkException: Disconnected from node 2") for r in failed)
     assert [e["kind"] for e in rows.events] == [ev.PRODUCER_START, ev.PRODUCER_END]
+
+
+def test_the_schedule_and_the_time_blocked_in_send_become_producer_events() -> None:
+    stream = [
+        '{"timestamp":100,"name":"producer_schedule","first_seq":0,"rate":50.0,'
+        '"end_ms":60100,"planned":3000}',
+        '{"timestamp":150,"name":"producer_send_blocked","seq":7,"blocked_ms":1200}',
+        '{"timestamp":900,"name":"shutdown_complete","attempted":5,"acked":5,"failed":0,'
+        '"blocked_ms":1204}',
+    ]
+    schedule, blocked, end = map_producer(stream, {}).events
+    assert schedule == {
+        "ts": 100,
+        "kind": ev.PRODUCER_SCHEDULE,
+        "first_seq": 0,
+        "rate": 50.0,
+        "end_ms": 60100,
+        "planned": 3000,
+    }
+    assert blocked == {"ts": 150, "kind": ev.PRODUCER_BLOCKED, "seq": 7, "ms": 1200}
+    assert end["kind"] == ev.PRODUCER_END and end["blocked_ms"] == 1204

@@ -57,8 +57,22 @@ PHASES = [ev(0, "phase", phase="workload"), ev(5000, "phase", phase="collect")]
 # Records 0..299 sent every 10 ms. Kill 1 is open over [1000, 2000) ms: records 100..199;
 # kill 2 from 2500 ms and never healed: records 250..299. So 150 faulted, 150 steady.
 # A consumer crash over the whole run must not count (it is not on the producer's path).
+# The partition watch saw every partition led with its full ISR: no heal leaves a recovery.
+WATCHED = [
+    ev(
+        0,
+        "partition.state",
+        topic="chaos",
+        partition=0,
+        leader=1,
+        isr=[1, 2, 3],
+        replicas=[1, 2, 3],
+    )
+]
+
 SPLIT_HISTORY = [
     *PHASES,
+    *WATCHED,
     ev(0, "consumer.crash", consumer="group/m0", pid=7),
     ev(1000, "fault.inject", fault_id=1, fault="kill", target="kafka-1"),
     ev(1500, "fault.heal", fault_id=9, fault="kill", target="kafka-3"),  # heals nothing open
@@ -143,7 +157,67 @@ def test_faulted_and_steady_split_by_fault_windows(tmp_path: Path, spark: Any) -
     assert (out["ack_p99_ms_faulted"], out["ack_p99_ms_steady"]) == (1149, 149)
     assert (out["ack_p50_ms"], out["ack_p99_ms"], out["ack_max_ms"]) == (150, 1147, 1150)
     assert out["counts"]["failed"] == 2
+    assert set(LATENCY_METRICS) & set(out["undecided"]) == {"ack_p99_ms_recovering"}
+    assert "no recovery to measure" in out["undecided"]["ack_p99_ms_recovering"]
+
+
+def state(ts: int, leader: int | None, isr: list[int]) -> dict[str, Any]:
+    return ev(
+        ts,
+        "partition.state",
+        topic="chaos",
+        partition=0,
+        leader=leader,
+        isr=isr,
+        replicas=[1, 2, 3],
+    )
+
+
+@needs_java
+def test_records_sent_after_a_heal_until_the_full_isr_is_back_are_recovering(
+    tmp_path: Path, spark: Any
+) -> None:
+    """Records every 10 ms: faulted while broker 1 is down [1000, 2000), recovering from
+    its heal until the watch shows its ISR whole again at 2400 (leader 2 still: the
+    preferred leader is not waited for), steady otherwise: the seconds after a heal no
+    longer make the baseline's p99."""
+    history = [
+        *PHASES,
+        state(0, 1, [1, 2, 3]),
+        ev(1000, "fault.inject", fault_id=1, fault="kill", target="broker-1"),
+        state(1300, 2, [2, 3]),
+        ev(2000, "fault.heal", fault_id=1, fault="kill", target="broker-1"),
+        state(2100, 2, [2, 3]),  # a poll after the heal, not yet whole
+        state(2400, 2, [1, 2, 3]),
+    ]
+    ledger = []
+    for i in range(300):
+        latency = 1000 if 100 <= i < 200 else 500 if 200 <= i < 240 else 5
+        ledger.append(rec(i, T + 10 * i, latency))
+    out = verify(spark, write_cell(tmp_path, ledger, history))
+    parts = out["ack_latency"]
+    assert parts["recovering"] == {"acked": 40, "p50_ms": 500, "p99_ms": 500, "max_ms": 500}
+    assert parts["faulted"]["acked"] == 100 and parts["start"]["acked"] == 1
+    assert parts["steady"] == {"acked": 159, "p50_ms": 5, "p99_ms": 5, "max_ms": 5}
+    assert (out["ack_p99_ms_recovering"], out["ack_p99_ms_steady"]) == (500, 5)
     assert not set(LATENCY_METRICS) & set(out["undecided"])
+
+
+@needs_java
+def test_without_a_partition_watch_a_heal_is_followed_by_a_capped_recovery(
+    tmp_path: Path, spark: Any
+) -> None:
+    """A history without partition.state (before the watch) cannot say when the cluster
+    recovered: RECOVERY_CAP_MS (30 s) after each heal is `recovering`."""
+    history = [
+        *PHASES,
+        ev(1000, "fault.inject", fault_id=1, fault="kill", target="broker-1"),
+        ev(2000, "fault.heal", fault_id=1, fault="kill", target="broker-1"),
+    ]
+    ledger = [rec(i, T + 10 * i, 5) for i in range(300)]
+    out = verify(spark, write_cell(tmp_path, ledger, history))
+    assert out["ack_latency"]["recovering"]["acked"] == 100  # 2000 .. 2990 ms
+    assert out["ack_latency"]["steady"]["acked"] == 99  # 10 .. 990 ms (record 0: start)
 
 
 @needs_java
@@ -182,6 +256,8 @@ def test_every_acked_record_inside_a_fault_leaves_steady_undecided(
     out = verify(spark, write_cell(tmp_path, ledger, history))
     assert out["ack_p99_ms_faulted"] == 29 and out["ack_p99_ms_steady"] is None
     assert "every acked record" in out["undecided"]["ack_p99_ms_steady"]
+    assert out["ack_p99_ms_recovering"] is None
+    assert "no heal left a partition" in out["undecided"]["ack_p99_ms_recovering"]
 
 
 @needs_java

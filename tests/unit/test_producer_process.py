@@ -320,3 +320,5 @@ def test_the_producer_process_runs_from_its_spec_part_alone(tmp_path: Path) -> N
     events = {e.kind: e.fields for e in history.events}
     assert events["producer.start"]["first_seq"] == 0 and events["producer.start"]["acks"] == "all"
     assert events["producer.end"]["attempted"] == rows == events["producer.end"]["failed"]
+    schedule = events["producer.schedule"]  # its pacing's start: the slip is measured from it
+    assert (schedule["first_seq"], schedule["rate"], schedule["planned"]) == (0, 40, 20)

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from harness.results.metrics import BROKER_FIGURES
+from harness.results.metrics import BROKER_FIGURES, SCHEDULE_METRICS
 from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, write_table
 from harness.spec import Cell, expand_cells, parse_spec
 from spark_jobs.local_rows import local_frame
@@ -306,10 +306,14 @@ def test_resumptions_exact_skipped_and_without_commit(consumer_cell: dict[str, A
     ]
     # No fault; and every record was sent before the first ack (all acked at T + 500): the
     # producer's start, no steady baseline either. A hand-built cell has no broker logs and
-    # no metrics.parquet: Kafka's own figures are undecided, never 0.
+    # no metrics.parquet: Kafka's own figures are undecided, never 0; no producer.start with
+    # a rate: the producer's schedule is unknown.
     assert set(consumer_cell["undecided"]) == {
         "ack_p99_ms_faulted",
         "ack_p99_ms_steady",
+        "ack_p99_ms_recovering",
+        *SCHEDULE_METRICS,
+        "schedule_notes",
         "broker_errors",
         *(f"broker.{name}" for name in BROKER_FIGURES),
     }

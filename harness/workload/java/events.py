@@ -10,7 +10,9 @@ check and report reads a Java client's cell unchanged:
   `sends.csv` row; `producer_send_success` -> an `ok` acks row at its partition and offset;
   `producer_send_error` -> a `fail` row when the exception says the record was never
   written, else `unknown` (it may have been); `startup_complete` / `shutdown_complete` ->
-  `producer.start` / `producer.end`.
+  `producer.start` / `producer.end` (with `blocked_ms`: all time inside send());
+  `producer_schedule` -> `producer.schedule`; `producer_send_blocked` -> `producer.blocked`
+  (seq, ms: one send() call of 10 ms or more).
 - consumer: `record_data` -> a `consumed` row (printed is processed), in the generation of
   the latest `partitions_assigned` (-> `consumer.assign`); `offsets_committed` -> `commits`
   rows, or `consumer.commit_failed`; `partitions_revoked` -> `consumer.revoke`;
@@ -127,9 +129,15 @@ def map_producer(lines: list[str], start_fields: dict[str, Any]) -> ProducerRows
             out.events.append({"ts": ts, "kind": ev.PRODUCER_START, **start_fields, **fields})
         elif name == "shutdown_complete":
             counts: dict[str, Any] = {
-                k: event[k] for k in ("attempted", "acked", "failed") if k in event
+                k: event[k] for k in ("attempted", "acked", "failed", "blocked_ms") if k in event
             }
             out.events.append({"ts": ts, "kind": ev.PRODUCER_END, **counts})
+        elif name == "producer_schedule":
+            plan = {k: event.get(k) for k in ("first_seq", "rate", "end_ms", "planned")}
+            out.events.append({"ts": ts, "kind": ev.PRODUCER_SCHEDULE, **plan})
+        elif name == "producer_send_blocked" and seq is not None:
+            ms = event.get("blocked_ms")
+            out.events.append({"ts": ts, "kind": ev.PRODUCER_BLOCKED, "seq": seq, "ms": ms})
         elif name == "producer_error":
             error = f"{exception_name(event)}: {event.get('message')}"
             out.events.append({"ts": ts, "kind": ev.PRODUCER_CRASH, "error": error})

@@ -14,7 +14,8 @@ Every record's ledger lines go to the files of its incarnation `<name>`
 been written), and with transactions `<name>.txns.csv`, each transaction's end as the
 producer learnt it.
 
-Pacing: record k of an incarnation goes when `k / rate` seconds have passed since it began,
+Pacing: record k of an incarnation goes when `k / rate` seconds have passed since it began
+(a `producer.schedule` event says when, from which seq, and how many records are due),
 handed to the client in batches of what is due (BATCH at most); sending stops at the end
 (`end_ms`, else duration_s from the start; at the latest Runtime.max_s), after the spec's
 records, or when the wrapper says stop. With `transactions`, records go in transactions of
@@ -200,6 +201,7 @@ class ProducerCore:
         self.written = self.seq + n
         for seq in seqs:
             value = encode_value(seq, self.spec.record_size)
+            blocked: float | None = None
             while True:
                 try:
                     producer.produce(
@@ -207,7 +209,11 @@ class ProducerCore:
                     )
                     break
                 except BufferError:  # local queue full: wait for deliveries
+                    blocked = time.monotonic() if blocked is None else blocked
                     self.poll(producer, 0.1)
+            if blocked is not None:  # produce() itself never blocks: this is the only wait
+                ms = round((time.monotonic() - blocked) * 1000)
+                self.emit(ev.PRODUCER_BLOCKED, seq=seq, ms=ms)
         self.seq += n
 
     # --- transactions -------------------------------------------------------------------------
@@ -318,13 +324,18 @@ class ProducerCore:
             # Its own duration counts from the pacing's start, not from before the client
             # started: duration_s * rate records, the last one due just inside it.
             self.end_ms = min(now_ms() + int(s.duration_s * 1000), self._latest_ms)
-        start, first = time.monotonic(), self.seq
+        first, last = self.seq, self.last_seq
         # Records due before the end (seq first + j is due at j / rate): a loop that wakes a
         # little late still sends them, within LATE_GRACE_MS past the end; one held up longer
         # (a full buffer, a paused process) stops at the end with what it sent.
         owed = first + max(math.ceil((self.end_ms - now_ms()) / 1000 * s.rate), 0)
+        planned = max((owed if last is None else min(owed, last + 1)) - first, 0)
+        # The schedule as a fact of the history: the sends are measured against it.
+        self.emit(
+            ev.PRODUCER_SCHEDULE, first_seq=first, rate=s.rate, end_ms=self.end_ms, planned=planned
+        )
+        start = time.monotonic()
         in_txn = 0  # records sent in the open transaction
-        last = self.last_seq
         while not self._stopping() and self._in_time(owed):
             if last is not None and self.seq > last:
                 break

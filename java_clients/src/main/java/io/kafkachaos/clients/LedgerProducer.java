@@ -17,7 +17,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * "k<seq>", padded to record-size) at a rate until end-ms or the last seq, each one's
  * producer_send event printed before the client gets it, each delivery a
  * producer_send_success or producer_send_error event (VerifiableProducer's names and
- * fields, plus "seq"). VerifiableProducer itself cannot be the ledger producer: its values
+ * fields, plus "seq"); ours besides: producer_schedule when the pacing starts (first_seq, rate,
+ * end_ms, planned), producer_send_blocked for a send() call of 10 ms or more (seq,
+ * blocked_ms), and shutdown_complete's blocked_ms (all time inside send()). VerifiableProducer itself cannot be the ledger producer: its values
  * are a counter (no record size, no seq the other readers decode, no first seq after a
  * restart) and it has no end time. The pacing is harness.workload.producer.core's.
  *
@@ -29,7 +31,11 @@ public final class LedgerProducer {
     private static final long LATE_GRACE_MS = 250;
     private static final long STOP_WAIT_S = 90;
 
+    /** A send() call longer than this is reported (producer_send_blocked): a normal one takes µs. */
+    private static final long BLOCK_REPORT_MS = 10;
+
     private final AtomicLong acked = new AtomicLong();
+    private long blockedNanos = 0; // time inside send(), every call (the loop's thread only)
     private final AtomicLong failed = new AtomicLong();
     private volatile boolean stopping = false;
 
@@ -63,8 +69,11 @@ public final class LedgerProducer {
         long seq = firstSeq;
         try (KafkaProducer<byte[], byte[]> producer =
                 new KafkaProducer<>(props, new ByteArraySerializer(), new ByteArraySerializer())) {
-            long start = System.nanoTime();
             long owed = firstSeq + Math.max((long) Math.ceil((endMs - System.currentTimeMillis()) / 1000.0 * rate), 0);
+            long planned = Math.max((lastSeq >= 0 ? Math.min(owed, lastSeq + 1) : owed) - firstSeq, 0);
+            Events.emit("producer_schedule", "first_seq", firstSeq, "rate", rate, "end_ms", endMs,
+                    "planned", planned);
+            long start = System.nanoTime();
             while (!stopping && inTime(endMs, seq < owed)) {
                 if (lastSeq >= 0 && seq > lastSeq) {
                     break;
@@ -94,7 +103,7 @@ public final class LedgerProducer {
             throw e;
         } finally {
             Events.emit("shutdown_complete", "attempted", seq - firstSeq, "acked", acked.get(),
-                    "failed", failed.get());
+                    "failed", failed.get(), "blocked_ms", blockedNanos / 1_000_000);
             done.countDown();
         }
     }
@@ -108,6 +117,7 @@ public final class LedgerProducer {
         byte[] key = ("k" + seq).getBytes(StandardCharsets.US_ASCII);
         byte[] value = value(seq, size);
         String head = new String(value, 0, Math.min(value.length, 21), StandardCharsets.US_ASCII);
+        long called = System.nanoTime();
         try {
             producer.send(new ProducerRecord<>(topic, key, value), (meta, err) -> {
                 if (err == null) {
@@ -125,6 +135,20 @@ public final class LedgerProducer {
             failed.incrementAndGet();
             Events.emit("producer_send_error", "seq", seq, "key", "k" + seq, "value", head,
                     "topic", topic, "exception", err.getClass().getName(), "message", err.getMessage());
+        } finally {
+            blocked(seq, System.nanoTime() - called);
+        }
+    }
+
+    /**
+     * Time inside send(): it blocks for metadata of a partition it does not know yet and for
+     * room in buffer.memory (each up to max.block.ms), so the schedule slips while it waits.
+     */
+    private void blocked(long seq, long nanos) {
+        blockedNanos += nanos;
+        long ms = nanos / 1_000_000;
+        if (ms >= BLOCK_REPORT_MS) {
+            Events.emit("producer_send_blocked", "seq", seq, "blocked_ms", ms);
         }
     }
 
