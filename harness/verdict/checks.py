@@ -14,7 +14,16 @@ from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures
 from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
 
-__all__ = ["VERDICTS", "Judgement", "Verdict", "evaluate", "overall", "recovery"]
+__all__ = [
+    "VERDICTS",
+    "Judgement",
+    "Verdict",
+    "evaluate",
+    "lookup",
+    "overall",
+    "recovery",
+    "why_undecided",
+]
 
 
 @dataclass(frozen=True)
@@ -94,7 +103,8 @@ def lookup(metric: str, summary: Figures) -> object:
     return summary.get(metric)
 
 
-def _why_undecided(metric: str, summary: Figures) -> str:
+def why_undecided(metric: str, summary: Figures) -> str:
+    """The summary's reason for an undecided figure: its own, its section's or its set's."""
     reasons = summary.get("undecided") or {}
     reason = reasons.get(metric)
     section = split_section(metric)
@@ -113,7 +123,7 @@ def _numeric(metric: str, bound: Bound, summary: Figures) -> Judgement:
     value = lookup(metric, summary)
     shown = bound.shown()
     if value is None:
-        reason = _why_undecided(metric, summary)
+        reason = why_undecided(metric, summary)
         return Judgement(metric, "unknown", f"{metric} undecided ({reason}), expected {shown}")
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         return Judgement(
@@ -129,7 +139,7 @@ def _resumption(summary: Figures) -> Judgement:
     """exact: every restart resumed at the committed offset / checkpoint."""
     restarts = summary.get("resumptions")
     if restarts is None:
-        reason = _why_undecided(RESUMPTION, summary)
+        reason = why_undecided(RESUMPTION, summary)
         return Judgement(RESUMPTION, "unknown", f"resumption undecided ({reason}), expected exact")
     if not restarts:
         return Judgement(
