@@ -56,6 +56,8 @@ SUITE_FILE = "suite.yaml"
 EXPERIMENTS = "experiments"
 FIGURE_HISTORY = "history.parquet"  # beside the run folders: results/history.parquet
 RESULTS_INDEX = "index.html"  # beside them too: results/index.html
+# `harness calibrate`'s folder: its runs' folders and, beside them, every bound's figures.
+CALIBRATION = "calibration.json"
 
 
 @dataclass(frozen=True)
