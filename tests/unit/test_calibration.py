@@ -142,8 +142,7 @@ def test_a_run_without_a_folder_undecides_its_figures(tmp_path: Path) -> None:
 def test_bounds_with_room_are_ok(tmp_path: Path) -> None:
     plan = make_spec(tmp_path, SPEC.replace('">= 54"', '">= 30"').replace("0.8 *", "0.5 *"))
     runs = [
-        write_run(tmp_path / f"r{i}", "cal", [summary(CELL_1, 60.0 + i, 5.0 + i)])
-        for i in range(2)
+        write_run(tmp_path / f"r{i}", "cal", [summary(CELL_1, 60.0 + i, 5.0 + i)]) for i in range(2)
     ]
     doc = calibration({}, plan.cells[:1], runs)
     assert {b["metric"]: b["status"] for b in doc["cells"][0]["bounds"]} == {
