@@ -225,12 +225,12 @@ def bound_entry(
         "overloaded": overloaded,
         "min": min(decided, default=None),
         "max": max(decided, default=None),
-        "margin": None if margin is None else round(margin, 4),
+        "margin": None if margin is None else round(margin, 6),
         "verdicts": verdicts,
         "status": status,
         "suggested": suggestion.text,
         "suggested_threshold": suggestion.threshold,
-        "suggested_margin": None if suggested_margin is None else round(suggested_margin, 4),
+        "suggested_margin": None if suggested_margin is None else round(suggested_margin, 6),
         "note": suggestion.note,
     }
 
