@@ -18,7 +18,6 @@ from harness.cli.options import SparkMasterOpt, use_spark_master
 from harness.cli.plans import is_suite, load_plan, print_plan
 from harness.cli.progress import CellProgress
 from harness.cli.terminal import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, console, fail
-from harness.errors import HarnessError
 
 if TYPE_CHECKING:
     from harness.experiment import Plan
@@ -65,7 +64,7 @@ def run_calibration(plan: Plan, folder: Path, runs: int) -> list[dict[str, Any]]
                 run_dir, summary, _ = run_plan(
                     plan, folder, CellProgress(), cell_done, checks=checks
                 )
-            except HarnessError as exc:  # this run's cells are undecided; the next one runs
+            except Exception as exc:  # an hour of runs is not lost to one: its cells undecided
                 first = (str(exc).splitlines() or [""])[0]
                 record["error"] = f"{type(exc).__name__}: {first}"
             else:
