@@ -7,8 +7,8 @@ verdict flipped from pass; `index` writes results/index.html; `run SUITE --shard
 part of a suite and `merge-shards` joins the parts (harness.suite.shards).
 
 This module builds the app from one module per verb group (validate, run, suite_run,
-folders, incidents, cleanup); what they share: terminal (console, exit codes), options,
-plans and builds. Every verb imports what it runs when it runs (the run side loads Docker).
+calibrate, folders, incidents, cleanup); what they share: terminal (console, exit codes),
+options, plans and builds. Every verb imports what it runs when it runs (the run side loads Docker).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from harness.cli import cleanup, folders, incidents, run, suite_run, validate
+from harness.cli import calibrate, cleanup, folders, incidents, run, suite_run, validate
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."
@@ -48,6 +48,7 @@ def _main(
 app.command()(validate.validate)
 app.command()(incidents.incidents)
 app.command()(run.run)
+app.command()(calibrate.calibrate)
 app.command("merge-shards")(suite_run.merge_shards_command)
 app.command()(folders.compare)
 app.command()(folders.index)

@@ -62,6 +62,8 @@ EXPERIMENTS = "experiments"
 CONFIRMATIONS = "confirm"  # a suite folder's re-runs of flipped cells (`--confirm-flips`)
 FIGURE_HISTORY = "history.parquet"  # beside the run folders: results/history.parquet
 RESULTS_INDEX = "index.html"  # beside them too: results/index.html
+# `harness calibrate`'s folder: its runs' folders and, beside them, every bound's figures.
+CALIBRATION = "calibration.json"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,17 @@ from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
 from harness.verdict.margin import has_margin, margin
 
-__all__ = ["VERDICTS", "Judgement", "Verdict", "evaluate", "margins", "overall", "recovery"]
+__all__ = [
+    "VERDICTS",
+    "Judgement",
+    "Verdict",
+    "evaluate",
+    "lookup",
+    "margins",
+    "overall",
+    "recovery",
+    "why_undecided",
+]
 
 
 @dataclass(frozen=True)
@@ -110,7 +120,8 @@ def lookup(metric: str, summary: Figures) -> object:
     return summary.get(metric)
 
 
-def _why_undecided(metric: str, summary: Figures) -> str:
+def why_undecided(metric: str, summary: Figures) -> str:
+    """The summary's reason for an undecided figure: its own, its section's or its set's."""
     reasons = summary.get("undecided") or {}
     reason = reasons.get(metric)
     section = split_section(metric)
@@ -129,7 +140,7 @@ def _numeric(metric: str, bound: Bound, summary: Figures) -> Judgement:
     value = lookup(metric, summary)
     shown = bound.shown()
     if value is None:
-        reason = _why_undecided(metric, summary)
+        reason = why_undecided(metric, summary)
         return Judgement(metric, "unknown", f"{metric} undecided ({reason}), expected {shown}")
     if isinstance(value, bool) or not isinstance(value, int | float) or math.isnan(value):
         return Judgement(
@@ -161,7 +172,7 @@ def _resumption(summary: Figures) -> Judgement:
     """exact: every restart resumed at the committed offset / checkpoint."""
     restarts = summary.get("resumptions")
     if restarts is None:
-        reason = _why_undecided(RESUMPTION, summary)
+        reason = why_undecided(RESUMPTION, summary)
         return Judgement(RESUMPTION, "unknown", f"resumption undecided ({reason}), expected exact")
     if not restarts:
         return Judgement(

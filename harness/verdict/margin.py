@@ -26,7 +26,13 @@ def margin(bound: Bound, value: float) -> float:
     threshold = bound.threshold
     if threshold is None or bound.op not in ORDERED:
         raise ValueError(f"no margin for bound {bound}: only a resolved <, <=, > or >= has one")
-    distance = value - threshold if bound.op in (">", ">=") else threshold - value
-    scale = max(abs(threshold), abs(value))
-    result = distance / scale if scale else 0.0
+    result = relative_distance(bound.op, threshold, value)
     return result if bound.holds(value) else -abs(result)
+
+
+def relative_distance(op: str, threshold: float, value: float) -> float:
+    """(value's distance from the threshold, positive on the side `op` passes) / the larger
+    of |threshold| and |value|; 0 when both are 0. The one formula (calibrate's too)."""
+    distance = value - threshold if op in (">", ">=") else threshold - value
+    scale = max(abs(threshold), abs(value))
+    return distance / scale if scale else 0.0

@@ -1,0 +1,156 @@
+"""`calibrate SPEC`: each cell run N times with the spec's seed (one schedule: what varies is
+the noise), optionally beside K CPU burners, then every bound's figures, spread, margin and a
+bound with 30 % margin (harness.verdict.calibration) in a table and calibration.json."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from harness.cli.builds import refuse_unbuilt
+from harness.cli.options import SparkMasterOpt, use_spark_master
+from harness.cli.plans import is_suite, load_plan, print_plan
+from harness.cli.progress import CellProgress
+from harness.cli.terminal import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, console, fail
+
+if TYPE_CHECKING:
+    from harness.experiment import Plan
+
+RUNS_MAX, LOAD_MAX = 100, 64
+BURNER_CAP_MAX_S = 86400.0
+# calibration.json's status -> the exit code (docs/cli.md).
+EXIT_FOR_STATUS = {"ok": 0, "thin": 1, "failed": 1, "undecided": 3}
+
+
+def load_average() -> list[float] | None:
+    """The machine's 1, 5 and 15 min load averages (/proc/loadavg), None where there are none."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except OSError:
+        return None
+
+
+def burner_cap_s(plan: Plan, runs: int) -> float:
+    """How long the burners may live: three times the runs' planned time, plus 10 min."""
+    from harness.suite.estimate import estimate_cell_s, estimate_experiment_s
+
+    planned = estimate_experiment_s([estimate_cell_s(c.spec) for c in plan.cells])
+    return min(BURNER_CAP_MAX_S, 3 * runs * planned + 600)
+
+
+def run_calibration(plan: Plan, folder: Path, runs: int) -> list[dict[str, Any]]:
+    """Run the plan `runs` times into `folder` (one Spark session for all); each run's folder
+    (or error), verdict, load averages and duration. Ctrl-C goes through."""
+    from harness.experiment import run_plan
+    from harness.verdict.run_verify import small_cells, spark_checks
+
+    def cell_done(summary: dict[str, Any]) -> None:
+        console.print(f"  {summary['cell']} verdict [bold]{summary['verdict']}[/bold]")
+
+    records: list[dict[str, Any]] = []
+    with spark_checks(small=small_cells(plan.cells)) as checks:
+        for n in range(1, runs + 1):
+            console.print(f"[bold magenta]calibrate[/bold magenta] run {n}/{runs}")
+            record: dict[str, Any] = {"run": n, "folder": None, "verdict": "unknown"}
+            record["loadavg_start"] = load_average()
+            t0 = time.monotonic()
+            try:
+                run_dir, summary, _ = run_plan(
+                    plan, folder, CellProgress(), cell_done, checks=checks
+                )
+            except Exception as exc:  # an hour of runs is not lost to one: its cells undecided
+                first = (str(exc).splitlines() or [""])[0]
+                record["error"] = f"{type(exc).__name__}: {first}"
+            else:
+                record["folder"], record["verdict"] = str(run_dir), summary.get("verdict")
+            record["loadavg_end"] = load_average()
+            record["duration_s"] = round(time.monotonic() - t0, 1)
+            records.append(record)
+    return records
+
+
+def calibrate(
+    spec: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
+    runs: Annotated[
+        int, typer.Option(min=1, max=RUNS_MAX, help="Runs of every selected cell.")
+    ] = 3,
+    load: Annotated[
+        int,
+        typer.Option(
+            min=0, max=LOAD_MAX, help="CPU burners (one busy process each) beside the runs."
+        ),
+    ] = 0,
+    cells: Annotated[
+        str | None, typer.Option(help="Only cells whose id matches (comma list, globs).")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            help="The calibration's folder: its run folders and calibration.json "
+            "(default results/<UTC start>-calibrate-<spec name>)."
+        ),
+    ] = None,
+    spark_master: SparkMasterOpt = None,
+) -> None:
+    """Run each cell N times with the spec's seed and say how far every bound of `expect:`
+    sits from its figures; suggest bounds with 30 % margin."""
+    use_spark_master(spark_master)
+    if is_suite(spec):
+        raise fail(EXIT_USAGE, f"calibrate runs one experiment; {spec} is a suite file")
+    plan = load_plan(spec, None, cells)
+    from harness.verdict.calibration import calibration, has_numeric_bound
+
+    if not any(has_numeric_bound(c) for c in plan.cells):
+        raise fail(EXIT_USAGE, f"{spec}: no selected cell has a numeric bound to calibrate")
+    print_plan(plan)
+    refuse_unbuilt(plan.cells)
+    started = datetime.now(timezone.utc)
+    folder = out or Path("results") / (
+        f"{started.strftime('%Y%m%dT%H%M%SZ')}-calibrate-{plan.spec.name}"
+    )
+    console.print(
+        f"calibrating: {len(plan.cells)} cell(s) x {runs} run(s), seed {plan.seed}, "
+        f"{load} CPU burner(s); folder {folder}",
+        highlight=False,
+    )
+    from harness.common.burners import cpu_burners
+
+    t0 = time.monotonic()
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with cpu_burners(load, burner_cap_s(plan, runs)):
+            records = run_calibration(plan, folder, runs)
+    except KeyboardInterrupt:  # the cell has stopped its consumers and its cluster
+        console.print("[yellow]interrupted[/yellow]: runs and burners stopped, cluster removed")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except OSError as exc:
+        raise fail(EXIT_INFRA, f"{folder}: {exc}") from None
+    info = {
+        "spec": plan.spec.name,
+        "file": str(spec),
+        "seed": plan.seed,
+        "runs": runs,
+        "load": load,
+        "cells_filter": cells,
+        "started": started.isoformat(timespec="seconds"),
+        "duration_s": round(time.monotonic() - t0, 1),
+        "run_folders": records,
+    }
+    folders = [Path(r["folder"]) if r["folder"] else r.get("error", "") for r in records]
+    doc = calibration(info, plan.cells, folders)
+    from harness.cli.calibration_table import print_calibration
+    from harness.results.layout import CALIBRATION
+
+    try:
+        (folder / CALIBRATION).write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise fail(EXIT_INFRA, f"{folder / CALIBRATION}: {exc}") from None
+    print_calibration(doc)
+    console.print(f"written: {folder / CALIBRATION}", highlight=False)
+    raise typer.Exit(EXIT_FOR_STATUS.get(doc["status"], EXIT_INFRA))

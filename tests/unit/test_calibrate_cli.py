@@ -1,0 +1,206 @@
+"""`harness calibrate` through the command line without Docker: the runs are a fake `run_plan`
+writing hand-built run folders with known figures; the burners of `--load` are real."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cli import app
+from harness.cli.terminal import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE
+from harness.common.processes import ManagedProcess
+from harness.errors import HarnessError
+from harness.experiment import Plan
+from harness.results.layout import CALIBRATION, RunPaths
+from tests.unit.suite_folders import write_run
+from tests.unit.test_burners import alive
+from tests.unit.test_calibration import CELL_1, CELL_2, SPEC, summary
+from tests.unit.test_suite_cli import every_build_there, tiny_suite
+
+runner = CliRunner()
+# Per run: cell -> (max stall = group stall, unavailable_s); `>= 54` with 60.1 is thin (10 %).
+THIN = [
+    {CELL_1: (60.1, 11.2), CELL_2: (80.0, 5.0)},
+    {CELL_1: (61.0, 9.0), CELL_2: (81.0, 6.0)},
+    {CELL_1: (70.0, 10.0), CELL_2: (82.0, 7.0)},
+]
+
+
+STARTED: list[ManagedProcess] = []  # the burners `calibrate` started, real processes
+
+
+def burner_pids() -> list[int]:
+    """The burners started in this test that are running."""
+    return [b.pid for b in STARTED if b.running and alive(b.pid)]
+
+
+class FakeRuns:
+    """Stands in for `run_plan`: run n writes a run folder with `figures[n - 1]`; `fail`: a
+    run number that raises `error` instead."""
+
+    def __init__(
+        self,
+        figures: list[dict[str, tuple[float, float]]],
+        fail: int = 0,
+        error: Callable[[], BaseException] = lambda: HarnessError("Docker does not answer"),
+    ) -> None:
+        self.figures = figures
+        self.fail, self.error = fail, error
+        self.burners: list[int] = []  # burners running during each run
+        self.seeds: list[int] = []
+
+    def __call__(
+        self,
+        plan: Plan,
+        out: Path,
+        report: Any,
+        on_cell_done: Callable[[dict[str, Any]], None],
+        keep_cluster: bool = False,
+        checks: Any = None,
+    ) -> tuple[Path, dict[str, Any], None]:
+        self.seeds.append(plan.seed)
+        self.burners.append(len(burner_pids()))
+        n = len(self.seeds)
+        if n == self.fail:
+            raise self.error()
+        cells = []
+        for cell in plan.cells:
+            stall, unavailable = self.figures[n - 1][cell.id]
+            cells.append(summary(cell.id, stall, unavailable))
+            on_cell_done(cells[-1])
+        run_dir = write_run(out / f"20260101T00000{n}Z-cal", "cal", cells)
+        return run_dir, json.loads(RunPaths(run_dir).summary.read_text()), None
+
+
+@pytest.fixture
+def spec(tmp_path: Path) -> Path:
+    path = tmp_path / "cal.yaml"
+    path.write_text(SPEC, encoding="utf-8")
+    return path
+
+
+def fake_runs(monkeypatch: pytest.MonkeyPatch, fake: FakeRuns) -> FakeRuns:
+    import harness.common.burners
+    import harness.experiment
+
+    def start_burners(count: int, max_s: float) -> list[ManagedProcess]:
+        started = real_start(count, max_s)
+        STARTED.extend(started)
+        return started
+
+    real_start = harness.common.burners.start_burners
+    STARTED.clear()
+    monkeypatch.setattr(harness.common.burners, "start_burners", start_burners)
+    monkeypatch.setattr(harness.experiment, "run_plan", fake)
+    every_build_there(monkeypatch)
+    return fake
+
+
+def test_a_thin_bound_exits_1_with_its_table_and_calibration_json(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_runs(monkeypatch, FakeRuns(THIN))
+    out = tmp_path / "cal"
+    result = runner.invoke(app, ["calibrate", str(spec), "--out", str(out)])
+    assert result.exit_code == EXIT_FAIL, result.output
+    assert fake.seeds == [5, 5, 5]  # the spec's seed each time: one schedule
+    doc = json.loads((out / CALIBRATION).read_text())
+    assert (doc["spec"], doc["runs"], doc["load"], doc["seed"]) == ("cal", 3, 0, 5)
+    assert doc["status"] == "thin" and doc["cells_filter"] is None
+    assert [r["run"] for r in doc["run_folders"]] == [1, 2, 3]
+    for run in doc["run_folders"]:
+        assert Path(run["folder"]).parent == out and run["verdict"] == "pass"
+        assert len(run["loadavg_start"]) == 3 and len(run["loadavg_end"]) == 3
+    (stall,) = [b for b in doc["cells"][0]["bounds"] if b["metric"] == "max_stall_s"]
+    assert stall["figures"] == [60.1, 61.0, 70.0] and stall["suggested"] == ">= 42"
+    text = result.output
+    assert "cell 01_duration_s=60" in text and "max_stall_s >= 54" in text
+    assert "60.1 61 70" in text and "10.1 %" in text and ">= 42 (30.1 %)" in text
+    assert "lost: a count bound says whether" in text
+    assert "calibration: thin" in text and f"written: {out / CALIBRATION}" in text
+
+
+def test_bounds_with_room_exit_0_and_cells_filters(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    roomy = SPEC.replace('">= 54"', '">= 30"').replace("0.8 *", "0.5 *").replace("15.3", "20")
+    spec.write_text(roomy)
+    fake = fake_runs(monkeypatch, FakeRuns(THIN))
+    out = tmp_path / "cal"
+    args = ["calibrate", str(spec), "--runs", "2", "--cells", "01_*", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_PASS, result.output
+    doc = json.loads((out / CALIBRATION).read_text())
+    assert [c["cell"] for c in doc["cells"]] == [CELL_1] and doc["cells_filter"] == "01_*"
+    assert doc["runs"] == 2 and len(fake.seeds) == 2 and doc["status"] == "ok"
+
+
+def test_load_runs_burners_beside_every_run_and_leaves_none(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_runs(monkeypatch, FakeRuns(THIN))
+    args = ["calibrate", str(spec), "--runs", "2", "--load", "2", "--out", str(tmp_path / "c")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_FAIL, result.output
+    assert fake.burners == [2, 2]
+    assert len(STARTED) == 2 and burner_pids() == []
+    assert "2 CPU burner(s)" in result.output
+
+
+def test_ctrl_c_stops_the_burners_and_exits_130(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_runs(monkeypatch, FakeRuns(THIN, fail=2, error=KeyboardInterrupt))
+    args = ["calibrate", str(spec), "--load", "1", "--out", str(tmp_path / "c")]
+    result = runner.invoke(app, args)
+    assert result.exit_code == EXIT_INTERRUPTED, result.output
+    assert fake.burners == [1, 1] and burner_pids() == []
+    assert not (tmp_path / "c" / CALIBRATION).exists()
+
+
+def test_a_run_that_breaks_leaves_its_figures_undecided_and_the_next_runs(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_runs(monkeypatch, FakeRuns(THIN, fail=2))
+    out = tmp_path / "cal"
+    result = runner.invoke(app, ["calibrate", str(spec), "--out", str(out)])
+    assert result.exit_code == EXIT_FAIL, result.output  # still thin
+    assert len(fake.seeds) == 3
+    doc = json.loads((out / CALIBRATION).read_text())
+    broken = doc["run_folders"][1]
+    assert broken["folder"] is None and broken["error"] == "HarnessError: Docker does not answer"
+    (stall,) = [b for b in doc["cells"][0]["bounds"] if b["metric"] == "max_stall_s"]
+    assert stall["figures"] == [60.1, None, 70.0]
+    assert stall["undecided"] == [{"run": 2, "reason": "HarnessError: Docker does not answer"}]
+    assert "run 2 undecided: HarnessError: Docker does not answer" in result.output
+
+
+def test_the_default_folder_is_under_results(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_runs(monkeypatch, FakeRuns(THIN))
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["calibrate", str(spec), "--runs", "1"])
+    assert result.exit_code == EXIT_FAIL, result.output
+    (folder,) = (tmp_path / "results").iterdir()
+    assert folder.name.endswith("-calibrate-cal") and (folder / CALIBRATION).is_file()
+
+
+def test_bad_input_exits_2_and_runs_nothing(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = fake_runs(monkeypatch, FakeRuns(THIN))
+    suite = runner.invoke(app, ["calibrate", str(tiny_suite(tmp_path))])
+    assert suite.exit_code == EXIT_USAGE and "is a suite file" in suite.output
+    spec.write_text("name: cal\nproducer: {records: 10}\nexpect: {recovered: true}\n")
+    flag_only = runner.invoke(app, ["calibrate", str(spec)])
+    assert flag_only.exit_code == EXIT_USAGE and "has a numeric bound" in flag_only.output
+    spec.write_text("name: cal\nexpect: {lost: 0}\nproducer: {colour: red}\n")
+    assert runner.invoke(app, ["calibrate", str(spec)]).exit_code == EXIT_USAGE
+    assert runner.invoke(app, ["calibrate", str(spec), "--runs", "0"]).exit_code == EXIT_USAGE
+    assert fake.seeds == []
