@@ -33,14 +33,14 @@ HOST = "host"  # the sampler's machine-wide rows; the others are one container e
 OTHER = "other:"  # prefix of a container that was not one of the cell's nodes
 # A sample at least this late marks its interval as overloaded. Chosen from measurements:
 # docs/results.md ("The machine").
-LAG_OVERLOADED_MS = 50.0
+LAG_OVERLOADED_MS = 100.0
 # ... and so is one whose last second had some runnable task waiting for a core this share of
 # the time (PSI's cpu `some`: the kernel's own measure of CPU contention).
 PRESSURE_OVERLOADED_PCT = 80.0
 # A figure is undecided when its window held at least this much overloaded time, and at
 # least this share of the window.
-OVERLOAD_MIN_S = 1.0
-OVERLOAD_SHARE = 0.05
+OVERLOAD_MIN_S = 5.0
+OVERLOAD_SHARE = 0.5
 
 MACHINE_SCHEMA = pa.schema(
     [

@@ -4,34 +4,18 @@ values is `unknown`, naming the machine, beside CPU burners; its count is judged
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from harness.common.burners import cpu_burners
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 SPEC = HERE / "machine-overload.yaml"
 TIMING = ("ack_p99_ms", "unavailable_s")
-BURNER = "import time\nend = time.monotonic() + {s}\nwhile time.monotonic() < end: pass\n"
-
-
-@contextmanager
-def burners(n: int, max_s: float) -> Iterator[None]:
-    """n busy loops that stop by themselves after max_s, and are killed at the end anyway."""
-    procs = [subprocess.Popen([sys.executable, "-c", BURNER.format(s=max_s)]) for _ in range(n)]
-    try:
-        yield
-    finally:
-        for p in procs:
-            p.kill()
-            p.wait()
 
 
 def checks(summary: dict[str, Any]) -> dict[str, dict[str, str]]:
@@ -42,7 +26,7 @@ def test_a_cell_beside_cpu_burners_is_unknown_naming_the_machine_and_its_count_j
     tmp_path: Path,
 ) -> None:
     """The quiet half (no timing figure left to the machine) is test_end_to_end's."""
-    with burners(2, max_s=300):
+    with cpu_burners(2, max_s=300):
         done, cell, cell_dir = run_single_cell(SPEC, tmp_path)
     summary = json.loads((cell_dir / "summary.json").read_text())
     assert summary["verdict"] == "unknown", not_passed(cell)
