@@ -7,6 +7,7 @@ through its own key) is checked here, once a matrix cell is complete.
 
 from __future__ import annotations
 
+from harness.faults.cell_view import DEFAULT_OFFSETS_RF
 from harness.faults.kind import CellView, FaultKind
 from harness.nodes.capabilities import Capabilities, Shape
 from harness.nodes.migration_config import migration_problems
@@ -86,6 +87,7 @@ def spec_problems(spec: Spec) -> list[Problem]:
                 f"expected <= cluster.brokers ({c.brokers}) (got {spec.topic.replication_factor})",
             )
         )
+    out += _offsets_problems(spec)
     out += _producer_problems(spec.producer)
     out += java_producer_problems(spec.producer, spec.cluster.version)
     out += _consumer_problems(spec)
@@ -235,6 +237,26 @@ def _cluster_problems(c: ClusterSpec) -> list[Problem]:
             )
         )
     return out
+
+
+def _offsets_problems(spec: Spec) -> list[tuple[str, str]]:
+    """A consumer group (or a pipeline) needs __consumer_offsets, which Kafka creates only with
+    offsets.topic.replication.factor brokers (its default 3): with fewer, the steady state
+    would wait for it in vain."""
+    c = spec.cluster
+    groups = spec.pipeline is not None or any(s.kind == "group" for _, s in spec.consumer_sets())
+    key = "offsets.topic.replication.factor"
+    rf = c.broker_config.get(key, DEFAULT_OFFSETS_RF)
+    if not groups or not isinstance(rf, int) or isinstance(rf, bool) or rf <= c.brokers:
+        return []
+    said = f"got {rf}" if key in c.broker_config else f"Kafka's default {rf}"
+    return [
+        (
+            f"cluster.broker_config.{key}",
+            f"expected <= cluster.brokers ({c.brokers}) ({said}): a consumer group needs "
+            "__consumer_offsets, which Kafka cannot create on fewer brokers",
+        )
+    ]
 
 
 def _producer_problems(p: ProducerSpec) -> list[Problem]:

@@ -164,6 +164,18 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
             "topic.replication_factor: expected <= cluster.brokers (3) (got 4)",
         ),
         (
+            "name: a\nproducer: {records: 1}\ncluster: {brokers: 1}\ntopic: {replication_factor: 1}\n"
+            "consumer: {kind: group}\n",
+            "cluster.broker_config.offsets.topic.replication.factor: expected <= cluster.brokers (1)"
+            " (Kafka's default 3): a consumer group needs __consumer_offsets",
+        ),
+        (
+            "name: a\nproducer: {records: 1}\ncluster: {brokers: 2, broker_config: "
+            "{offsets.topic.replication.factor: 3}}\ntopic: {replication_factor: 1}\n",
+            "cluster.broker_config.offsets.topic.replication.factor: expected <= cluster.brokers (2)"
+            " (got 3)",
+        ),
+        (
             "name: a\nproducer: {records: 1}\nconsumer: {kind: flink}\n",
             "consumer: expected kind group or spark (got 'flink')",
         ),
