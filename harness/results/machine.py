@@ -34,8 +34,11 @@ OTHER = "other:"  # prefix of a container that was not one of the cell's nodes
 # A sample at least this late marks its interval as overloaded. Chosen from measurements:
 # docs/results.md ("The machine").
 LAG_OVERLOADED_MS = 100.0
-# ... and so is one whose last second had some runnable task waiting for a core this share of
-# the time (PSI's cpu `some`: the kernel's own measure of CPU contention).
+# ... and so is one whose last second kept every core this busy (the CPU saturated: a thread
+# that wakes waits for a core; a light cell beside CPU burners shows only this), ...
+BUSY_OVERLOADED_PCT = 95.0
+# ... or had some runnable task waiting for a core this share of the time (PSI's cpu `some`:
+# the kernel's own measure of CPU contention).
 PRESSURE_OVERLOADED_PCT = 80.0
 # A figure is undecided when its window held at least this much overloaded time, and at
 # least this share of the window.
@@ -90,23 +93,33 @@ class Machine:
     steal_pct: np.ndarray
     throttled_ms: float  # summed over the containers and the cell
     pressure_pct: np.ndarray | None = None  # PSI cpu `some` per row (NaN: none measured)
+    busy_pct: np.ndarray | None = None  # CPU busy per row, all cores
 
     @property
     def pressure_1s(self) -> np.ndarray:
         """PSI averaged over each row's last second (NaN without PSI)."""
-        if self.pressure_pct is None or self.ts_ms.size == 0:
+        return self._last_second(self.pressure_pct)
+
+    @property
+    def busy_1s(self) -> np.ndarray:
+        """CPU busy averaged over each row's last second (NaN: not measured)."""
+        return self._last_second(self.busy_pct)
+
+    def _last_second(self, values: np.ndarray | None) -> np.ndarray:
+        if values is None or self.ts_ms.size == 0:
             return np.full(self.ts_ms.shape, np.nan)
-        series = pd.Series(self.pressure_pct, index=pd.to_datetime(self.ts_ms, unit="ms"))
+        series = pd.Series(values, index=pd.to_datetime(self.ts_ms, unit="ms"))
         means: np.ndarray = series.rolling("1s").mean().to_numpy(dtype=float)
         return means
 
     @property
     def overloaded(self) -> np.ndarray:
         """Per row: the machine was overloaded over the interval it closes."""
-        with np.errstate(invalid="ignore"):
-            pressed = np.nan_to_num(self.pressure_1s, nan=0.0) >= PRESSURE_OVERLOADED_PCT
-        both: np.ndarray = np.logical_or(self.lag_ms >= LAG_OVERLOADED_MS, pressed)
-        return both
+        pressed = np.nan_to_num(self.pressure_1s, nan=0.0) >= PRESSURE_OVERLOADED_PCT
+        saturated = np.nan_to_num(self.busy_1s, nan=0.0) >= BUSY_OVERLOADED_PCT
+        late = self.lag_ms >= LAG_OVERLOADED_MS
+        rows: np.ndarray = late | pressed | saturated
+        return rows
 
     @property
     def spans(self) -> list[Span]:
@@ -126,6 +139,7 @@ def read_machine(path: Path) -> Machine | None:
         steal_pct=host["steal_pct"].fillna(0.0).to_numpy(dtype=float),
         throttled_ms=float(table.loc[table["source"] != HOST, "throttled_ms"].fillna(0.0).sum()),
         pressure_pct=host["pressure_pct"].to_numpy(dtype=float) if "pressure_pct" in host else None,
+        busy_pct=host["busy_pct"].to_numpy(dtype=float),
     )
 
 
@@ -169,9 +183,11 @@ def machine_summary(machine: Machine) -> dict[str, float | int]:
         "load1_max": round(float(machine.load1.max()), 2) if lag.size else 0.0,
         "steal_max_pct": round(float(machine.steal_pct.max()), 1) if lag.size else 0.0,
         "throttled_s": round(machine.throttled_ms / 1000.0, 1),
+        "busy_p50_pct": _pct(_measured(machine.busy_1s), 50),
         "pressure_p50_pct": _pct(_measured(machine.pressure_1s), 50),
         "pressure_p90_pct": _pct(_measured(machine.pressure_1s), 90),
         "lag_overloaded_ms": LAG_OVERLOADED_MS,
+        "busy_overloaded_pct": BUSY_OVERLOADED_PCT,
         "pressure_overloaded_pct": PRESSURE_OVERLOADED_PCT,
     }
 
@@ -197,9 +213,11 @@ def overload_reason(machine: Machine, windows: Sequence[Span]) -> str | None:
     said = f"machine overloaded for {over / 1000:.1f} s of this {total / 1000:.1f} s window"
     if not inside.any():
         return said
+    busy = _measured(machine.busy_1s[inside])
     pressure = _measured(machine.pressure_1s[inside])
     lag = machine.lag_ms[inside]
-    parts = [f"CPU pressure p50 {_pct(pressure, 50):.0f} %"] if pressure.size else []
+    parts = [f"CPU busy p50 {_pct(busy, 50):.0f} %"] if busy.size else []
+    parts += [f"CPU pressure p50 {_pct(pressure, 50):.0f} %"] if pressure.size else []
     parts.append(f"wake-up lag p99 {_pct(lag, 99) / 1000:.2f} s")
     parts.append(f"load up to {float(machine.load1[inside].max()):.1f}")
     return f"{said} ({', '.join(parts)})"

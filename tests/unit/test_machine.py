@@ -61,6 +61,14 @@ def test_a_row_is_overloaded_by_its_lag_or_by_a_second_of_cpu_pressure() -> None
     ((a, b),) = pressed.spans
     assert 10_000 < a < 11_000 and 12_000 <= b < 13_000
     assert machine().spans == []
+    # every core busy for a second: a light cell beside CPU burners shows only this
+    quiet = machine()
+    busy = np.where((quiet.ts_ms > 10_000) & (quiet.ts_ms <= 12_000), 100.0, 40.0)
+    saturated = Machine(
+        quiet.ts_ms, quiet.lag_ms, quiet.load1, quiet.steal_pct, 0.0, quiet.pressure_pct, busy
+    )
+    ((a, b),) = saturated.spans
+    assert 10_000 < a < 11_000 and 12_000 <= b < 13_000
     no_psi = Machine(late.ts_ms, late.lag_ms, late.load1, late.steal_pct, 0.0, None)
     assert no_psi.spans == late.spans  # a kernel without PSI: the lag alone
 
