@@ -1,11 +1,12 @@
 """The machine a cell ran on, from its `machine.parquet`: when it was overloaded, and which
 timing figures that leaves undecided.
 
-The sampler (harness.common.machine_sampler) writes a `host` row every ~100 ms with its
-scheduling lag: how late a 100 ms sleep woke. On a quiet machine that is well under a
-millisecond; a runnable thread that waits for a core shows it directly, whatever the cause
-(our own processes, another experiment, a CI neighbour, a stolen vCPU). A sample whose lag
-reaches LAG_OVERLOADED_MS marks the interval it slept over as overloaded.
+The sampler (harness.common.machine_sampler) writes a `host` row every ~100 ms: how late a
+100 ms sleep woke, CPU busy, CPU pressure (PSI), load. A row is overloaded when its last
+second kept the CPU saturated (BUSY_OVERLOADED_PCT), or some runnable task waited for a core
+most of the time (PRESSURE_OVERLOADED_PCT), or its sleep woke LAG_OVERLOADED_MS late. Any of
+these says a thread of ours may have waited for a core, whatever the cause (another
+experiment, a CI neighbour, a stolen vCPU, or the cell's own weight: not told apart yet).
 
 A timing figure (a stall, unavailability, an ack latency, offline or unowned seconds) is
 measured over a window; when the machine was overloaded for at least OVERLOAD_MIN_S of that
@@ -31,8 +32,8 @@ from harness.results.metrics import LATENCY_METRICS, PER_SET_KEYS, Window
 
 HOST = "host"  # the sampler's machine-wide rows; the others are one container each
 OTHER = "other:"  # prefix of a container that was not one of the cell's nodes
-# A sample at least this late marks its interval as overloaded. Chosen from measurements:
-# docs/results.md ("The machine").
+# A row this late is overloaded. All thresholds chosen from measurements: docs/results.md
+# ("The machine").
 LAG_OVERLOADED_MS = 100.0
 # ... and so is one whose last second kept every core this busy (the CPU saturated: a thread
 # that wakes waits for a core; a light cell beside CPU burners shows only this), ...
