@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import numpy as np
@@ -86,7 +87,8 @@ def write_machine(csv_path: Path, out: Path, names: dict[str, str]) -> int:
 
 @dataclass(frozen=True)
 class Machine:
-    """The host rows, in time order."""
+    """The host rows, in time order; what is derived from them is computed once (each
+    figure's reason reads the spans again)."""
 
     ts_ms: np.ndarray
     lag_ms: np.ndarray
@@ -96,12 +98,12 @@ class Machine:
     pressure_pct: np.ndarray | None = None  # PSI cpu `some` per row (NaN: none measured)
     busy_pct: np.ndarray | None = None  # CPU busy per row, all cores
 
-    @property
+    @cached_property
     def pressure_1s(self) -> np.ndarray:
         """PSI averaged over each row's last second (NaN without PSI)."""
         return self._last_second(self.pressure_pct)
 
-    @property
+    @cached_property
     def busy_1s(self) -> np.ndarray:
         """CPU busy averaged over each row's last second (NaN: not measured)."""
         return self._last_second(self.busy_pct)
@@ -113,7 +115,7 @@ class Machine:
         means: np.ndarray = series.rolling("1s").mean().to_numpy(dtype=float)
         return means
 
-    @property
+    @cached_property
     def overloaded(self) -> np.ndarray:
         """Per row: the machine was overloaded over the interval it closes."""
         pressed = np.nan_to_num(self.pressure_1s, nan=0.0) >= PRESSURE_OVERLOADED_PCT
@@ -122,7 +124,7 @@ class Machine:
         rows: np.ndarray = late | pressed | saturated
         return rows
 
-    @property
+    @cached_property
     def spans(self) -> list[Span]:
         return overloaded_spans(self.ts_ms, self.overloaded, self.lag_ms)
 
