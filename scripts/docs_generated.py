@@ -22,6 +22,7 @@ for _path in (ROOT, Path(__file__).resolve().parent):  # the harness, and the ot
     if str(_path) not in sys.path:
         sys.path.insert(0, str(_path))
 
+import docs_calibration  # noqa: E402
 import docs_capabilities  # noqa: E402
 import docs_faults  # noqa: E402
 import docs_incidents  # noqa: E402
@@ -37,6 +38,9 @@ BLOCKS: dict[Path, dict[str, Render]] = {
         "fault-typo": lambda root: docs_faults.misspelt_kind_error(),
         "fault-kinds": docs_faults.kind_table,
         "capabilities": lambda root: docs_capabilities.capability_table(),
+    },
+    Path("docs/experiments.md"): {
+        "calibrated-bounds": docs_calibration.calibration_table,
     },
     Path("docs/development.md"): {
         "make-targets": docs_layout.make_targets,

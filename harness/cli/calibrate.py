@@ -75,6 +75,18 @@ def run_calibration(plan: Plan, folder: Path, runs: int) -> list[dict[str, Any]]
     return records
 
 
+def record_calibration(spec: Path, name: str, doc: dict[str, Any]) -> None:
+    """Merge `doc` into the spec's calibration record (harness.results.calibration_record)."""
+    from harness.results.calibration_record import merged, read_record, record_path, write_record
+
+    path = record_path(spec, name)
+    try:
+        write_record(path, merged(read_record(path), doc))
+    except (OSError, ValueError) as exc:
+        raise fail(EXIT_INFRA, f"{path}: {exc}") from None
+    console.print(f"recorded: {path}", highlight=False)
+
+
 def calibrate(
     spec: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
     runs: Annotated[
@@ -97,6 +109,14 @@ def calibrate(
         ),
     ] = None,
     spark_master: SparkMasterOpt = None,
+    record: Annotated[
+        bool,
+        typer.Option(
+            "--record",
+            help="Also add the figures to the spec's calibration record "
+            "(experiments/calibrations/<spec name>.json), which the docs cite.",
+        ),
+    ] = False,
 ) -> None:
     """Run each cell N times with the spec's seed and say how far every bound of `expect:`
     sits from its figures; suggest bounds with 30 % margin."""
@@ -153,4 +173,6 @@ def calibrate(
         raise fail(EXIT_INFRA, f"{folder / CALIBRATION}: {exc}") from None
     print_calibration(doc)
     console.print(f"written: {folder / CALIBRATION}", highlight=False)
+    if record:
+        record_calibration(spec, plan.spec.name, doc)
     raise typer.Exit(EXIT_FOR_STATUS.get(doc["status"], EXIT_INFRA))

@@ -39,3 +39,8 @@ def incidents(
         out.print(f"[bold]claim[/bold]     {e.claim}", highlight=False)
         out.print(f"[bold]measured[/bold]  {e.measured or '-'}", highlight=False)
         out.print(f"[bold]safe[/bold]      {e.safe or '-'}", highlight=False)
+        if e.calibrated:
+            out.print(
+                f"[bold]calibrated[/bold] {e.calibrated.removeprefix('calibrated ')}",
+                highlight=False,
+            )

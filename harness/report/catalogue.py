@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.results.calibration_record import headline, read_record, record_path
 from harness.spec import load_spec
 
 # Where the catalogue's experiments live, relative to the project root, in the order shown.
@@ -22,6 +23,7 @@ FOLDERS = (
     "experiments/storage",
 )
 BEGIN, END = "<!-- incidents:begin -->", "<!-- incidents:end -->"
+CALIBRATED_LINK = "figures and margins in [Calibrated bounds](experiments.md#calibrated-bounds)"
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,7 @@ class Entry:
     claim: str
     measured: str
     safe: str
+    calibrated: str = ""  # the calibration record's headline (experiments/calibrations/)
 
 
 def catalogue(root: Path) -> list[Entry]:
@@ -43,7 +46,9 @@ def catalogue(root: Path) -> list[Entry]:
                 continue
             i = spec.incident
             rel = path.relative_to(root).as_posix()
-            entries.append(Entry(rel, spec.name, i.claim, i.measured, i.safe))
+            record = read_record(record_path(path, spec.name))
+            calibrated = headline(record) if record else ""
+            entries.append(Entry(rel, spec.name, i.claim, i.measured, i.safe, calibrated))
     return entries
 
 
@@ -58,8 +63,11 @@ def markdown(entries: list[Entry]) -> str:
         "|---|---|---|---|",
     ]
     for e in entries:
+        measured = _cell(e.measured)
+        if e.calibrated:
+            measured += f" *{e.calibrated[0].upper()}{e.calibrated[1:]}: {CALIBRATED_LINK}.*"
         lines.append(
-            f"| [`{e.name}`]({e.file}) | {_cell(e.claim)} | {_cell(e.measured)} | {_cell(e.safe)} |"
+            f"| [`{e.name}`]({e.file}) | {_cell(e.claim)} | {measured} | {_cell(e.safe)} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -140,6 +140,27 @@ def test_bounds_with_room_exit_0_and_cells_filters(
     assert doc["runs"] == 2 and len(fake.seeds) == 2 and doc["status"] == "ok"
 
 
+def test_record_merges_the_figures_into_the_specs_record_once_per_calibration(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "experiments" / "incidents"
+    folder.mkdir(parents=True)
+    spec = folder / "cal.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    fake_runs(monkeypatch, FakeRuns(THIN + THIN))
+    for n in (1, 2):
+        args = ["calibrate", str(spec), "--out", str(tmp_path / f"cal{n}"), "--record"]
+        result = runner.invoke(app, args)
+        assert result.exit_code == EXIT_FAIL, result.output
+    record = json.loads((tmp_path / "experiments" / "calibrations" / "cal.json").read_text())
+    assert record["spec"] == "cal" and len(record["calibrations"]) == 2
+    (stall,) = [
+        b for b in record["calibrations"][0]["cells"][0]["bounds"] if b["metric"] == "max_stall_s"
+    ]
+    assert stall["figures"] == [60.1, 61.0, 70.0] and stall["verdicts"] == ["pass"] * 3
+    assert "recorded: " in result.output
+
+
 def test_load_runs_burners_beside_every_run_and_leaves_none(
     tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

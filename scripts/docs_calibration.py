@@ -1,0 +1,99 @@
+"""docs/experiments.md's table of calibrated bounds, from the calibration records.
+
+One row per numeric bound of every shipped experiment that has a record
+(experiments/calibrations/<spec name>.json, written by `harness calibrate --record`): the
+bound as the spec writes it today, the quiet runs' figures and their margin against it, the
+bound the runs were judged by when it has changed since (and its margin), and what the runs
+beside CPU burners gave. A record naming a cell the spec no longer has is an error: the
+experiment changed and its figures no longer describe it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from harness.experiment import make_plan
+from harness.results.calibration_record import read_record, record_path
+from harness.spec import load_spec
+from harness.verdict.calibrated import CalibratedBound, calibrated_bounds, unknown_cells
+
+SPEC_FOLDERS = (
+    "experiments",
+    "experiments/incidents",
+    "experiments/operations",
+    "experiments/network",
+    "experiments/storage",
+    "experiments/soak",
+)
+
+
+def _figure(value: float) -> str:
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def _spread(figures: list[float]) -> str:
+    if not figures:
+        return "-"
+    lo, hi = min(figures), max(figures)
+    text = _figure(lo) if lo == hi else f"{_figure(lo)}-{_figure(hi)}"
+    return f"{text} ({len(figures)})"
+
+
+def _margin(row: CalibratedBound) -> str:
+    if row.status == "unmeasured":
+        return "unmeasured"
+    if row.kind == "count":
+        return "fails" if row.status == "failed" else "holds"
+    text = "-" if row.margin is None else f"{row.margin * 100:.0f} %"
+    return f"{text} ({row.status})" if row.status != "ok" else text
+
+
+def _before(row: CalibratedBound) -> str:
+    if row.before is None:
+        return ""
+    margin = "-" if row.margin_before is None else f"{row.margin_before * 100:.0f} %"
+    return f"`{row.before}`: {margin}"
+
+
+def _loaded(row: CalibratedBound) -> str:
+    if not row.loaded_verdicts:
+        return "-"
+    counts = Counter(row.loaded_verdicts)
+    verdicts = ", ".join(f"{counts[v]} {v}" for v in ("pass", "unknown", "fail") if counts[v])
+    figures = ", ".join("-" if f is None else _figure(f) for f in row.loaded)
+    burners = "/".join(str(b) for b in sorted(set(row.burners)))
+    overloaded = f"; {row.loaded_overloaded} overloaded" if row.loaded_overloaded else ""
+    return f"{verdicts} ({figures}; {burners} burners{overloaded})"
+
+
+def spec_files(root: Path) -> list[Path]:
+    return [p for folder in SPEC_FOLDERS for p in sorted((root / folder).glob("*.yaml"))]
+
+
+def calibration_table(root: Path) -> str:
+    lines = [
+        "| experiment | cell | bound | quiet figures (runs) | margin | judged by then: margin "
+        "| beside CPU burners |",
+        "|---|---|---|---|---:|---|---|",
+    ]
+    missing = []
+    for path in spec_files(root):
+        name = load_spec(path).name
+        record = read_record(record_path(path, name))
+        rel = path.relative_to(root).as_posix()
+        if record is None:
+            missing.append(f"[`{name}`]({rel})")
+            continue
+        cells = make_plan(path, 1, None).cells
+        stale = unknown_cells(record, cells)
+        if stale:
+            raise ValueError(f"{record_path(path, name)}: cells {stale} are not in {path}")
+        for row in calibrated_bounds(record, cells):
+            lines.append(
+                f"| [`{name}`]({rel}) | `{row.cell}` | `{row.metric}` `{row.bound}` "
+                f"| {_spread(row.quiet)} | {_margin(row)} | {_before(row)} | {_loaded(row)} |"
+            )
+    if missing:
+        lines += ["", f"Not calibrated yet: {', '.join(missing)}."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,140 @@
+"""The calibration record (no Docker): what it keeps of a calibration.json, merging, its
+headline, and today's bounds judged against its figures (harness.verdict.calibrated)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.experiment import make_plan
+from harness.results.calibration_record import (
+    headline,
+    merged,
+    read_record,
+    record_path,
+    write_record,
+)
+from harness.verdict.calibrated import calibrated_bounds, unknown_cells
+from harness.verdict.calibration import calibration
+from tests.unit.suite_folders import write_run
+from tests.unit.test_calibration import CELL_1, CELL_2, SPEC, make_spec, summary
+
+
+def calibrate(
+    tmp_path: Path,
+    name: str,
+    runs: list[list[dict[str, Any]]],
+    load: int,
+    started: str,
+    spec: str = SPEC,
+) -> dict[str, Any]:
+    plan = make_spec(tmp_path, spec)
+    folders: list[Path | str] = [
+        write_run(tmp_path / f"{name}{i}", "cal", cells) for i, cells in enumerate(runs, 1)
+    ]
+    info = {
+        "spec": "cal",
+        "file": "cal.yaml",
+        "seed": 5,
+        "runs": len(runs),
+        "load": load,
+        "cells_filter": None,
+        "started": started,
+        "duration_s": 1.0,
+        "run_folders": [
+            {"run": i, "loadavg_start": [1.5, 1, 1], "loadavg_end": [2.25 + load, 1, 1]}
+            for i in range(1, len(runs) + 1)
+        ],
+    }
+    return calibration(info, plan.cells, folders)
+
+
+def quiet(tmp_path: Path, spec: str = SPEC) -> dict[str, Any]:
+    runs = [
+        [summary(CELL_1, 60.1, 11.2), summary(CELL_2, 80.0, 5.0)],
+        [summary(CELL_1, 61.0, 9.0), summary(CELL_2, 81.0, 6.0)],
+    ]
+    return calibrate(tmp_path, "q", runs, 0, "2026-11-28T01:00:00+00:00", spec)
+
+
+def loaded(tmp_path: Path) -> dict[str, Any]:
+    overloaded = {"stall_s.group": "machine overloaded for 12 s"}
+    runs = [[summary(CELL_1, None, 30.0, overloaded=overloaded), summary(CELL_2, 85.0, 4.0)]]
+    return calibrate(tmp_path, "l", runs, 2, "2026-11-28T02:00:00+00:00")
+
+
+def rows(record: dict[str, Any], tmp_path: Path, spec: str = SPEC) -> dict[tuple[str, str], Any]:
+    cells = make_spec(tmp_path, spec).cells
+    return {(r.cell, r.metric): r for r in calibrated_bounds(record, cells)}
+
+
+def test_the_record_keeps_figures_verdicts_and_flags_and_merges_once(tmp_path: Path) -> None:
+    q, ld = quiet(tmp_path), loaded(tmp_path)
+    record = merged(merged(None, q), ld)
+    assert merged(record, q) == record  # recording the same calibration twice changes nothing
+    assert [c["load"] for c in record["calibrations"]] == [0, 2]
+    (cell,) = [c for c in record["calibrations"][1]["cells"] if c["cell"] == CELL_1]
+    stall = next(b for b in cell["bounds"] if b["metric"] == "stall_s.group")
+    assert stall["figures"] == [None]
+    assert stall["overloaded_runs"] == [1] and stall["undecided_runs"] == [1]
+    assert record["calibrations"][0]["loadavg_max"] == 2.25
+    assert headline(record) == (
+        "calibrated 2026-11-28: 2 quiet run(s) (load ≤ 2.25), 1 beside 2 CPU burner(s)"
+    )
+    path = tmp_path / "experiments" / "calibrations" / "cal.json"
+    write_record(path, record)
+    assert read_record(path) == record
+    assert record_path(tmp_path / "experiments" / "incidents" / "cal.yaml", "cal") == path
+
+
+def test_a_damaged_record_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "cal.json"
+    path.write_text('{"spec": "cal"}', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"cal\.json: not a calibration record"):
+        read_record(path)
+    assert read_record(tmp_path / "none.json") is None
+
+
+def test_todays_bound_is_judged_against_the_recorded_figures(tmp_path: Path) -> None:
+    record = merged(merged(None, quiet(tmp_path)), loaded(tmp_path))
+    by = rows(record, tmp_path)
+    # `>= 54` against 60.1 and 61: 10 %, thin; a count held
+    floor = by[(CELL_1, "max_stall_s")]
+    assert floor.quiet == [60.1, 61.0] and floor.margin == pytest.approx(0.1015, abs=1e-3)
+    assert floor.status == "thin" and floor.before is None
+    assert by[(CELL_1, "lost")].status == "ok"
+    # beside burners: the stall undecided and flagged, a pass elsewhere
+    stall = by[(CELL_1, "stall_s.group")]
+    assert stall.loaded == [None] and stall.loaded_verdicts == ["unknown"]
+    assert stall.loaded_overloaded == 1 and stall.burners == [2]
+    # `< 15.3` beside burners with 30.0 (not flagged): a fail the docs must show
+    assert by[(CELL_1, "unavailable_s")].status == "failed"
+
+
+def test_a_bound_changed_since_keeps_its_old_margin_beside_the_new(tmp_path: Path) -> None:
+    record = merged(None, quiet(tmp_path))
+    changed = SPEC.replace('max_stall_s: ">= 54"', 'max_stall_s: ">= 42"')
+    floor = rows(record, tmp_path, changed)[(CELL_1, "max_stall_s")]
+    assert floor.bound == ">= 42" and floor.before == ">= 54"
+    assert floor.margin == pytest.approx(1 - 42 / 60.1, abs=1e-3)
+    assert floor.margin_before == pytest.approx(0.1015, abs=1e-3)
+    assert floor.status == "ok"
+
+
+def test_a_bound_no_quiet_run_measured_is_unmeasured(tmp_path: Path) -> None:
+    record = merged(None, loaded(tmp_path))
+    assert rows(record, tmp_path)[(CELL_2, "stall_s.group")].status == "unmeasured"
+
+
+def test_a_record_naming_a_cell_the_spec_lost_is_stale(tmp_path: Path) -> None:
+    record = merged(None, quiet(tmp_path))
+    cells = make_plan(make_spec_path(tmp_path, SPEC.split("matrix:")[0])).cells
+    assert unknown_cells(record, cells) == [CELL_1, CELL_2]
+
+
+def make_spec_path(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "other.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
