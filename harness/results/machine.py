@@ -97,6 +97,10 @@ class Machine:
     throttled_ms: float  # summed over the containers and the cell
     pressure_pct: np.ndarray | None = None  # PSI cpu `some` per row (NaN: none measured)
     busy_pct: np.ndarray | None = None  # CPU busy per row, all cores
+    # CPU ms used since their previous row, at their ts_ms: the cell's own nodes' containers,
+    # and any other container's (whose load is not the cell's)
+    node_cpu: tuple[np.ndarray, np.ndarray] | None = None
+    other_cpu: tuple[np.ndarray, np.ndarray] | None = None
 
     @cached_property
     def pressure_1s(self) -> np.ndarray:
@@ -135,6 +139,8 @@ def read_machine(path: Path) -> Machine | None:
         return None
     table = pq.read_table(path).to_pandas()
     host = table[table["source"] == HOST].sort_values("ts_ms")
+    containers = table[table["source"] != HOST]
+    other = containers["source"].str.startswith(OTHER)
     return Machine(
         ts_ms=host["ts_ms"].to_numpy(dtype=np.int64),
         lag_ms=host["lag_ms"].fillna(0.0).to_numpy(dtype=float),
@@ -143,7 +149,26 @@ def read_machine(path: Path) -> Machine | None:
         throttled_ms=float(table.loc[table["source"] != HOST, "throttled_ms"].fillna(0.0).sum()),
         pressure_pct=host["pressure_pct"].to_numpy(dtype=float) if "pressure_pct" in host else None,
         busy_pct=host["busy_pct"].to_numpy(dtype=float),
+        node_cpu=_cpu(containers[~other]),
+        other_cpu=_cpu(containers[other]),
     )
+
+
+def _cpu(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    return (
+        rows["ts_ms"].to_numpy(dtype=np.int64),
+        rows["cpu_ms"].fillna(0.0).to_numpy(dtype=float),
+    )
+
+
+def _cores(cpu: tuple[np.ndarray, np.ndarray] | None, windows: Sequence[Span]) -> float:
+    """Cores used on average over the windows by the rows of `cpu` (0 without rows)."""
+    total = sum(max(0, b - a) for a, b in windows)
+    if cpu is None or total <= 0:
+        return 0.0
+    ts, ms = cpu
+    used = sum(float(ms[(ts > a) & (ts <= b)].sum()) for a, b in windows)
+    return used / total
 
 
 def overloaded_spans(
@@ -223,6 +248,11 @@ def overload_reason(machine: Machine, windows: Sequence[Span]) -> str | None:
     parts += [f"CPU pressure p50 {_pct(pressure, 50):.0f} %"] if pressure.size else []
     parts.append(f"wake-up lag p99 {_pct(lag, 99) / 1000:.2f} s")
     parts.append(f"load up to {float(machine.load1[inside].max()):.1f}")
+    if machine.node_cpu is not None:  # whose load: the cell's Kafka nodes, or not theirs
+        parts.append(f"Kafka's containers {_cores(machine.node_cpu, windows):.2f} cores")
+        other = _cores(machine.other_cpu, windows)
+        if other >= 0.01:
+            parts.append(f"other containers {other:.2f} cores")
     return f"{said} ({', '.join(parts)})"
 
 

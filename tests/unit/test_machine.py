@@ -102,6 +102,40 @@ def test_a_window_inside_overloaded_time_is_undecided_with_the_load_in_its_reaso
     assert pressed is not None and "(CPU pressure p50 100 %, wake-up lag p99 0.00 s" in pressed
 
 
+def test_the_reason_says_whose_cpu_it_was_the_cells_nodes_or_other_containers() -> None:
+    m = machine(10_000, 30_000)
+    ts = np.arange(100, 100_001, 100, dtype=np.int64)
+    nodes = (ts, np.full(ts.shape, 150.0))  # 150 ms per 100 ms: 1.5 cores
+    others = (ts, np.where(ts > 20_000, 40.0, 0.0))  # 0.4 cores from 20 s on
+    mixed = Machine(
+        m.ts_ms,
+        m.lag_ms,
+        m.load1,
+        m.steal_pct,
+        0.0,
+        m.pressure_pct,
+        node_cpu=nodes,
+        other_cpu=others,
+    )
+    reason = overload_reason(mixed, [(15_000, 25_000)])
+    assert reason is not None
+    assert reason.endswith("Kafka's containers 1.50 cores, other containers 0.20 cores)")
+    alone = overload_reason(
+        Machine(
+            m.ts_ms,
+            m.lag_ms,
+            m.load1,
+            m.steal_pct,
+            0.0,
+            m.pressure_pct,
+            node_cpu=nodes,
+            other_cpu=(ts[:0], ts[:0].astype(float)),
+        ),
+        [(15_000, 25_000)],
+    )
+    assert alone is not None and alone.endswith("Kafka's containers 1.50 cores)")
+
+
 def test_a_window_across_overloaded_time_is_undecided_by_its_share() -> None:
     m = machine(10_000, 30_000)
     assert overload_reason(m, [(20_000, 35_000)]) is not None  # 10 s of 15 s
@@ -183,6 +217,8 @@ def test_summary_and_the_table_round_trip(tmp_path: Path) -> None:
     assert s["lag_max_ms"] == 120.0 and s["overloaded_s"] == 0.1 and s["samples"] == 2
     assert s["pressure_p50_pct"] == 27.5  # of the 1 s means 10 and (10 + 80) / 2
     assert s["load1_max"] == 2.5 and s["steal_max_pct"] == 1.0 and s["throttled_s"] == 0.0
+    assert m.node_cpu is not None and m.other_cpu is not None
+    assert list(m.node_cpu[1]) == [55.5] and list(m.other_cpu[1]) == [10.0]
     assert read_machine(tmp_path / "none.parquet") is None
     assert write_machine(tmp_path / "none.csv", out, {}) == 0
 
