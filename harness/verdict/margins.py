@@ -52,7 +52,7 @@ def margin(op: str, threshold: float, figure: float) -> float:
         return relative_distance(op, threshold, figure)
     distance = -abs(figure - threshold) if side == "equal" else abs(figure - threshold)
     scale = max(abs(threshold), abs(figure))
-    return distance / scale if scale else 0.0
+    return distance / scale + 0.0 if scale else 0.0  # + 0.0: a held equality is 0, not -0
 
 
 def worst_figure(op: str, threshold: float, figures: Iterable[float]) -> float | None:
