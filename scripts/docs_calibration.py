@@ -49,6 +49,11 @@ def _margin(row: CalibratedBound) -> str:
     return f"{text} ({row.status})" if row.status != "ok" else text
 
 
+def _resolved(row: CalibratedBound) -> str:
+    """A relative bound's threshold in this cell."""
+    return f" ({_figure(row.threshold)})" if row.kind == "relative" else ""
+
+
 def _before(row: CalibratedBound) -> str:
     if row.before is None:
         return ""
@@ -91,7 +96,7 @@ def calibration_table(root: Path) -> str:
             raise ValueError(f"{record_path(path, name)}: cells {stale} are not in {path}")
         for row in calibrated_bounds(record, cells):
             lines.append(
-                f"| [`{name}`]({rel}) | `{row.cell}` | `{row.metric}` `{row.bound}` "
+                f"| [`{name}`]({rel}) | `{row.cell}` | `{row.metric}` `{row.bound}`{_resolved(row)} "
                 f"| {_spread(row.quiet)} | {_margin(row)} | {_before(row)} | {_loaded(row)} |"
             )
     if missing:
