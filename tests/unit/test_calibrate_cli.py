@@ -159,6 +159,9 @@ def test_record_merges_the_figures_into_the_specs_record_once_per_calibration(
     ]
     assert stall["figures"] == [60.1, 61.0, 70.0] and stall["verdicts"] == ["pass"] * 3
     assert "recorded: " in result.output
+    shown = runner.invoke(app, ["validate", str(spec)]).output
+    assert "calibrated 20" in shown and "6 quiet run(s)" in shown
+    assert "thin: 01_duration_s=60 max_stall_s >= 54, margin 10 %" in shown
 
 
 def test_load_runs_burners_beside_every_run_and_leaves_none(
