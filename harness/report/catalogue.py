@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.errors import ConfigError
 from harness.results.calibration_record import headline, read_record, record_path
 from harness.spec import load_spec
 
@@ -46,7 +47,10 @@ def catalogue(root: Path) -> list[Entry]:
                 continue
             i = spec.incident
             rel = path.relative_to(root).as_posix()
-            record = read_record(record_path(path, spec.name))
+            try:
+                record = read_record(record_path(path, spec.name))
+            except ValueError as exc:  # a damaged record: named, like a bad spec
+                raise ConfigError(str(exc)) from None
             calibrated = headline(record) if record else ""
             entries.append(Entry(rel, spec.name, i.claim, i.measured, i.safe, calibrated))
     return entries

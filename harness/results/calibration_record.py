@@ -100,6 +100,8 @@ def record_path(spec_file: Path, spec_name: str) -> Path:
 
 def headline(record: Mapping[str, Any]) -> str:
     """One line for the catalogue: when, how many runs, quiet and beside burners."""
+    if not record["calibrations"]:
+        return "calibrated: no calibration recorded yet"
     quiet = [c for c in record["calibrations"] if not c.get("load")]
     loaded = [c for c in record["calibrations"] if c.get("load")]
     parts = []

@@ -95,6 +95,9 @@ def test_a_damaged_record_is_named(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=r"cal\.json: not a calibration record"):
         read_record(path)
     assert read_record(tmp_path / "none.json") is None
+    assert headline({"spec": "cal", "calibrations": []}) == (
+        "calibrated: no calibration recorded yet"
+    )
 
 
 def test_todays_bound_is_judged_against_the_recorded_figures(tmp_path: Path) -> None:
@@ -138,3 +141,19 @@ def make_spec_path(tmp_path: Path, text: str) -> Path:
     path = tmp_path / "other.yaml"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_a_damaged_record_stops_the_catalogue_with_its_name(tmp_path: Path) -> None:
+    from harness.errors import ConfigError
+    from harness.report.catalogue import catalogue
+
+    root = Path(__file__).resolve().parents[2]
+    folder = tmp_path / "experiments" / "incidents"
+    folder.mkdir(parents=True)
+    spec = root / "experiments" / "incidents" / "unclean-election.yaml"
+    (folder / spec.name).write_text(spec.read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / "experiments" / "calibrations").mkdir()
+    bad = tmp_path / "experiments" / "calibrations" / "unclean-election.json"
+    bad.write_text("{", encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"unclean-election\.json: not JSON"):
+        catalogue(tmp_path)
