@@ -14,18 +14,12 @@ from collections import Counter
 from pathlib import Path
 
 from harness.experiment import make_plan
+from harness.report.catalogue import FOLDERS
 from harness.results.calibration_record import read_record, record_path
 from harness.spec import load_spec
 from harness.verdict.calibrated import CalibratedBound, calibrated_bounds, unknown_cells
 
-SPEC_FOLDERS = (
-    "experiments",
-    "experiments/incidents",
-    "experiments/operations",
-    "experiments/network",
-    "experiments/storage",
-    "experiments/soak",
-)
+SPEC_FOLDERS = (*FOLDERS, "experiments/soak")  # the catalogue's, and the soak
 
 
 def _figure(value: float) -> str:

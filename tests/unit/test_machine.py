@@ -3,6 +3,7 @@ that a count never is (harness.results.machine, harness.verdict.checks)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -107,31 +108,12 @@ def test_the_reason_says_whose_cpu_it_was_the_cells_nodes_or_other_containers() 
     ts = np.arange(100, 100_001, 100, dtype=np.int64)
     nodes = (ts, np.full(ts.shape, 150.0))  # 150 ms per 100 ms: 1.5 cores
     others = (ts, np.where(ts > 20_000, 40.0, 0.0))  # 0.4 cores from 20 s on
-    mixed = Machine(
-        m.ts_ms,
-        m.lag_ms,
-        m.load1,
-        m.steal_pct,
-        0.0,
-        m.pressure_pct,
-        node_cpu=nodes,
-        other_cpu=others,
-    )
+    mixed = replace(m, node_cpu=nodes, other_cpu=others)
     reason = overload_reason(mixed, [(15_000, 25_000)])
     assert reason is not None
     assert reason.endswith("Kafka's containers 1.50 cores, other containers 0.20 cores)")
     alone = overload_reason(
-        Machine(
-            m.ts_ms,
-            m.lag_ms,
-            m.load1,
-            m.steal_pct,
-            0.0,
-            m.pressure_pct,
-            node_cpu=nodes,
-            other_cpu=(ts[:0], ts[:0].astype(float)),
-        ),
-        [(15_000, 25_000)],
+        replace(mixed, other_cpu=(ts[:0], ts[:0].astype(float))), [(15_000, 25_000)]
     )
     assert alone is not None and alone.endswith("Kafka's containers 1.50 cores)")
 
