@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: help docs incidents setup venv actionlint toxiproxy chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index
+.PHONY: help docs incidents setup venv actionlint toxiproxy chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index calibrate
 
 help: ## this list (the default target: a bare `make` installs nothing)
 	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
@@ -92,6 +92,9 @@ soak: venv ## experiments/soak/high-volume.yaml: 5 M records at full rate, a lea
 
 nightly: venv ## the nightly suite: every experiment on 3.9.2 and 4.3.1; results/<run>/, results/history.parquet, results/index.html (a part: ARGS="--shard K/N --out shards")
 	$(PY) -m harness run experiments/suites/nightly.yaml $(ARGS)
+
+calibrate: venv ## the calibration still to run per experiment (docs/experiments.md "Still to run"); ARGS="[SPEC|SUITE…] --run [--phase quiet|loaded] [--budget-minutes M]" runs it down, one at a time
+	$(PY) scripts/calibration_queue.py $(ARGS)
 
 SHARDS ?= $(wildcard shards/*-suite-nightly-shard-*)
 nightly-merge: venv ## join the nightly's shard folders (SHARDS, default shards/*-suite-nightly-shard-*) into one run under results/

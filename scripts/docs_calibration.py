@@ -1,4 +1,5 @@
-"""docs/experiments.md's table of calibrated bounds, from the calibration records.
+"""docs/experiments.md's table of calibrated bounds, and what is still to run, from the
+calibration records.
 
 One row per numeric bound of every shipped experiment that has a record
 (experiments/calibrations/<spec name>.json, written by `harness calibrate --record`): the
@@ -17,6 +18,13 @@ from harness.experiment import make_plan
 from harness.report.catalogue import FOLDERS
 from harness.results.calibration_record import read_record, record_path
 from harness.spec import load_spec
+from harness.suite.calibration_debt import (
+    GOAL_BURNERS,
+    GOAL_LOADED,
+    GOAL_QUIET,
+    SpecDebt,
+    spec_debt,
+)
 from harness.verdict.calibrated import CalibratedBound, calibrated_bounds, unknown_cells
 
 SPEC_FOLDERS = (*FOLDERS, "experiments/soak")  # the catalogue's, and the soak
@@ -70,6 +78,45 @@ def spec_files(root: Path) -> list[Path]:
     return [p for folder in SPEC_FOLDERS for p in sorted((root / folder).glob("*.yaml"))]
 
 
+def debt_of(path: Path) -> SpecDebt:
+    """What the spec's calibration record still lacks (harness.suite.calibration_debt)."""
+    name = load_spec(path).name
+    return spec_debt(
+        name, path, make_plan(path, 1, None).cells, read_record(record_path(path, name))
+    )
+
+
+def minutes(seconds: float) -> str:
+    whole = round(seconds / 60)
+    return f"{whole // 60} h {whole % 60:02d} min" if whole >= 60 else f"{whole} min"
+
+
+def debt_table(root: Path) -> str:
+    """Per experiment with a numeric bound: the fewest runs any of its cells has recorded,
+    quiet and beside burners, against the goal, and the planned machine time to close it."""
+    lines = [
+        f"| experiment | cells | quiet runs (of {GOAL_QUIET}) "
+        f"| beside {GOAL_BURNERS} burners (of {GOAL_LOADED}) | still to run |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    debts = [d for d in (debt_of(p) for p in spec_files(root)) if d.cells]
+    for d in debts:
+        rel = d.file.relative_to(root).as_posix()
+        left = d.planned_s()
+        lines.append(
+            f"| [`{d.name}`]({rel}) | {len(d.cells)} | {d.quiet_runs} | {d.loaded_runs} "
+            f"| {minutes(left) if left else 'done'} |"
+        )
+    total = sum(d.planned_s() for d in debts)
+    quiet = sum(d.planned_s(0) for d in debts)
+    lines += [
+        "",
+        f"Still to run: {minutes(total)} of planned machine time ({minutes(quiet)} quiet, "
+        f"{minutes(total - quiet)} beside burners), one calibration at a time.",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def calibration_table(root: Path) -> str:
     lines = [
         "| experiment | cell | bound | quiet figures (runs) | margin | judged by then: margin "
@@ -94,5 +141,5 @@ def calibration_table(root: Path) -> str:
                 f"| {_spread(row.quiet)} | {_margin(row)} | {_before(row)} | {_loaded(row)} |"
             )
     if missing:
-        lines += ["", f"Not calibrated yet: {', '.join(missing)}."]
+        lines += ["", f"Not calibrated yet: {', '.join(missing)} ([still to run](#still-to-run))."]
     return "\n".join(lines) + "\n"

@@ -41,6 +41,7 @@ BLOCKS: dict[Path, dict[str, Render]] = {
     },
     Path("docs/experiments.md"): {
         "calibrated-bounds": docs_calibration.calibration_table,
+        "calibration-debt": docs_calibration.debt_table,
     },
     Path("docs/development.md"): {
         "make-targets": docs_layout.make_targets,

@@ -9,7 +9,7 @@ import os
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
@@ -20,7 +20,10 @@ from harness.cli.progress import CellProgress
 from harness.cli.terminal import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, console, fail
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from harness.experiment import Plan
+    from harness.spec import Cell
 
 RUNS_MAX, LOAD_MAX = 100, 64
 BURNER_CAP_MAX_S = 86400.0
@@ -87,6 +90,45 @@ def record_calibration(spec: Path, name: str, doc: dict[str, Any]) -> None:
     console.print(f"recorded: {path}", highlight=False)
 
 
+def earlier_runs(plan: Plan, folders: list[Path]) -> list[dict[str, Any]]:
+    """The run_folders entries of runs `harness run` already made of this spec (`--from`):
+    each folder's verdict, seed and the highest load its cells' machine samplers saw."""
+    from harness.results.layout import RunPaths
+
+    records: list[dict[str, Any]] = []
+    for n, folder in enumerate(folders, start=1):
+        try:
+            summary = json.loads((folder / "summary.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise fail(
+                EXIT_USAGE, f"--from {folder}: not a finished run's folder ({exc})"
+            ) from None
+        if not isinstance(summary, dict) or summary.get("spec") != plan.spec.name:
+            got = summary.get("spec") if isinstance(summary, dict) else None
+            raise fail(EXIT_USAGE, f"--from {folder}: a run of {got!r}, not of {plan.spec.name!r}")
+        loads = []
+        for cell in plan.cells:
+            try:
+                cell_summary = json.loads(RunPaths(folder).cell(cell.id).summary.read_text())
+            except (OSError, ValueError):
+                continue
+            load = (cell_summary.get("machine") or {}).get("load1_max")
+            if isinstance(load, (int, float)):
+                loads.append(float(load))
+        records.append(
+            {
+                "run": n,
+                "folder": str(folder),
+                "verdict": summary.get("verdict", "unknown"),
+                "seed": summary.get("seed"),
+                "started": summary.get("started"),
+                "load1_max": max(loads, default=None),
+                "duration_s": summary.get("duration_s"),
+            }
+        )
+    return records
+
+
 def calibrate(
     spec: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
     runs: Annotated[
@@ -117,23 +159,55 @@ def calibrate(
             "(experiments/calibrations/<spec name>.json), which the docs cite.",
         ),
     ] = False,
+    from_runs: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--from",
+            help="Judge run folders `harness run` already made of this spec (e.g. make "
+            "chaos-run's) instead of running: one run per folder, no burners.",
+        ),
+    ] = None,
 ) -> None:
     """Run each cell N times with the spec's seed and say how far every bound of `expect:`
     sits from its figures; suggest bounds with 30 % margin."""
     use_spark_master(spark_master)
     if is_suite(spec):
         raise fail(EXIT_USAGE, f"calibrate runs one experiment; {spec} is a suite file")
+    if from_runs and load:
+        raise fail(EXIT_USAGE, "--from judges runs already made; --load cannot apply to them")
     plan = load_plan(spec, None, cells)
-    from harness.verdict.calibration import calibration, has_numeric_bound
+    from harness.verdict.calibration import has_numeric_bound
 
     if not any(has_numeric_bound(c) for c in plan.cells):
         raise fail(EXIT_USAGE, f"{spec}: no selected cell has a numeric bound to calibrate")
-    print_plan(plan)
-    refuse_unbuilt(plan.cells)
     started = datetime.now(timezone.utc)
     folder = out or Path("results") / (
         f"{started.strftime('%Y%m%dT%H%M%SZ')}-calibrate-{plan.spec.name}"
     )
+    if from_runs:
+        records = earlier_runs(plan, from_runs)
+        seeds = {r["seed"] for r in records}
+        info = {
+            "spec": plan.spec.name,
+            "file": str(spec),
+            "seed": seeds.pop() if len(seeds) == 1 else None,
+            "runs": len(records),
+            "load": 0,
+            "cells_filter": cells,
+            # the runs' own start, so that judging the same folders again records nothing new
+            "started": min((str(r["started"]) for r in records if r["started"]), default=None)
+            or started.isoformat(timespec="seconds"),
+            "from_runs": True,
+            "duration_s": 0.0,
+            "run_folders": records,
+        }
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise fail(EXIT_INFRA, f"{folder}: {exc}") from None
+        finish(spec, plan.spec.name, info, plan.cells, folder, record)
+    print_plan(plan)
+    refuse_unbuilt(plan.cells)
     console.print(
         f"calibrating: {len(plan.cells)} cell(s) x {runs} run(s), seed {plan.seed}, "
         f"{load} CPU burner(s); folder {folder}",
@@ -162,8 +236,19 @@ def calibrate(
         "duration_s": round(time.monotonic() - t0, 1),
         "run_folders": records,
     }
+    finish(spec, plan.spec.name, info, plan.cells, folder, record)
+
+
+def finish(
+    spec: Path, name: str, info: dict[str, Any], cells: Sequence[Cell], folder: Path, record: bool
+) -> NoReturn:
+    """calibration.json from the runs `info` lists, printed, written into `folder` (and the
+    record); exits with the calibration's status."""
+    from harness.verdict.calibration import calibration
+
+    records = info["run_folders"]
     folders = [Path(r["folder"]) if r["folder"] else r.get("error", "") for r in records]
-    doc = calibration(info, plan.cells, folders)
+    doc = calibration(info, cells, folders)
     from harness.cli.calibration_table import print_calibration
     from harness.results.layout import CALIBRATION
 
@@ -174,5 +259,5 @@ def calibrate(
     print_calibration(doc)
     console.print(f"written: {folder / CALIBRATION}", highlight=False)
     if record:
-        record_calibration(spec, plan.spec.name, doc)
+        record_calibration(spec, name, doc)
     raise typer.Exit(EXIT_FOR_STATUS.get(doc["status"], EXIT_INFRA))

@@ -26,6 +26,10 @@ def _loadavg_max(run_folders: Sequence[Mapping[str, Any]]) -> float | None:
         for key in ("loadavg_start", "loadavg_end")
         if isinstance(r.get(key), list) and r[key]
     ]
+    # runs judged with `calibrate --from`: the cells' machine samplers' highest load1
+    loads += [
+        float(r["load1_max"]) for r in run_folders if isinstance(r.get("load1_max"), (int, float))
+    ]
     return max(loads, default=None)
 
 

@@ -228,3 +228,50 @@ def test_bad_input_exits_2_and_runs_nothing(
     assert runner.invoke(app, ["calibrate", str(spec)]).exit_code == EXIT_USAGE
     assert runner.invoke(app, ["calibrate", str(spec), "--runs", "0"]).exit_code == EXIT_USAGE
     assert fake.seeds == []
+
+
+def test_from_judges_earlier_run_folders_and_records_them_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "experiments"
+    folder.mkdir()
+    spec = folder / "cal.yaml"
+    spec.write_text(SPEC, encoding="utf-8")
+    fake = fake_runs(monkeypatch, FakeRuns(THIN))
+    runs = []
+    for n, figures in enumerate(THIN, start=1):
+        cells = [summary(cell, *figures[cell], machine={"load1_max": 1.5 * n}) for cell in figures]
+        run = write_run(tmp_path / "chaos" / f"run{n}", "cal", cells)
+        run_summary = json.loads(RunPaths(run).summary.read_text())
+        run_summary["started"] = f"2026-11-2{n}T04:00:00+00:00"
+        RunPaths(run).summary.write_text(json.dumps(run_summary))
+        runs.append(run)
+    args = ["calibrate", str(spec), "--out", str(tmp_path / "cal"), "--record"]
+    for run in runs:
+        args += ["--from", str(run)]
+    for _ in range(2):  # judged twice: recorded once
+        result = runner.invoke(app, args)
+        assert result.exit_code == EXIT_FAIL, result.output  # the same thin bound as if run
+    assert fake.seeds == []  # nothing ran
+    doc = json.loads((tmp_path / "cal" / CALIBRATION).read_text())
+    assert (doc["runs"], doc["load"], doc["seed"], doc["from_runs"]) == (3, 0, 1, True)
+    assert [r["load1_max"] for r in doc["run_folders"]] == [1.5, 3.0, 4.5]
+    (stall,) = [b for b in doc["cells"][0]["bounds"] if b["metric"] == "max_stall_s"]
+    assert stall["figures"] == [60.1, 61.0, 70.0] and stall["status"] == "thin"
+    record = json.loads((folder / "calibrations" / "cal.json").read_text())
+    (entry,) = record["calibrations"]
+    assert entry["loadavg_max"] == 4.5 and entry["run_ids"] == ["run1", "run2", "run3"]
+    assert entry["started"] == "2026-11-21T04:00:00+00:00"  # the earliest run's start
+
+
+def test_from_refuses_another_specs_run_and_burners(
+    tmp_path: Path, spec: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_runs(monkeypatch, FakeRuns(THIN))
+    other = write_run(tmp_path / "other", "not-cal", [summary(CELL_1, 60.0, 10.0)])
+    wrong = runner.invoke(app, ["calibrate", str(spec), "--from", str(other)])
+    assert wrong.exit_code == EXIT_USAGE and "a run of 'not-cal', not of 'cal'" in wrong.output
+    empty = runner.invoke(app, ["calibrate", str(spec), "--from", str(tmp_path)])
+    assert empty.exit_code == EXIT_USAGE and "not a finished run's folder" in empty.output
+    loaded = runner.invoke(app, ["calibrate", str(spec), "--from", str(other), "--load", "2"])
+    assert loaded.exit_code == EXIT_USAGE and "--load cannot apply" in loaded.output

@@ -1,0 +1,133 @@
+"""What calibration each shipped experiment still lacks, and the runs that would close it.
+
+Issue 40's goal for every cell with a numeric bound: GOAL_QUIET runs on a quiet machine and
+GOAL_LOADED beside at least GOAL_BURNERS CPU burners, all in the spec's calibration record
+(experiments/calibrations/<spec name>.json). Calibrating everything takes many machine hours,
+far more than a working session, so the gap is a figure like any other: per cell, the runs
+recorded; per spec, the `harness calibrate` batches that would close it and their planned
+machine time (harness.suite.estimate), which `scripts/calibration_queue.py` prints and runs
+down (sequentially here, or one spec per job in the calibrate workflow).
+
+Pure: the record is read by the caller; cells come from the spec's plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.spec import Cell
+from harness.suite.estimate import EXPERIMENT_S, estimate_cell_s
+from harness.verdict.calibration import has_numeric_bound
+
+GOAL_QUIET = 3
+GOAL_LOADED = 3
+GOAL_BURNERS = 2
+
+
+@dataclass(frozen=True)
+class CellRuns:
+    """A cell's recorded runs: the verdicts quiet and beside >= GOAL_BURNERS burners."""
+
+    cell: str
+    quiet: tuple[str, ...]
+    loaded: tuple[str, ...]
+    planned_s: float  # one run of the cell, as the suite estimate plans it
+
+    @property
+    def missing_quiet(self) -> int:
+        return max(0, GOAL_QUIET - len(self.quiet))
+
+    @property
+    def missing_loaded(self) -> int:
+        return max(0, GOAL_LOADED - len(self.loaded))
+
+
+@dataclass(frozen=True)
+class Batch:
+    """One `harness calibrate` call: `runs` runs of `cells` (all of the spec's: empty)."""
+
+    load: int
+    runs: int
+    cells: tuple[str, ...]
+    planned_s: float
+
+    def args(self) -> list[str]:
+        out = ["--runs", str(self.runs)]
+        if self.load:
+            out += ["--load", str(self.load)]
+        if self.cells:
+            out += ["--cells", ",".join(self.cells)]
+        return out
+
+
+@dataclass(frozen=True)
+class SpecDebt:
+    name: str
+    file: Path
+    cells: tuple[CellRuns, ...]  # the cells with a numeric bound
+
+    def batches(self, load: int) -> list[Batch]:
+        """The calls that bring every cell to the goal: cells lacking the same number of runs
+        share one call (most missing first)."""
+        missing = {c.cell: (c.missing_loaded if load else c.missing_quiet) for c in self.cells}
+        out = []
+        for runs in sorted({m for m in missing.values() if m}, reverse=True):
+            chosen = [c for c in self.cells if missing[c.cell] == runs]
+            ids = () if len(chosen) == len(self.cells) else tuple(c.cell for c in chosen)
+            planned = runs * sum(c.planned_s for c in chosen) + EXPERIMENT_S
+            out.append(Batch(load, runs, ids, planned))
+        return out
+
+    @property
+    def quiet_runs(self) -> int:
+        """The fewest quiet runs any cell has."""
+        return min((len(c.quiet) for c in self.cells), default=GOAL_QUIET)
+
+    @property
+    def loaded_runs(self) -> int:
+        return min((len(c.loaded) for c in self.cells), default=GOAL_LOADED)
+
+    @property
+    def quiet_not_passing(self) -> int:
+        """Quiet runs that did not pass (issue 40: every experiment passes 3/3 quiet)."""
+        return sum(1 for c in self.cells for v in c.quiet if v != "pass")
+
+    @property
+    def loaded_failing(self) -> int:
+        """Runs beside burners that failed (they must pass or be `unknown`)."""
+        return sum(1 for c in self.cells for v in c.loaded if v == "fail")
+
+    def planned_s(self, load: int | None = None) -> float:
+        """Machine time to close the gap (quiet, beside burners, or both: None)."""
+        loads = (0, GOAL_BURNERS) if load is None else (load,)
+        return sum(b.planned_s for lo in loads for b in self.batches(lo))
+
+
+def recorded_runs(record: Mapping[str, Any] | None, cell_id: str) -> tuple[list[str], list[str]]:
+    """The cell's verdicts in the record: quiet runs, and runs beside >= GOAL_BURNERS burners
+    (fewer burners count as neither: they are not the noise the nightly must stand)."""
+    quiet: list[str] = []
+    loaded: list[str] = []
+    for cal in (record or {}).get("calibrations", []):
+        load = int(cal.get("load") or 0)
+        if 0 < load < GOAL_BURNERS:
+            continue
+        for cell in cal.get("cells", []):
+            if cell.get("cell") == cell_id:
+                (loaded if load else quiet).extend(str(v) for v in cell.get("verdicts") or [])
+    return quiet, loaded
+
+
+def spec_debt(
+    name: str, file: Path, cells: Sequence[Cell], record: Mapping[str, Any] | None
+) -> SpecDebt:
+    rows = []
+    for cell in cells:
+        if not has_numeric_bound(cell):
+            continue
+        quiet, loaded = recorded_runs(record, cell.id)
+        rows.append(CellRuns(cell.id, tuple(quiet), tuple(loaded), estimate_cell_s(cell.spec)))
+    return SpecDebt(name, file, tuple(rows))
