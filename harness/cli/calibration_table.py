@@ -97,6 +97,8 @@ def print_calibration(doc: dict[str, Any]) -> None:
     for run in doc.get("run_folders") or []:
         start, end = run.get("loadavg_start"), run.get("loadavg_end")
         load = f"load {start[0]:.1f} -> {end[0]:.1f}" if start and end else "load unknown"
+        if isinstance(run.get("load1_max"), (int, float)):  # `--from`: its cells' samplers
+            load = f"load up to {run['load1_max']:.1f}"
         where = run.get("folder") or f"no folder: {run.get('error')}"
         console.print(
             escape(f"run {run['run']}: {run.get('verdict')}, {load}, {where}"), highlight=False

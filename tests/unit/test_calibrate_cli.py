@@ -256,6 +256,7 @@ def test_from_judges_earlier_run_folders_and_records_them_once(
     doc = json.loads((tmp_path / "cal" / CALIBRATION).read_text())
     assert (doc["runs"], doc["load"], doc["seed"], doc["from_runs"]) == (3, 0, 1, True)
     assert [r["load1_max"] for r in doc["run_folders"]] == [1.5, 3.0, 4.5]
+    assert "run 3: pass, load up to 4.5" in result.output
     (stall,) = [b for b in doc["cells"][0]["bounds"] if b["metric"] == "max_stall_s"]
     assert stall["figures"] == [60.1, 61.0, 70.0] and stall["status"] == "thin"
     record = json.loads((folder / "calibrations" / "cal.json").read_text())
