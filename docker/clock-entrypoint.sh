@@ -3,7 +3,8 @@
 # (harness/faults/clock.py): the node's processes run under libfaketime, reading their
 # offset from a file the fault rewrites (`+0` when not skewed). Mounted by the harness only
 # for clusters with a fake clock; the image itself is unchanged. Then the next entry point:
-# KAFKA_CHAOS_NEXT_ENTRYPOINT (the link proxies' one) or the image's own.
+# the first of KAFKA_CHAOS_NEXT_ENTRYPOINT (colon-separated: the power-loss filesystem's, the
+# link proxies'), the rest passed on, or the image's own.
 set -euo pipefail
 
 dir=/var/lib/kafka-chaos-clock
@@ -26,4 +27,7 @@ export FAKETIME_CACHE_DURATION=1  # the file is read at most once a second (docs
 # a minute to start. With the fix off a deadline stays on the clock it was taken on (the
 # monotonic one is never faked here), so waits last as long as asked (docs/benchmarks.md).
 export FAKETIME_FORCE_MONOTONIC_FIX=0
-exec "${KAFKA_CHAOS_NEXT_ENTRYPOINT:-/opt/kafka/bin/kafka-chaos-entrypoint}" "$@"
+chain="${KAFKA_CHAOS_NEXT_ENTRYPOINT:-}"
+next="${chain%%:*}"
+if [ "$next" = "$chain" ]; then unset KAFKA_CHAOS_NEXT_ENTRYPOINT; else export KAFKA_CHAOS_NEXT_ENTRYPOINT="${chain#*:}"; fi
+exec "${next:-/opt/kafka/bin/kafka-chaos-entrypoint}" "$@"

@@ -31,6 +31,7 @@ from harness.faults.lossy import Lossy
 from harness.faults.migrate_to_kraft import MigrateToKraft
 from harness.faults.partition import CutReplication, CutZookeeper, Isolate
 from harness.faults.pause import Pause
+from harness.faults.power_loss import PowerLoss
 from harness.faults.producer import ProducerCrash, ProducerPause
 from harness.faults.quorum import CutQuorum
 from harness.faults.reassign import Reassign
@@ -61,6 +62,7 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     Bandwidth,
     Reset,
     DiskFull,
+    PowerLoss,
     Reassign,
     AddPartitions,
     AddBroker,

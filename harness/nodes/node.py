@@ -144,16 +144,20 @@ class ClusterNode:
         for name, value in wiring.env.items():
             container.with_env(name, value)
         kwargs: dict[str, Any] = {}
+        if wiring.devices:
+            kwargs["devices"] = list(wiring.devices)
+        if wiring.cap_add:
+            kwargs["cap_add"] = ["NET_ADMIN", *wiring.cap_add]
         if wiring.extra_hosts is not None:
             kwargs["extra_hosts"] = dict(wiring.extra_hosts)
         if wiring.entrypoints:  # the outermost runs; a wrapping one execs the next
             kwargs["entrypoint"] = [wiring.entrypoints[0].path]
             if len(wiring.entrypoints) > 1:
-                container.with_env(NEXT_ENTRYPOINT_ENV, wiring.entrypoints[1].path)
+                chain = ":".join(e.path for e in wiring.entrypoints[1:])
+                container.with_env(NEXT_ENTRYPOINT_ENV, chain)
         if kwargs:
-            container.with_kwargs(
-                labels=run_labels(self.run_id), cap_add=["NET_ADMIN"], hostname=spec.name, **kwargs
-            )
+            kwargs.setdefault("cap_add", ["NET_ADMIN"])
+            container.with_kwargs(labels=run_labels(self.run_id), hostname=spec.name, **kwargs)
         if self._disks is not None:
             for volume, bind in self._disks.volumes.items():
                 container.with_volume_mapping(volume, bind["bind"], "rw")
@@ -251,6 +255,11 @@ class ClusterNode:
 
     def stop(self, timeout_s: int = 30) -> None:
         self.docker.stop(timeout=timeout_s)
+
+    def signal(self, name: str) -> None:
+        """Send the container's main process a signal from the host (SIGSTOP reaches a PID 1
+        that way, which a signal from inside its namespace would not)."""
+        self.docker.kill(signal=name)
 
     def start(self) -> None:
         # Counted from the log, not incremented: a start that died before its start-up

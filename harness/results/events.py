@@ -119,6 +119,8 @@ METRICS_SCRAPE = "metrics.scrape"
 # spec_kind (the spec's kind: `fault` is the class's), at_s, late_s
 FAULT_INJECT = "fault.inject"
 FAULT_HEAL = "fault.heal"  # fault_id, the same fields as its inject
+# power-loss: fault_id, fault, discarded (node -> files, bytes, entries, segments, report)
+FAULT_DISCARDED = "fault.discarded"
 FAULT_SKIPPED = "fault.skipped"  # index (in the spec's faults), fault, target, reason, optional
 # index, fault, error (an inject or heal that raised, or the fault's nemesis thread died), optional
 FAULT_ERROR = "fault.error"

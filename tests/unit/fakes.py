@@ -96,6 +96,7 @@ class FakeNode:
         self.log_text = ""  # what the container logged (a test appends Kafka's lines)
         self.filled: dict[int, int] = {}  # log dir index -> bytes disk-full wrote there
         self.on_fill: list[str] = []  # log lines "Kafka" writes when a directory fills
+        self.plfs_answer: tuple[int, str] = (0, '{"mounts": []}')  # `plfs ctl cut`'s
 
     def logs(self, tail: int | None = None) -> str:
         return self.log_text
@@ -138,6 +139,9 @@ class FakeNode:
     def stop(self) -> None:
         self._op("stop", "exited")
 
+    def signal(self, name: str) -> None:
+        self._op(name, "paused" if name == "SIGSTOP" else None)
+
     def start(self) -> None:
         self._op("start", "running")
 
@@ -160,8 +164,12 @@ class FakeNode:
         return f"10.0.0.{self.node_id or 99}" if self.is_up() else None
 
     def exec(self, *argv: str) -> tuple[int, str]:
-        """Enough of iptables for harness.faults.iptables: chains made, listed, dropped."""
+        """Enough of iptables for harness.faults.iptables: chains made, listed, dropped; and
+        `plfs ctl cut` answers `plfs_answer` (logged as an operation: `cut`)."""
         self.commands.append(argv)
+        if "cut" in argv and "ctl" in argv:
+            self._op("cut")
+            return self.plfs_answer
         script = " ".join(argv)
         if argv[:3] == ("iptables", "-w", "-S"):
             return 0, "".join(f"-N {c}\n-A INPUT -j {c}\n" for c in sorted(self.chains))
@@ -183,6 +191,7 @@ class FakeCluster:
     start_timeout_s: float = 5.0
     link_proxies: bool = False
     fake_clock: bool = False
+    power_loss_fs: bool = False
     history: History = field(default_factory=History)
     faults: ActiveFaults = field(default_factory=ActiveFaults)
     log: list[tuple[float, str, str]] = field(default_factory=list)
@@ -202,8 +211,12 @@ class FakeCluster:
         return [n for n in self.nodes if n.is_broker]
 
     def has(self, capability: type[caps.Capability[Any]]) -> bool:
-        """The capabilities these fakes model: link proxies and a fake clock."""
-        built = {caps.LinkProxies: self.link_proxies, caps.FakeClock: self.fake_clock}
+        """The capabilities these fakes model: link proxies, a fake clock, plfs."""
+        built = {
+            caps.LinkProxies: self.link_proxies,
+            caps.FakeClock: self.fake_clock,
+            caps.PowerLossFs: self.power_loss_fs,
+        }
         return built.get(capability, False)
 
     def capture_segments(

@@ -128,6 +128,7 @@ def test_the_plugin_takes_the_same_keys_and_builder_methods() -> None:
         "log_dir_size_mb": None,
         "fake_clock": False,
         "persistent_data": True,
+        "power_loss_fs": False,
     }
 
 

@@ -17,7 +17,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, TypeAlias, cast
 
-from harness.nodes.capabilities import fake_clock, link_proxies, log_dirs, persistent_data
+from harness.nodes.capabilities import (
+    fake_clock,
+    link_proxies,
+    log_dirs,
+    persistent_data,
+    power_loss_fs,
+)
 from harness.nodes.capabilities.base import (
     Capability,
     NoFields,
@@ -30,28 +36,45 @@ from harness.nodes.capabilities.fake_clock import FakeClock
 from harness.nodes.capabilities.link_proxies import LinkProxies
 from harness.nodes.capabilities.log_dirs import LogDirs
 from harness.nodes.capabilities.persistent_data import PersistentData
+from harness.nodes.capabilities.power_loss_fs import PowerLossFs
 from harness.nodes.topology import NodeSpec
 
 AnyCapability: TypeAlias = type[Capability[Any]]
 
 # In the order the spec's keys, the marker keys and `cluster.start`'s fields list them.
-CAPABILITIES: tuple[AnyCapability, ...] = (LinkProxies, LogDirs, FakeClock, PersistentData)
+CAPABILITIES: tuple[AnyCapability, ...] = (
+    LinkProxies,
+    LogDirs,
+    FakeClock,
+    PersistentData,
+    PowerLossFs,
+)
 
 
 # --- derived: the three classes list the modules' declarations as bases ------------------------
-class CapabilityFields(fake_clock.SpecKeys, log_dirs.SpecKeys, link_proxies.SpecKeys, NoFields):
+class CapabilityFields(
+    power_loss_fs.SpecKeys, fake_clock.SpecKeys, log_dirs.SpecKeys, link_proxies.SpecKeys, NoFields
+):
     """Every capability's keys under the spec's `cluster:`. Pydantic takes a later base's fields
     first: the bases are CAPABILITIES backwards (checked below)."""
 
 
 class CapabilityOptions(
-    link_proxies.Options, log_dirs.Options, fake_clock.Options, persistent_data.Options
+    link_proxies.Options,
+    log_dirs.Options,
+    fake_clock.Options,
+    persistent_data.Options,
+    power_loss_fs.Options,
 ):
     """KafkaCluster's capability keywords (`**capabilities`), typed."""
 
 
 class CapabilityBuilders(
-    link_proxies.Builder, log_dirs.Builder, fake_clock.Builder, persistent_data.Builder
+    link_proxies.Builder,
+    log_dirs.Builder,
+    fake_clock.Builder,
+    persistent_data.Builder,
+    power_loss_fs.Builder,
 ):
     """Every capability's `with_*` methods (the pytest plugin's ClusterBuilder)."""
 
@@ -146,6 +169,7 @@ __all__ = [
     "LinkProxies",
     "LogDirs",
     "PersistentData",
+    "PowerLossFs",
     "Shape",
     "Wiring",
     "for_cell",

@@ -23,7 +23,9 @@ from harness.common.spec_base import StrictModel
 from harness.nodes.topology import DATA_DIR, NodeSpec
 
 Problem = tuple[str, str]  # (key, what is wrong)
-NEXT_ENTRYPOINT_ENV = "KAFKA_CHAOS_NEXT_ENTRYPOINT"  # where a wrapping entry point goes on
+# Where a wrapping entry point goes on: the entry points after it, colon-separated; each
+# wrapper execs the first and passes the rest on (none left: the image's own).
+NEXT_ENTRYPOINT_ENV = "KAFKA_CHAOS_NEXT_ENTRYPOINT"
 
 F = TypeVar("F", bound=StrictModel)
 
@@ -59,6 +61,8 @@ class Wiring:
     log_dirs: tuple[str, ...] = (DATA_DIR,)
     log_dir_mb: int | None = None  # each log directory its own tmpfs of this size
     persistent: bool = False  # log directories on volumes that outlive the container
+    devices: tuple[str, ...] = ()  # host devices (`/dev/fuse:/dev/fuse:rwm`)
+    cap_add: tuple[str, ...] = ()  # capabilities beyond NET_ADMIN, which every node has
 
     def merge(self, other: Wiring) -> Wiring:
         """Both at once: wrapping entry points outside the others; the other's values where
@@ -74,6 +78,8 @@ class Wiring:
             log_dirs=other.log_dirs if other.log_dirs != default.log_dirs else self.log_dirs,
             log_dir_mb=other.log_dir_mb if other.log_dir_mb is not None else self.log_dir_mb,
             persistent=self.persistent or other.persistent,
+            devices=tuple(dict.fromkeys((*self.devices, *other.devices))),
+            cap_add=tuple(dict.fromkeys((*self.cap_add, *other.cap_add))),
         )
 
     def persisted(self) -> Wiring:
