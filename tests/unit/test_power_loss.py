@@ -103,7 +103,7 @@ def test_a_failed_cut_still_kills_the_node_and_says_why() -> None:
     cluster = FakeCluster(power_loss_fs=True)
     cluster.nodes[1].plfs_answer = (1, "plfs: no control socket")
     fault = PowerLoss.of("broker:2", duration_s=10).make(cluster, 2)
-    with pytest.raises(FaultError, match="could not cut broker-2.*no control socket"):
+    with pytest.raises(FaultError, match=r"could not cut broker-2.*no control socket"):
         fault.inject()
     assert cluster.nodes[1].state == "exited" and [op for _, op, _ in cluster.ops()] == [
         "SIGSTOP",
