@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -676,4 +675,3 @@ func (j *journal) emptyGrave() {
 	}
 }
 
-var _ = syscall.EIO
