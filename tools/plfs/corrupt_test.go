@@ -14,10 +14,10 @@ func partition(t *testing.T) (string, map[string][]byte) {
 	dir := filepath.Join(t.TempDir(), "chaos-0")
 	must(t, os.Mkdir(dir, 0o755))
 	files := map[string][]byte{
-		"00000000000000000000.log":      pattern(1000, 1),
-		"00000000000000000500.log":      pattern(800, 2),
-		"00000000000000000500.index":    pattern(64, 3),
-		"00000000000000001000.log":      {},
+		"00000000000000000000.log":       pattern(1000, 1),
+		"00000000000000000500.log":       pattern(800, 2),
+		"00000000000000000500.index":     pattern(64, 3),
+		"00000000000000001000.log":       {},
 		"00000000000000000000.timeindex": pattern(48, 4),
 		"leader-epoch-checkpoint":        []byte("0\n1\n0 0\n"),
 	}

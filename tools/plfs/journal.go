@@ -674,4 +674,3 @@ func (j *journal) emptyGrave() {
 		}
 	}
 }
-

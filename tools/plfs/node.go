@@ -541,11 +541,15 @@ func emptyDir(p string) syscall.Errno {
 
 var _ = (fs.NodeUnlinker)((*node)(nil))
 
-func (n *node) Unlink(ctx context.Context, name string) syscall.Errno { return n.removeLike("unlink", name) }
+func (n *node) Unlink(ctx context.Context, name string) syscall.Errno {
+	return n.removeLike("unlink", name)
+}
 
 var _ = (fs.NodeRmdirer)((*node)(nil))
 
-func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno { return n.removeLike("rmdir", name) }
+func (n *node) Rmdir(ctx context.Context, name string) syscall.Errno {
+	return n.removeLike("rmdir", name)
+}
 
 var _ = (fs.NodeRenamer)((*node)(nil))
 

@@ -46,9 +46,9 @@ func needFuse(t *testing.T) {
 }
 
 type env struct {
-	t                              *testing.T
+	t                               *testing.T
 	root, backing, mnt, grave, sock string
-	d                              *daemon
+	d                               *daemon
 }
 
 // setup mounts a fresh backing dir; prepare (may be nil) fills it before the mount.
@@ -407,7 +407,7 @@ func TestMmapSetLengthIndexUndone(t *testing.T) {
 
 func TestCreateWithoutDirFsyncGone(t *testing.T) {
 	e := setup(t, -1, nil)
-	must(t, os.Mkdir(e.b("p"), 0o755)) // pre-existing (durable) partition dir
+	must(t, os.Mkdir(e.b("p"), 0o755))                                    // pre-existing (durable) partition dir
 	writeFile(t, e.m("p/00000000000000000042.log"), pattern(50, 1), true) // data fsynced, dir not
 	rep := e.cut()
 	wantGone(t, e.b("p/00000000000000000042.log"))
