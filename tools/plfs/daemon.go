@@ -309,7 +309,7 @@ func (d *daemon) writebackS() *float64 {
 // cut freezes the daemon and rolls every mount back to its durable state, atomically
 // with respect to every FUSE request. A second cut with the same fault id returns the
 // first report.
-func (d *daemon) cut(faultID, reportPath string) ([]byte, error) {
+func (d *daemon) cut(faultID, reportPath string, writebackS *float64) ([]byte, error) {
 	if faultID == "" {
 		return nil, fmt.Errorf("cut: a fault id is required")
 	}
@@ -323,7 +323,15 @@ func (d *daemon) cut(faultID, reportPath string) ([]byte, error) {
 	}
 	d.frozen = true
 	at := time.Now()
-	rep := report{FaultID: faultID, CutAt: at.UTC().Format(time.RFC3339Nano), WritebackS: d.writebackS(), Mounts: []mountReport{}}
+	wb := d.writebackS()
+	if writebackS != nil { // every change is timed (unless the mount runs --writeback-s 0)
+		wb = writebackS
+		cutoff := at.Add(-time.Duration(*writebackS * float64(time.Second)))
+		for _, m := range d.mounts {
+			m.j.writeback(cutoff)
+		}
+	}
+	rep := report{FaultID: faultID, CutAt: at.UTC().Format(time.RFC3339Nano), WritebackS: wb, Mounts: []mountReport{}}
 	for _, m := range d.mounts {
 		mr := mountReport{Backing: m.backing, Mountpoint: m.mountpoint}
 		m.j.cut(&mr)
@@ -400,6 +408,9 @@ type ctlRequest struct {
 	Cmd     string `json:"cmd"`
 	FaultID string `json:"fault_id,omitempty"`
 	Report  string `json:"report,omitempty"`
+	// WritebackS, on a cut: what the kernel would have written back by itself this many
+	// seconds before the cut is kept (the power loss's own setting, over the mount's).
+	WritebackS *float64 `json:"writeback_s,omitempty"`
 }
 
 type ctlAnswer struct {
@@ -443,7 +454,7 @@ func (d *daemon) serveCtl(c net.Conn) {
 	if err == nil {
 		switch req.Cmd {
 		case "cut":
-			res, err = d.cut(req.FaultID, req.Report)
+			res, err = d.cut(req.FaultID, req.Report, req.WritebackS)
 		case "status":
 			res, err = d.status()
 		default:

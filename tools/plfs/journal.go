@@ -195,7 +195,7 @@ func (j *journal) write(fd int, rel string, data []byte, off int64) (int, error)
 	n, err := unix.Pwrite(fd, data, off)
 	if n > 0 && off+int64(n) > f.size {
 		f.size = off + int64(n)
-		f.sizeChangedLocked(now, j.d.cfg.writeback > 0)
+		f.sizeChangedLocked(now, j.d.cfg.writeback != 0)
 	}
 	return n, err
 }
@@ -222,7 +222,7 @@ func (j *journal) truncate(fd int, rel string, size int64) error {
 		return err
 	}
 	f.size = size
-	f.sizeChangedLocked(now, j.d.cfg.writeback > 0)
+	f.sizeChangedLocked(now, j.d.cfg.writeback != 0)
 	return nil
 }
 
@@ -252,7 +252,7 @@ func (j *journal) allocate(fd int, rel string, off, n int64, mode uint32) error 
 	var st unix.Stat_t
 	if unix.Fstat(fd, &st) == nil && st.Size != f.size {
 		f.size = st.Size
-		f.sizeChangedLocked(now, j.d.cfg.writeback > 0)
+		f.sizeChangedLocked(now, j.d.cfg.writeback != 0)
 	}
 	return nil
 }

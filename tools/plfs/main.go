@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"math"
 	"os"
 	"os/signal"
 	"strconv"
@@ -133,7 +134,7 @@ func cmdCtl(args []string) error {
 		return err
 	}
 	if *control == "" || fl.NArg() == 0 {
-		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] | status")
+		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] [--writeback-s N] | status")
 	}
 	var req ctlRequest
 	switch fl.Arg(0) {
@@ -141,6 +142,7 @@ func cmdCtl(args []string) error {
 		cf := flag.NewFlagSet("cut", flag.ContinueOnError)
 		fault := cf.String("fault-id", "", "fault id")
 		rep := cf.String("report", "", "write the JSON report here (the daemon writes it)")
+		wbs := cf.String("writeback-s", "", "keep what the kernel would have written back this many seconds before the cut")
 		if err := cf.Parse(fl.Args()[1:]); err != nil {
 			return err
 		}
@@ -148,6 +150,13 @@ func cmdCtl(args []string) error {
 			return fmt.Errorf("cut: --fault-id is required")
 		}
 		req = ctlRequest{Cmd: "cut", FaultID: *fault, Report: *rep}
+		if *wbs != "" {
+			v, err := strconv.ParseFloat(*wbs, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				return fmt.Errorf("cut: --writeback-s: want a number >= 0, got %q", *wbs)
+			}
+			req.WritebackS = &v
+		}
 		if req.Report != "" {
 			if abs, err := absPath(req.Report); err == nil {
 				req.Report = abs

@@ -553,6 +553,28 @@ func TestWritebackOneSecond(t *testing.T) {
 	}
 }
 
+func TestWritebackAtTheCut(t *testing.T) {
+	// No --writeback-s on the mount: the power loss says it (ctl cut --writeback-s 1).
+	e := setup(t, -1, func(b string) { writeFile(t, filepath.Join(b, "seg.log"), nil, false) })
+	appendFile(t, e.m("seg.log"), pattern(100, 1), false)
+	writeFile(t, e.m("old-file"), []byte("old"), false)
+	time.Sleep(1300 * time.Millisecond)
+	appendFile(t, e.m("seg.log"), pattern(100, 2), false)
+	writeFile(t, e.m("new-file"), []byte("new"), false)
+	wb := 1.0
+	raw, err := ctlCall(e.sock, ctlRequest{Cmd: "cut", FaultID: "f1", WritebackS: &wb})
+	must(t, err)
+	var rep report
+	must(t, json.Unmarshal(raw, &rep))
+	wantContent(t, e.b("seg.log"), pattern(100, 1))
+	wantContent(t, e.b("old-file"), []byte("old"))
+	wantGone(t, e.b("new-file"))
+	wantRanges(t, "lost", fileRep(t, rep, "seg.log").Lost, [2]int64{100, 200})
+	if rep.WritebackS == nil || *rep.WritebackS != 1 {
+		t.Fatalf("writeback_s: %v", rep.WritebackS)
+	}
+}
+
 func TestWritebackZeroUndoesNothing(t *testing.T) {
 	e := setup(t, 0, func(b string) { writeFile(t, filepath.Join(b, "seg.log"), []byte("abc"), false) })
 	appendFile(t, e.m("seg.log"), []byte("def"), false)
