@@ -5,13 +5,13 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: help docs incidents setup venv actionlint toxiproxy chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index calibrate
+.PHONY: help docs incidents setup venv actionlint toxiproxy plfs chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index calibrate
 
 help: ## this list (the default target: a bare `make` installs nothing)
 	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
 	@grep -hE '^[A-Za-z_-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([A-Za-z_-]+):.*## (.*)$$/\1\t\2/' | awk -F'\t' '{ printf "  %-16s %s\n", $$1, $$2 }'
 
-setup: venv actionlint toxiproxy chromium docker images spark-jars java-clients ## everything: virtualenv, package, actionlint, Toxiproxy, Chromium, Docker engine, broker images, Spark's Kafka jars, the Java clients (Maven)
+setup: venv actionlint toxiproxy plfs chromium docker images spark-jars java-clients ## everything: virtualenv, package, actionlint, Toxiproxy, plfs, Chromium, Docker engine, broker images, Spark's Kafka jars, the Java clients (Maven)
 
 venv: $(VENV_STAMP) ## .venv with the package and its dev tools (pyproject.toml's dev extras)
 $(VENV_STAMP): pyproject.toml
@@ -26,6 +26,9 @@ actionlint: venv ## actionlint (pinned) into .venv/bin: Go module proxy, else Py
 
 toxiproxy: venv ## Toxiproxy's server (pinned) into .venv/bin, built with Go (module proxy): the link faults' proxy
 	scripts/ensure-toxiproxy.sh
+
+plfs: venv ## plfs (tools/plfs) into .venv/bin, built with Go (module proxy): the FUSE file system that simulates a power loss
+	scripts/ensure-plfs.sh
 
 chromium: ## a headless Chromium for the index page's browser test (Debian's chromium when root)
 	scripts/ensure-chromium.sh

@@ -33,6 +33,7 @@ FOLDERS = {
     "tests": "unit/ (no Docker), integration/ (real clusters), experiments/ (the CLI end to end)",
     "benchmarks": "what the harness and its parts cost ([Benchmarks](benchmarks.md)); results/ holds the last tables",
     "scripts": "what `make` runs besides Python's tools: setup steps and the docs' generators",
+    "tools": "programs of the project's own in other languages: plfs/, the power-loss FUSE file system (Go)",
     "docs": "this site (mkdocs.yml)",
     ".github": "the GitHub workflows (CI, nightly, weekly)",
     ".ci": "what CI runs (the workflows call it)",
