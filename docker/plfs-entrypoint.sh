@@ -22,19 +22,15 @@ for i in "${!dirs[@]}"; do
   if [ -n "$(ls -A "$dir" 2>/dev/null)" ] && ! mountpoint -q "$dir"; then
     find "$dir" -mindepth 1 -maxdepth 1 -exec mv -t "$backing" {} +
   fi
-  pairs+=(--pair "$backing:$dir")
+  pairs+=(--pair "$backing:$dir:$state/$i/grave")
 done
 rm -f "$control"
 /opt/kafka-chaos-plfs/plfs mount "${pairs[@]}" --control "$control" --log "$log" &
 plfs_pid=$!
+# The control socket answers once every mount is up and has passed plfs's self-test (a write
+# through the mount reached the daemon: no kernel passthrough around the journal).
 for _ in $(seq 1 300); do
-  up=0
-  for dir in "${dirs[@]}"; do
-    if awk -v d="$dir" '$5 == d && $0 ~ / - fuse/ {f=1} END {exit !f}' /proc/self/mountinfo; then
-      up=$((up + 1))
-    fi
-  done
-  if [ "$up" = "${#dirs[@]}" ] && [ -S "$control" ]; then
+  if /opt/kafka-chaos-plfs/plfs ctl --control "$control" status >/dev/null 2>&1; then
     chain="${KAFKA_CHAOS_NEXT_ENTRYPOINT:-}"
     next="${chain%%:*}"
     if [ "$next" = "$chain" ]; then unset KAFKA_CHAOS_NEXT_ENTRYPOINT; else export KAFKA_CHAOS_NEXT_ENTRYPOINT="${chain#*:}"; fi
