@@ -101,6 +101,7 @@ class ClusterNode:
         self.wiring = wiring or Wiring()
         w = self.wiring
         self.disk_plan = DiskPlan(w.log_dirs, w.log_dir_mb, persistent=w.persistent)
+        self.archive_dirs = w.archive_dirs or w.log_dirs  # where copies read them
         self._disks: NodeDisks | None = None
         self.network = network
         self.starts = 0
@@ -326,7 +327,7 @@ class ClusterNode:
         the keeper for size-limited log directories, else from the container (any state),
         each log directory + `suffix` (kill wipe's set-aside copy)."""
         sources = (self._disks.sources() if self._disks is not None else None) or [
-            (self.docker, path + suffix) for path in self.log_dirs
+            (self.docker, path + suffix) for path in self.archive_dirs
         ]
         partitions = copied = 0
         for topic, at_least in topics.items():

@@ -7,6 +7,9 @@ through its own key) is checked here, once a matrix cell is complete.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from harness.faults.cell_view import DEFAULT_OFFSETS_RF
 from harness.faults.kind import CellView, FaultKind
 from harness.nodes.capabilities import Capabilities, Shape
@@ -77,9 +80,9 @@ def spec_problems(spec: Spec) -> list[Problem]:
     ]
     c = spec.cluster
     shape = Shape(c.mode, c.version, c.migration_controllers)
-    out += [
-        (f"cluster.{k}", why) for k, why in Capabilities(spec.capabilities()).spec_problems(shape)
-    ]
+    caps = spec.capabilities()
+    out += [(f"cluster.{k}", why) for k, why in Capabilities(caps).spec_problems(shape)]
+    out += _plfs_problems(spec, caps)
     if spec.topic.replication_factor > c.brokers:
         out.append(
             (
@@ -201,6 +204,22 @@ def impossible_cluster(mode: str, version: str) -> str | None:
     if mode == "zookeeper" and major != 3:
         return f"Kafka {version} has no ZooKeeper mode (ZooKeeper needs 3.x; 4.0 removed it)"
     return None
+
+
+def _plfs_problems(spec: Spec, caps: Mapping[str, Any]) -> list[Problem]:
+    """plfs keeps each node's backing folder on the container's own disk, under one log
+    directory: nothing that needs the log directories elsewhere, or moves them."""
+    if not caps.get("power_loss_fs"):
+        return []
+    why = "expected off with {} (plfs serves one log directory from the container's own disk)"
+    out: list[Problem] = []
+    if caps.get("log_dir_size_mb") is not None:
+        out.append(("cluster.power_loss_fs", why.format("sized log directories")))
+    if caps.get("persistent_data"):
+        out.append(("cluster.power_loss_fs", why.format("persistent log directories (upgrade)")))
+    if any(f.kind == "kill" and getattr(f, "wipe", False) for f in spec.faults):
+        out.append(("cluster.power_loss_fs", why.format("kill wipe")))
+    return out
 
 
 def _cluster_problems(c: ClusterSpec) -> list[Problem]:

@@ -51,6 +51,13 @@ def test_only_a_cell_that_plans_a_power_loss_runs_on_plfs(tmp_path: Path) -> Non
         ("cluster: {power_loss_fs: false}\n", FAULT[9:-2] % "all", "power_loss_fs is false"),
         ("", "{at_s: 5, kind: power-loss, duration_s: 5, writeback_s: -1}", "writeback_s"),
         ("", "{at_s: 5, kind: power-loss, duration_s: 5, target: nowhere}", "target"),
+        ("cluster: {log_dir_size_mb: 64}\n", FAULT[9:-2] % "all", "with sized log directories"),
+        (
+            "cluster: {mode: zookeeper, version: 3.9.2}\n",
+            FAULT[9:-2] % "all"
+            + ", {at_s: 30, kind: kill, target: broker:1, wipe: true, duration_s: 5}",
+            "with kill wipe",
+        ),
     ],
 )
 def test_power_loss_rules(tmp_path: Path, extra: str, fault: str, expected: str) -> None:
@@ -70,6 +77,7 @@ def test_a_node_on_plfs_gets_fuse_the_capability_and_the_entrypoint_chain() -> N
     ]
     assert wiring.env["KAFKA_CHAOS_PLFS_DIRS"] == "/var/lib/kafka/data"
     assert NEXT_ENTRYPOINT_ENV not in wiring.env
+    assert wiring.archive_dirs == ("/var/lib/kafka-chaos-plfs/0/data",)  # not the FUSE mount
     off = Capabilities({}).wire(node, [node], "r1")
     assert off.devices == () and off.cap_add == ()
 

@@ -62,6 +62,9 @@ class Wiring:
     log_dir_mb: int | None = None  # each log directory its own tmpfs of this size
     persistent: bool = False  # log directories on volumes that outlive the container
     devices: tuple[str, ...] = ()  # host devices (`/dev/fuse:/dev/fuse:rwm`)
+    # Where Docker's archive API finds the log directories' files, if not at their paths: a
+    # filesystem mounted inside the container (plfs) is not what the API reads.
+    archive_dirs: tuple[str, ...] | None = None
     cap_add: tuple[str, ...] = ()  # capabilities beyond NET_ADMIN, which every node has
 
     def merge(self, other: Wiring) -> Wiring:
@@ -79,6 +82,9 @@ class Wiring:
             log_dir_mb=other.log_dir_mb if other.log_dir_mb is not None else self.log_dir_mb,
             persistent=self.persistent or other.persistent,
             devices=tuple(dict.fromkeys((*self.devices, *other.devices))),
+            archive_dirs=other.archive_dirs
+            if other.archive_dirs is not None
+            else self.archive_dirs,
             cap_add=tuple(dict.fromkeys((*self.cap_add, *other.cap_add))),
         )
 
