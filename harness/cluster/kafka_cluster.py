@@ -146,7 +146,7 @@ class KafkaCluster(
         except BaseException:
             self.close()
             raise
-        self.history.append("cluster.ready", run_id=self.run_id, bootstrap=self.bootstrap_servers)
+        self.history.append(ev.CLUSTER_READY, run_id=self.run_id, bootstrap=self.bootstrap_servers)
         return self
 
     def _create(self, image: str, client: docker.DockerClient) -> None:

@@ -35,7 +35,7 @@ from harness.faults.kind import CellView, FaultKind, Problem
 from harness.faults.stage import Act, Stage
 from harness.nodes.capabilities.power_loss_fs import CONTROL, PLFS_DIR, STATE_DIR, PowerLossFs
 from harness.nodes.supervised_start import start_supervised
-from harness.results.events import FAULT_DISCARDED
+from harness.results.events import CLUSTER_READY, FAULT_DISCARDED, PHASE, PHASE_WORKLOAD
 
 ALL = "all"
 # Kafka's own words for what its log recovery did (UnifiedLog, LogLoader, LogSegment).
@@ -108,10 +108,26 @@ class PowerLossFault(Fault):
         with ThreadPoolExecutor(max_workers=len(self.nodes)) as pool:
             return list(pool.map(action, self.nodes))
 
+    def _durable_before_ms(self) -> int | None:
+        """What was written before the workload began is on disk: a real cluster was formatted
+        and started long before its power cut (without this, a cut soon after the start
+        takes KRaft's bootstrap.checkpoint, which format never fsyncs, and the node cannot
+        start again). The workload's start, else the cluster's readiness, else none."""
+        ready = None
+        for event in self.cluster.history.events:
+            if event.kind == PHASE and event.fields.get("phase") == PHASE_WORKLOAD:
+                return event.ts
+            if event.kind == CLUSTER_READY:
+                ready = event.ts
+        return ready
+
     def _cut(self, node: Node) -> dict[str, Any]:
         report = f"{STATE_DIR}/report-{self.id}.json"
         argv = [f"{PLFS_DIR}/plfs", "ctl", "--control", CONTROL, "cut"]
         argv += ["--fault-id", str(self.id), "--report", report]
+        durable = self._durable_before_ms()
+        if durable is not None:
+            argv += ["--durable-before-ms", str(durable)]
         if self.writeback_s is not None:
             argv += ["--writeback-s", f"{self.writeback_s:g}"]
         code, out = node.exec(*argv)

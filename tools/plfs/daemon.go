@@ -291,11 +291,13 @@ func (d *daemon) writebackLoop() {
 // ---------------------------------------------------------------- cut and status
 
 type report struct {
-	FaultID    string        `json:"fault_id"`
-	CutAt      string        `json:"cut_at"`
-	CutMs      float64       `json:"cut_ms"`
-	WritebackS *float64      `json:"writeback_s"`
-	Mounts     []mountReport `json:"mounts"`
+	FaultID    string   `json:"fault_id"`
+	CutAt      string   `json:"cut_at"`
+	CutMs      float64  `json:"cut_ms"`
+	WritebackS *float64 `json:"writeback_s"`
+	// DurableBeforeMs: changes before it were kept (the cut's --durable-before-ms).
+	DurableBeforeMs *int64        `json:"durable_before_ms,omitempty"`
+	Mounts          []mountReport `json:"mounts"`
 }
 
 func (d *daemon) writebackS() *float64 {
@@ -309,7 +311,7 @@ func (d *daemon) writebackS() *float64 {
 // cut freezes the daemon and rolls every mount back to its durable state, atomically
 // with respect to every FUSE request. A second cut with the same fault id returns the
 // first report.
-func (d *daemon) cut(faultID, reportPath string, writebackS *float64) ([]byte, error) {
+func (d *daemon) cut(faultID, reportPath string, writebackS *float64, durableBeforeMs *int64) ([]byte, error) {
 	if faultID == "" {
 		return nil, fmt.Errorf("cut: a fault id is required")
 	}
@@ -331,7 +333,13 @@ func (d *daemon) cut(faultID, reportPath string, writebackS *float64) ([]byte, e
 			m.j.writeback(cutoff)
 		}
 	}
-	rep := report{FaultID: faultID, CutAt: at.UTC().Format(time.RFC3339Nano), WritebackS: wb, Mounts: []mountReport{}}
+	if durableBeforeMs != nil {
+		cutoff := time.UnixMilli(*durableBeforeMs)
+		for _, m := range d.mounts {
+			m.j.writeback(cutoff)
+		}
+	}
+	rep := report{FaultID: faultID, CutAt: at.UTC().Format(time.RFC3339Nano), WritebackS: wb, DurableBeforeMs: durableBeforeMs, Mounts: []mountReport{}}
 	for _, m := range d.mounts {
 		mr := mountReport{Backing: m.backing, Mountpoint: m.mountpoint}
 		m.j.cut(&mr)
@@ -411,6 +419,10 @@ type ctlRequest struct {
 	// WritebackS, on a cut: what the kernel would have written back by itself this many
 	// seconds before the cut is kept (the power loss's own setting, over the mount's).
 	WritebackS *float64 `json:"writeback_s,omitempty"`
+	// DurableBeforeMs, on a cut: every change made before this instant (ms since the
+	// epoch) is kept — what a node wrote before the experiment (its format, its start-up) is
+	// on disk by the time of a real power cut.
+	DurableBeforeMs *int64 `json:"durable_before_ms,omitempty"`
 }
 
 type ctlAnswer struct {
@@ -454,7 +466,7 @@ func (d *daemon) serveCtl(c net.Conn) {
 	if err == nil {
 		switch req.Cmd {
 		case "cut":
-			res, err = d.cut(req.FaultID, req.Report, req.WritebackS)
+			res, err = d.cut(req.FaultID, req.Report, req.WritebackS, req.DurableBeforeMs)
 		case "status":
 			res, err = d.status()
 		default:

@@ -134,7 +134,7 @@ func cmdCtl(args []string) error {
 		return err
 	}
 	if *control == "" || fl.NArg() == 0 {
-		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] [--writeback-s N] | status")
+		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] [--writeback-s N] [--durable-before-ms T] | status")
 	}
 	var req ctlRequest
 	switch fl.Arg(0) {
@@ -143,6 +143,7 @@ func cmdCtl(args []string) error {
 		fault := cf.String("fault-id", "", "fault id")
 		rep := cf.String("report", "", "write the JSON report here (the daemon writes it)")
 		wbs := cf.String("writeback-s", "", "keep what the kernel would have written back this many seconds before the cut")
+		durable := cf.Int64("durable-before-ms", -1, "keep every change made before this instant (ms since the epoch)")
 		if err := cf.Parse(fl.Args()[1:]); err != nil {
 			return err
 		}
@@ -156,6 +157,9 @@ func cmdCtl(args []string) error {
 				return fmt.Errorf("cut: --writeback-s: want a number >= 0, got %q", *wbs)
 			}
 			req.WritebackS = &v
+		}
+		if *durable >= 0 {
+			req.DurableBeforeMs = durable
 		}
 		if req.Report != "" {
 			if abs, err := absPath(req.Report); err == nil {

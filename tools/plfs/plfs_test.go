@@ -575,6 +575,25 @@ func TestWritebackAtTheCut(t *testing.T) {
 	}
 }
 
+func TestDurableBefore(t *testing.T) {
+	// What a node wrote before the experiment (its format) survives; what came after not.
+	e := setup(t, -1, nil)
+	writeFile(t, e.m("bootstrap.checkpoint"), []byte("formatted"), false)
+	time.Sleep(50 * time.Millisecond)
+	before := time.Now().UnixMilli()
+	time.Sleep(50 * time.Millisecond)
+	writeFile(t, e.m("new-file"), []byte("new"), false)
+	raw, err := ctlCall(e.sock, ctlRequest{Cmd: "cut", FaultID: "f1", DurableBeforeMs: &before})
+	must(t, err)
+	var rep report
+	must(t, json.Unmarshal(raw, &rep))
+	wantContent(t, e.b("bootstrap.checkpoint"), []byte("formatted"))
+	wantGone(t, e.b("new-file"))
+	if rep.DurableBeforeMs == nil || *rep.DurableBeforeMs != before {
+		t.Fatalf("durable_before_ms: %v", rep.DurableBeforeMs)
+	}
+}
+
 func TestWritebackZeroUndoesNothing(t *testing.T) {
 	e := setup(t, 0, func(b string) { writeFile(t, filepath.Join(b, "seg.log"), []byte("abc"), false) })
 	appendFile(t, e.m("seg.log"), []byte("def"), false)
