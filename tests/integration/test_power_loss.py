@@ -5,6 +5,8 @@ whole site loses power (Kafka never fsynced them) unless the topic fsyncs every 
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from harness.faults.registry import make_fault
@@ -14,6 +16,7 @@ from tests.integration.kafka_io import produce, read_all
 pytestmark = pytest.mark.docker
 
 RECORDS = 2000
+CHECKPOINT_S = 6  # replica.high.watermark.checkpoint.interval.ms (5 s), and a second
 
 
 def _cut(cluster: object, target: object) -> dict[str, object]:
@@ -40,6 +43,9 @@ def test_a_whole_site_losing_power_loses_what_kafka_never_fsynced(
     sent = produce(cluster.bootstrap_servers, "t", RECORDS, "all")
     synced = produce(cluster.bootstrap_servers, "synced", RECORDS, "all")
     assert len(sent.acked) == RECORDS and len(synced.acked) == RECORDS
+    # Kafka makes a new partition directory durable when it next fsyncs the log directory
+    # (its checkpoints, every 5 s): a topic younger than that loses its directory with the site.
+    time.sleep(CHECKPOINT_S)
 
     heal = _cut(cluster, "all")
 
@@ -49,9 +55,8 @@ def test_a_whole_site_losing_power_loses_what_kafka_never_fsynced(
     assert any(any(s.startswith("t-0/") for s in d["segments"]) for d in dropped.values())
     kept = read_all(cluster.bootstrap_servers, "t", 1, at_least=0)
     assert len(set(kept)) < RECORDS  # acknowledged by three replicas, and gone
-    assert sorted(read_all(cluster.bootstrap_servers, "synced", 1, at_least=RECORDS)) == sorted(
-        synced.acked
-    )
+    kept_synced = read_all(cluster.bootstrap_servers, "synced", 1, timeout_s=90, at_least=0)
+    assert sorted(kept_synced) == sorted(synced.acked), heal
 
 
 def test_one_broker_losing_power_loses_nothing_acks_all_promised(
