@@ -149,6 +149,8 @@ class ClusterNode:
             kwargs["devices"] = list(wiring.devices)
         if wiring.cap_add:
             kwargs["cap_add"] = ["NET_ADMIN", *wiring.cap_add]
+        if wiring.security_opt:
+            kwargs["security_opt"] = list(wiring.security_opt)
         if wiring.extra_hosts is not None:
             kwargs["extra_hosts"] = dict(wiring.extra_hosts)
         if wiring.entrypoints:  # the outermost runs; a wrapping one execs the next

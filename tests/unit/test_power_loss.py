@@ -71,6 +71,7 @@ def test_a_node_on_plfs_gets_fuse_the_capability_and_the_entrypoint_chain() -> N
     node = plan_nodes("kraft", 1, 0, [31001])[0]
     wiring = caps.wire(node, [node], "r1")
     assert wiring.devices == ("/dev/fuse:/dev/fuse:rwm",) and wiring.cap_add == ("SYS_ADMIN",)
+    assert wiring.security_opt == ("apparmor=unconfined",)
     assert [e.path for e in wiring.entrypoints] == [
         "/opt/kafka-chaos-clock/entrypoint",
         "/opt/kafka-chaos-plfs/entrypoint",

@@ -66,6 +66,7 @@ class Wiring:
     # filesystem mounted inside the container (plfs) is not what the API reads.
     archive_dirs: tuple[str, ...] | None = None
     cap_add: tuple[str, ...] = ()  # capabilities beyond NET_ADMIN, which every node has
+    security_opt: tuple[str, ...] = ()  # `apparmor=unconfined`: Docker's profile denies mount
 
     def merge(self, other: Wiring) -> Wiring:
         """Both at once: wrapping entry points outside the others; the other's values where
@@ -86,6 +87,7 @@ class Wiring:
             if other.archive_dirs is not None
             else self.archive_dirs,
             cap_add=tuple(dict.fromkeys((*self.cap_add, *other.cap_add))),
+            security_opt=tuple(dict.fromkeys((*self.security_opt, *other.security_opt))),
         )
 
     def persisted(self) -> Wiring:

@@ -107,6 +107,9 @@ class PowerLossFs(Switch[SpecKeys], builder=Builder):
             entrypoints=(Entrypoint(f"{PLFS_DIR}/entrypoint", wraps=True),),
             devices=("/dev/fuse:/dev/fuse:rwm",),
             cap_add=("SYS_ADMIN",),
+            # Docker's AppArmor profile (Ubuntu hosts, GitHub's runners) denies every mount,
+            # FUSE's included; a host without AppArmor ignores this.
+            security_opt=("apparmor=unconfined",),
             # Docker's archive API sees the container's own disk, not the FUSE mount on it:
             # segment copies read the backing folder, which plfs keeps equal (write-through).
             archive_dirs=(f"{STATE_DIR}/0/data",),
