@@ -74,6 +74,12 @@ class Node(Protocol):
     def free_log_dir(self, index: int) -> int:
         """Delete what fill_log_dir wrote; bytes freed."""
 
+    def partition_files(self, topic: str, partition: int) -> dict[str, bytes]:
+        """name -> bytes of its partition directory's files (the node may be down)."""
+
+    def replace_partition_file(self, topic: str, partition: int, name: str, data: bytes) -> None:
+        """Write over one file of its partition directory (the node down)."""
+
     def clear_log_dir(self, index: int) -> tuple[int, int]:
         """Empty size-limited log directory `index` while the node is down: (bytes,
         partition directories) it held."""

@@ -22,6 +22,7 @@ from harness.faults.clients import CutClients
 from harness.faults.clock import ClockSkew
 from harness.faults.consumer import ConsumerCrash, PipelineCrash
 from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.corrupt import Corrupt
 from harness.faults.decommission import Decommission
 from harness.faults.disk_full import DiskFull
 from harness.faults.kill import Kill
@@ -63,6 +64,7 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     Reset,
     DiskFull,
     PowerLoss,
+    Corrupt,
     Reassign,
     AddPartitions,
     AddBroker,

@@ -18,6 +18,7 @@ from testcontainers.core.waiting_utils import WaitStrategyTarget
 from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, FaultError, WaitTimeout
 from harness.nodes.capabilities.base import NEXT_ENTRYPOINT_ENV, Wiring
+from harness.nodes.container_files import read_folder, write_file
 from harness.nodes.disks import DiskPlan, NodeDisks
 from harness.nodes.reaper import run_labels
 from harness.nodes.segment_copy import copy_topic
@@ -320,6 +321,23 @@ class ClusterNode:
     def disk_usage(self) -> list[tuple[int, int]]:
         """(used, size) bytes of each size-limited log directory."""
         return self._sized().usage()
+
+    def partition_files(self, topic: str, partition: int) -> dict[str, bytes]:
+        """The files of its directory of this partition (first log directory), read through
+        Docker's archive API: a stopped broker's too."""
+        folder = f"{self.archive_dirs[0]}/{topic}-{partition}"
+        return {name: f.data for name, f in read_folder(self.docker, folder).items()}
+
+    def replace_partition_file(self, topic: str, partition: int, name: str, data: bytes) -> None:
+        """Write `data` over one file of that directory (its owner and mode kept)."""
+        folder = f"{self.archive_dirs[0]}/{topic}-{partition}"
+        files = read_folder(self.docker, folder)
+        if name not in files:
+            raise FaultError(f"{self.name}: no {folder}/{name}")
+        try:
+            write_file(self.docker, folder, files[name], data)
+        except OSError as exc:
+            raise FaultError(str(exc)) from exc
 
     def copy_partitions(
         self, topics: dict[str, int], dest: Path, suffix: str = ""

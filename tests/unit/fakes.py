@@ -97,6 +97,7 @@ class FakeNode:
         self.filled: dict[int, int] = {}  # log dir index -> bytes disk-full wrote there
         self.on_fill: list[str] = []  # log lines "Kafka" writes when a directory fills
         self.plfs_answer: tuple[int, str] = (0, '{"mounts": []}')  # `plfs ctl cut`'s
+        self.partition_dirs: dict[str, dict[str, bytes]] = {}  # "<topic>-<p>" -> its files
 
     def logs(self, tail: int | None = None) -> str:
         return self.log_text
@@ -115,6 +116,13 @@ class FakeNode:
     def clear_log_dir(self, index: int) -> tuple[int, int]:
         self._op(f"clear {index}")
         return 1000, 2
+
+    def partition_files(self, topic: str, partition: int) -> dict[str, bytes]:
+        return dict(self.partition_dirs.get(f"{topic}-{partition}", {}))
+
+    def replace_partition_file(self, topic: str, partition: int, name: str, data: bytes) -> None:
+        self._op(f"write {name}")
+        self.partition_dirs[f"{topic}-{partition}"][name] = data
 
     def _op(self, op: str, state: str | None = None) -> None:
         if not self._busy.acquire(blocking=False):
