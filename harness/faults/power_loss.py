@@ -6,8 +6,8 @@ Kafka never fsyncs a log by default (`flush.messages` is effectively infinite): 
 replication and the page cache, and every other kind keeps the page cache. Here each Kafka
 node's log directory is on plfs (harness.nodes.capabilities.power_loss_fs), which journals
 what was not fsynced. The cut, for each target: SIGSTOP its JVM from the host (plfs, its
-child, keeps serving), `plfs ctl cut` (plfs freezes, rolls back, reports what it dropped),
-SIGKILL. With `all`, every node is frozen before any is rolled back: one instant for the site.
+child, keeps serving), `plfs ctl cut --exit` (plfs freezes, rolls back, reports what it
+dropped, and exits: the FUSE connection is aborted, nothing more reaches the disk), SIGKILL. With `all`, every node is frozen before any is rolled back: one instant for the site.
 `writeback_s`: what the kernel would have written back by itself after that many seconds
 survives (unset: only what was fsynced, lazyfs's worst case). The heal starts the nodes;
 Kafka finds no clean-shutdown marker and recovers its logs, and its own log lines say how.
@@ -124,7 +124,10 @@ class PowerLossFault(Fault):
     def _cut(self, node: Node) -> dict[str, Any]:
         report = f"{STATE_DIR}/report-{self.id}.json"
         argv = [f"{PLFS_DIR}/plfs", "ctl", "--control", CONTROL, "cut"]
-        argv += ["--fault-id", str(self.id), "--report", report]
+        # --exit: plfs exits once it has answered, aborting the FUSE connection; frozen, it
+        # would hold the dying JVM's last flushes (dirty index pages written back at close)
+        # for ever, and Docker could not kill the container ("PID 1 is zombie").
+        argv += ["--fault-id", str(self.id), "--report", report, "--exit"]
         durable = self._durable_before_ms()
         if durable is not None:
             argv += ["--durable-before-ms", str(durable)]

@@ -94,6 +94,7 @@ def test_a_whole_site_is_frozen_before_any_node_is_rolled_back_then_killed() -> 
     assert ops[6:] == ["kill"] * 3
     cut = cluster.nodes[0].commands[-1]
     assert "--writeback-s" in cut and cut[cut.index("--writeback-s") + 1] == "5"
+    assert "--exit" in cut  # plfs goes with the power: the FUSE connection is aborted
     (event,) = [e.fields for e in cluster.history.events if e.kind == "fault.inject"]
     assert event["target"] == "all" and event["nodes"] == ["broker-1", "broker-2", "broker-3"]
     (cut_event,) = [e.fields for e in cluster.history.events if e.kind == "fault.discarded"]

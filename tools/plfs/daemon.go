@@ -423,6 +423,11 @@ type ctlRequest struct {
 	// epoch) is kept — what a node wrote before the experiment (its format, its start-up) is
 	// on disk by the time of a real power cut.
 	DurableBeforeMs *int64 `json:"durable_before_ms,omitempty"`
+	// Exit, on a cut: the daemon exits once it has answered, so the kernel aborts the FUSE
+	// connection and every request still to come fails at once. The power is off: a frozen
+	// daemon would instead hold the dying JVM's last flushes (the dirty pages of its mmapped
+	// indexes, written back at close) for ever, and the container could not be killed.
+	Exit bool `json:"exit,omitempty"`
 }
 
 type ctlAnswer struct {
@@ -482,6 +487,11 @@ func (d *daemon) serveCtl(c net.Conn) {
 	}
 	out, _ := json.Marshal(ans)
 	c.Write(append(out, '\n'))
+	if req.Cmd == "cut" && req.Exit && ans.OK {
+		c.Close()
+		log.Printf("plfs: cut %s: exiting (the FUSE connection goes with it)", req.FaultID)
+		os.Exit(0)
+	}
 }
 
 // ctlCall sends one request to the daemon at sock.

@@ -134,7 +134,7 @@ func cmdCtl(args []string) error {
 		return err
 	}
 	if *control == "" || fl.NArg() == 0 {
-		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] [--writeback-s N] [--durable-before-ms T] | status")
+		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] [--writeback-s N] [--durable-before-ms T] [--exit] | status")
 	}
 	var req ctlRequest
 	switch fl.Arg(0) {
@@ -144,6 +144,7 @@ func cmdCtl(args []string) error {
 		rep := cf.String("report", "", "write the JSON report here (the daemon writes it)")
 		wbs := cf.String("writeback-s", "", "keep what the kernel would have written back this many seconds before the cut")
 		durable := cf.Int64("durable-before-ms", -1, "keep every change made before this instant (ms since the epoch)")
+		exit := cf.Bool("exit", false, "the daemon exits once it has answered: the FUSE connection is aborted")
 		if err := cf.Parse(fl.Args()[1:]); err != nil {
 			return err
 		}
@@ -161,6 +162,7 @@ func cmdCtl(args []string) error {
 		if *durable >= 0 {
 			req.DurableBeforeMs = durable
 		}
+		req.Exit = *exit
 		if req.Report != "" {
 			if abs, err := absPath(req.Report); err == nil {
 				req.Report = abs
