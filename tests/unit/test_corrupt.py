@@ -40,7 +40,10 @@ def test_damage_is_seeded_and_stays_in_the_tail() -> None:
     ("fault", "expected"),
     [
         ("{at_s: 5, kind: corrupt, target: broker:1, duration_s: 5}", "needs the partition"),
-        ("{at_s: 5, kind: corrupt, target: broker:1, partition: chaos/9, duration_s: 5}", "below 6"),
+        (
+            "{at_s: 5, kind: corrupt, target: broker:1, partition: chaos/9, duration_s: 5}",
+            "below 6",
+        ),
         ("{at_s: 5, kind: corrupt, target: leader-of:chaos/0}", "needs a duration_s"),
         ("{at_s: 5, kind: corrupt, partition: chaos/0, mode: shred, duration_s: 5}", "mode"),
         ("{at_s: 5, kind: corrupt, partition: chaos/0, bytes: 0, duration_s: 5}", "bytes"),
