@@ -57,7 +57,7 @@ java-clients: ## the Java clients (java_clients/, Maven) and each Kafka version'
 # another test of the lane covers; make test-slow runs them (the nightly workflow does).
 INTEGRATION = -m "integration and not slow_lane"
 
-test: venv actionlint toxiproxy ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters (not the slow lane)
+test: venv actionlint toxiproxy plfs ## lint, types, import contracts, workflows, the docs site (--strict), unit tests, then integration tests against real clusters (not the slow lane)
 	$(PY) -m ruff check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m ruff format --check harness spark_jobs tests benchmarks scripts examples
 	$(PY) -m mypy
@@ -78,10 +78,10 @@ lint-workflows: venv actionlint ## the GitHub workflows (.github/workflows/*.yml
 test-unit: venv ## the unit tests alone (no Docker; the Spark checks take about a minute)
 	$(PY) -m pytest -m "not integration" -q
 
-test-integration: venv ## make test's integration and end-to-end tests alone (real clusters; not the slow lane)
+test-integration: venv plfs ## make test's integration and end-to-end tests alone (real clusters; not the slow lane)
 	$(PY) -m pytest $(INTEGRATION) -q
 
-test-slow: venv toxiproxy ## the slow lane: integration tests whose path make test covers otherwise (the nightly workflow runs it)
+test-slow: venv toxiproxy plfs ## the slow lane: integration tests whose path make test covers otherwise (the nightly workflow runs it)
 	$(PY) -m pytest -m slow_lane -q
 
 cleanup: venv ## remove every container and network this harness ever started
