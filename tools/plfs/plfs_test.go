@@ -777,3 +777,54 @@ func TestMountCommandEndToEnd(t *testing.T) {
 		t.Fatalf("still mounted after SIGTERM")
 	}
 }
+
+func TestCutExitAbortsTheConnection(t *testing.T) {
+	// The power is off: after `cut --exit` the daemon is gone, and a request still to come
+	// fails at once instead of waiting for ever (a dying JVM's last flushes).
+	needFuse(t)
+	root := t.TempDir()
+	b, m := filepath.Join(root, "data"), filepath.Join(root, "m")
+	must(t, os.MkdirAll(b, 0o755))
+	must(t, os.MkdirAll(m, 0o755))
+	sock := filepath.Join(root, "plfs.sock")
+	cmd := exec.Command(os.Args[0], "mount", "--pair", b+":"+m, "--control", sock)
+	cmd.Env = append(os.Environ(), "PLFS_HELPER=main")
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		unix.Unmount(m, unix.MNT_DETACH)
+	})
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatalf("ready line: %v", err)
+	}
+	f, err := os.OpenFile(filepath.Join(m, "seg.log"), os.O_CREATE|os.O_WRONLY, 0o644)
+	must(t, err)
+	defer f.Close()
+	_, err = f.Write([]byte("unsynced"))
+	must(t, err)
+	out := captureStdout(t, func() error {
+		return cmdCtl([]string{"--control", sock, "cut", "--fault-id", "x", "--exit"})
+	})
+	var rep report
+	must(t, json.Unmarshal(out, &rep))
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the daemon after cut --exit: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.Write([]byte("after the power went"))
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatalf("a write after the daemon exited succeeded")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("a write after cut --exit still waits")
+	}
+	wantGone(t, filepath.Join(b, "seg.log"))
+}
