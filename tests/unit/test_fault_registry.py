@@ -139,6 +139,7 @@ def test_a_kind_knows_its_flags() -> None:
         "decommission",
         "split",
         "disk-full",
+        "corrupt",
     }
     assert {k for k, c in kinds.items() if c.zookeeper_target} == {
         "kill",
