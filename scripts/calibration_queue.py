@@ -30,9 +30,10 @@ for path in (ROOT, ROOT / "scripts"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from docs_calibration import debt_of, minutes, spec_files  # noqa: E402
+from docs_calibration import debt_of, spec_files  # noqa: E402
 
 from harness.errors import ConfigError  # noqa: E402
+from harness.report.suite_summary import format_duration  # noqa: E402
 from harness.suite.calibration_debt import (  # noqa: E402
     GOAL_BURNERS,
     GOAL_LOADED,
@@ -77,13 +78,13 @@ def table(debts: list[SpecDebt]) -> str:
             notes.append(f"{d.loaded_failing} run(s) beside burners failed")
         lines.append(
             f"{d.name:<30} {len(d.cells):>5} {d.quiet_runs:>4}/{GOAL_QUIET} "
-            f"{d.loaded_runs:>5}/{GOAL_LOADED} {minutes(d.planned_s()):>12}  {'; '.join(notes)}"
+            f"{d.loaded_runs:>5}/{GOAL_LOADED} {format_duration(d.planned_s()):>12}  {'; '.join(notes)}"
         )
     total = sum(d.planned_s() for d in debts)
     quiet = sum(d.planned_s(0) for d in debts)
     lines.append(
-        f"planned machine time to close: {minutes(total)} ({minutes(quiet)} quiet, "
-        f"{minutes(total - quiet)} beside {GOAL_BURNERS} burners), one calibration at a time"
+        f"planned machine time to close: {format_duration(total)} ({format_duration(quiet)} quiet, "
+        f"{format_duration(total - quiet)} beside {GOAL_BURNERS} burners), one calibration at a time"
     )
     return "\n".join(lines)
 
@@ -108,7 +109,7 @@ def run_queue(debts: list[SpecDebt], phase: str, budget_s: float | None, out: Pa
                 if budget_s is not None and elapsed + batch.planned_s > budget_s:
                     print(
                         f"budget: {debt.name} {' '.join(batch.args())} (planned "
-                        f"{minutes(batch.planned_s)}) would end past it; stopping",
+                        f"{format_duration(batch.planned_s)}) would end past it; stopping",
                         flush=True,
                     )
                     return 3

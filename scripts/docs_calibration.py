@@ -16,6 +16,7 @@ from pathlib import Path
 
 from harness.experiment import make_plan
 from harness.report.catalogue import FOLDERS
+from harness.report.suite_summary import format_duration
 from harness.results.calibration_record import read_record, record_path
 from harness.spec import load_spec
 from harness.suite.calibration_debt import (
@@ -86,11 +87,6 @@ def debt_of(path: Path) -> SpecDebt:
     )
 
 
-def minutes(seconds: float) -> str:
-    whole = round(seconds / 60)
-    return f"{whole // 60} h {whole % 60:02d} min" if whole >= 60 else f"{whole} min"
-
-
 def debt_table(root: Path) -> str:
     """Per experiment with a numeric bound: the fewest runs any of its cells has recorded,
     quiet and beside burners, against the goal, and the planned machine time to close it."""
@@ -105,14 +101,14 @@ def debt_table(root: Path) -> str:
         left = d.planned_s()
         lines.append(
             f"| [`{d.name}`]({rel}) | {len(d.cells)} | {d.quiet_runs} | {d.loaded_runs} "
-            f"| {minutes(left) if left else 'done'} |"
+            f"| {format_duration(left) if left else 'done'} |"
         )
     total = sum(d.planned_s() for d in debts)
     quiet = sum(d.planned_s(0) for d in debts)
     lines += [
         "",
-        f"Still to run: {minutes(total)} of planned machine time ({minutes(quiet)} quiet, "
-        f"{minutes(total - quiet)} beside burners), one calibration at a time.",
+        f"Still to run: {format_duration(total)} of planned machine time ({format_duration(quiet)} quiet, "
+        f"{format_duration(total - quiet)} beside burners), one calibration at a time.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -72,7 +72,7 @@ class CorruptFault(NodeFault):
             raise FaultError(f"corrupt: {self.node.name} is not a broker (it holds no segment)")
         self.topic, self.partition, self.mode, self.count = topic, partition, mode, count
         self.rng = random.Random(seed)
-        self.damage: dict[str, Any] = {}
+        self.damaged: dict[str, Any] = {}
         self.healed: dict[str, Any] = {}
         self._log_len = 0
 
@@ -98,7 +98,7 @@ class CorruptFault(NodeFault):
         before = files[name]
         after, offsets = damage(before, self.mode, self.count, self.rng)
         self.node.replace_partition_file(self.topic, self.partition, name, after)
-        self.damage = {
+        self.damaged = {
             "file": f"{self.topic}-{self.partition}/{name}",
             "size_before": len(before),
             "size_after": len(after),
@@ -108,7 +108,7 @@ class CorruptFault(NodeFault):
             FAULT_DISCARDED,
             fault_id=self.id,
             fault=self.kind,
-            discarded={self.node.name: self.damage},
+            discarded={self.node.name: self.damaged},
         )
 
     def _heal(self) -> None:

@@ -32,7 +32,6 @@ from harness.errors import ConfigError, FaultError
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
 from harness.faults.kind import CellView, FaultKind, Problem
-from harness.faults.stage import Act, Stage
 from harness.nodes.capabilities.power_loss_fs import CONTROL, PLFS_DIR, STATE_DIR, PowerLossFs
 from harness.nodes.supervised_start import start_supervised
 from harness.results.events import CLUSTER_READY, FAULT_DISCARDED, PHASE, PHASE_WORKLOAD
@@ -202,9 +201,6 @@ class PowerLoss(FaultKind):
 
     def resolves_node(self, target: str) -> bool:
         return target != ALL
-
-    def act(self, stage: Stage, target: NodeRef, index: int) -> Act:
-        return self.make(stage.cluster, target or None)
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
         whole = target in (None, ALL)

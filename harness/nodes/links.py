@@ -21,11 +21,10 @@ link proxies nothing here is used: the cluster is wired as before.
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import ConfigError
+from harness.common.built_binary import built_binary
 from harness.nodes.topology import CONTROLLER_PORT, INTERNAL_PORT, ZOOKEEPER_PORT, NodeSpec
 
 API_PORT = 8474  # Toxiproxy's HTTP API in each proxied node (reached at the node's address)
@@ -114,10 +113,6 @@ def proxies_json(node: NodeSpec, nodes: list[NodeSpec], run_id: str) -> str:
 
 def server_binary() -> Path:
     """The Toxiproxy server `make toxiproxy` built (into the virtualenv's bin)."""
-    for folder in (Path(sys.prefix) / "bin", ROOT / ".venv" / "bin"):
-        if (folder / SERVER).is_file():
-            return folder / SERVER
-    raise ConfigError(
-        f"no {SERVER} in {Path(sys.prefix) / 'bin'}: link proxies (the latency, bandwidth and "
-        "reset faults) need it; run 'make toxiproxy' (part of 'make setup')"
+    return built_binary(
+        SERVER, "link proxies (the latency, bandwidth and reset faults)", "toxiproxy"
     )

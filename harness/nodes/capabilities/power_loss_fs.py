@@ -14,13 +14,12 @@ as without it. Needs `/dev/fuse` and CAP_SYS_ADMIN in the container. Spec
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Self, TypedDict
 
+from harness.common.built_binary import built_binary
 from harness.common.spec_base import StrictModel
-from harness.errors import ConfigError
 from harness.nodes.capabilities.base import (
     BuilderMethods,
     Entrypoint,
@@ -58,13 +57,7 @@ class Builder(BuilderMethods):
 
 def plfs_binary() -> Path:
     """The plfs `make plfs` built (into the virtualenv's bin)."""
-    for folder in (Path(sys.prefix) / "bin", ROOT / ".venv" / "bin"):
-        if (folder / PLFS).is_file():
-            return folder / PLFS
-    raise ConfigError(
-        f"no {PLFS} in {Path(sys.prefix) / 'bin'}: a power loss needs it; run 'make plfs' "
-        "(part of 'make setup')"
-    )
+    return built_binary(PLFS, "a power loss", "plfs")
 
 
 class PowerLossFs(Switch[SpecKeys], builder=Builder):
