@@ -536,14 +536,16 @@ func TestMkdirRmdirUndone(t *testing.T) {
 
 // ---------------------------------------------------------------- write-back, freezing
 
-func TestWritebackOneSecond(t *testing.T) {
-	e := setup(t, time.Second, func(b string) { writeFile(t, filepath.Join(b, "seg.log"), nil, false) })
+// writebackScenario: one append and one file older than a second, then one of each newer;
+// cut (by the mount's or the cut's own write-back of 1 s) keeps the old and drops the new.
+func writebackScenario(t *testing.T, mountWriteback time.Duration, cut func(e *env) report) {
+	e := setup(t, mountWriteback, func(b string) { writeFile(t, filepath.Join(b, "seg.log"), nil, false) })
 	appendFile(t, e.m("seg.log"), pattern(100, 1), false)
 	writeFile(t, e.m("old-file"), []byte("old"), false)
 	time.Sleep(1600 * time.Millisecond) // > 1 s plus a tick: written back
 	appendFile(t, e.m("seg.log"), pattern(100, 2), false)
 	writeFile(t, e.m("new-file"), []byte("new"), false)
-	rep := e.cut()
+	rep := cut(e)
 	wantContent(t, e.b("seg.log"), pattern(100, 1))
 	wantContent(t, e.b("old-file"), []byte("old"))
 	wantGone(t, e.b("new-file"))
@@ -553,26 +555,20 @@ func TestWritebackOneSecond(t *testing.T) {
 	}
 }
 
+func TestWritebackOneSecond(t *testing.T) {
+	writebackScenario(t, time.Second, func(e *env) report { return e.cut() })
+}
+
 func TestWritebackAtTheCut(t *testing.T) {
 	// No --writeback-s on the mount: the power loss says it (ctl cut --writeback-s 1).
-	e := setup(t, -1, func(b string) { writeFile(t, filepath.Join(b, "seg.log"), nil, false) })
-	appendFile(t, e.m("seg.log"), pattern(100, 1), false)
-	writeFile(t, e.m("old-file"), []byte("old"), false)
-	time.Sleep(1300 * time.Millisecond)
-	appendFile(t, e.m("seg.log"), pattern(100, 2), false)
-	writeFile(t, e.m("new-file"), []byte("new"), false)
-	wb := 1.0
-	raw, err := ctlCall(e.sock, ctlRequest{Cmd: "cut", FaultID: "f1", WritebackS: &wb})
-	must(t, err)
-	var rep report
-	must(t, json.Unmarshal(raw, &rep))
-	wantContent(t, e.b("seg.log"), pattern(100, 1))
-	wantContent(t, e.b("old-file"), []byte("old"))
-	wantGone(t, e.b("new-file"))
-	wantRanges(t, "lost", fileRep(t, rep, "seg.log").Lost, [2]int64{100, 200})
-	if rep.WritebackS == nil || *rep.WritebackS != 1 {
-		t.Fatalf("writeback_s: %v", rep.WritebackS)
-	}
+	writebackScenario(t, -1, func(e *env) report {
+		wb := 1.0
+		raw, err := ctlCall(e.sock, ctlRequest{Cmd: "cut", FaultID: "f1", WritebackS: &wb})
+		must(t, err)
+		var rep report
+		must(t, json.Unmarshal(raw, &rep))
+		return rep
+	})
 }
 
 func TestDurableBefore(t *testing.T) {
@@ -728,6 +724,32 @@ func TestSelfTestRefusesPassthrough(t *testing.T) {
 
 // ---------------------------------------------------------------- the CLI, end to end
 
+// startMount runs `plfs mount` in a process of its own (this test binary as plfs) and waits
+// for its ready line; the process is killed and the mounts detached at the test's end.
+func startMount(t *testing.T, sock string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], append([]string{"mount", "--control", sock}, args...)...)
+	cmd.Env = append(os.Environ(), "PLFS_HELPER=main")
+	stdout, err := cmd.StdoutPipe()
+	must(t, err)
+	must(t, cmd.Start())
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		for i, a := range args {
+			if a == "--pair" && i+1 < len(args) {
+				parts := strings.Split(args[i+1], ":")
+				unix.Unmount(parts[1], unix.MNT_DETACH)
+			}
+		}
+	})
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.Contains(line, "ready:") {
+		t.Fatalf("ready line: %q, %v", line, err)
+	}
+	return cmd, line
+}
+
 func TestMountCommandEndToEnd(t *testing.T) {
 	needFuse(t)
 	root := t.TempDir()
@@ -737,22 +759,11 @@ func TestMountCommandEndToEnd(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(b1, "a.log"), []byte("a1"), false)
 	sock := filepath.Join(root, "plfs.sock")
-	cmd := exec.Command(os.Args[0], "mount", "--pair", b1+":"+m1, "--pair", b2+":"+m2, "--control", sock,
+	cmd, line := startMount(t, sock, "--pair", b1+":"+m1, "--pair", b2+":"+m2,
 		"--log", filepath.Join(root, "plfs.log"))
-	cmd.Env = append(os.Environ(), "PLFS_HELPER=main")
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		unix.Unmount(m1, unix.MNT_DETACH)
-		unix.Unmount(m2, unix.MNT_DETACH)
-	})
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil || !strings.Contains(line, "ready: 2 mount(s)") {
+	if !strings.Contains(line, "ready: 2 mount(s)") {
 		logData, _ := os.ReadFile(filepath.Join(root, "plfs.log"))
-		t.Fatalf("ready line: %q, %v; log: %s", line, err, logData)
+		t.Fatalf("ready line: %q; log: %s", line, logData)
 	}
 	appendFile(t, filepath.Join(m1, "a.log"), []byte("-lost"), false)
 	writeFile(t, filepath.Join(m2, "b.log"), []byte("b"), false)
@@ -787,19 +798,7 @@ func TestCutExitAbortsTheConnection(t *testing.T) {
 	must(t, os.MkdirAll(b, 0o755))
 	must(t, os.MkdirAll(m, 0o755))
 	sock := filepath.Join(root, "plfs.sock")
-	cmd := exec.Command(os.Args[0], "mount", "--pair", b+":"+m, "--control", sock)
-	cmd.Env = append(os.Environ(), "PLFS_HELPER=main")
-	stdout, err := cmd.StdoutPipe()
-	must(t, err)
-	must(t, cmd.Start())
-	t.Cleanup(func() {
-		cmd.Process.Kill()
-		cmd.Wait()
-		unix.Unmount(m, unix.MNT_DETACH)
-	})
-	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
-		t.Fatalf("ready line: %v", err)
-	}
+	cmd, _ := startMount(t, sock, "--pair", b+":"+m)
 	f, err := os.OpenFile(filepath.Join(m, "seg.log"), os.O_CREATE|os.O_WRONLY, 0o644)
 	must(t, err)
 	defer f.Close()
