@@ -126,6 +126,10 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+# Lists whose entries the merge and the summary read as objects (`.get`).
+_LISTS_OF_OBJECTS = frozenset({"experiments", "impossible", "confirmations"})
+
+
 def _shape_problems(data: dict[str, Any], where: str) -> list[str]:
     """Fields of `data` (and of each of its `experiments`) whose type the merge cannot use."""
     problems = []
@@ -144,6 +148,12 @@ def _shape_problems(data: dict[str, Any], where: str) -> list[str]:
             ):
                 wanted = " or ".join(t.__name__ for t in types)
                 problems.append(f"{prefix}{key}: expected {wanted} or null, found {value!r:.60}")
+            elif key in _LISTS_OF_OBJECTS and isinstance(value, list):
+                problems += [
+                    f"{prefix}{key}[{i}]: expected an object, found {entry!r:.60}"
+                    for i, entry in enumerate(value)
+                    if not isinstance(entry, dict)
+                ]
     return problems
 
 

@@ -199,6 +199,20 @@ def test_a_shard_summary_whose_experiments_is_not_a_list_is_refused(tmp_path: Pa
         merge_shards([p.folder for p in parts], tmp_path / "merged")
 
 
+def test_a_shard_summary_whose_impossible_cells_are_not_objects_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Found by the input fuzz (CI of 2026-11-28's clean clone): a nested list among an
+    experiment's `impossible` entries crashed the merge's summary (`'list' has no .get`)."""
+    parts = run_shards(tmp_path, 2, FakeRunner())
+    summary = SuitePaths(parts[1].folder).summary
+    data = json.loads(summary.read_text())
+    data["experiments"][0]["impossible"] = [[[]]]
+    summary.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=r"experiments\[0\]\.impossible\[0\]: expected an object"):
+        merge_shards([p.folder for p in parts], tmp_path / "merged")
+
+
 # --- through the command line --------------------------------------------------------------
 
 
