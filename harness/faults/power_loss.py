@@ -56,13 +56,16 @@ def discarded_summary(report: dict[str, Any]) -> dict[str, Any]:
     """What a plfs cut report dropped, in a few numbers (the report stays in the node)."""
     mounts = report.get("mounts") or []
     files = [f for m in mounts for f in m.get("files") or [] if f.get("lost") or f.get("restored")]
+    entries = [e for m in mounts for e in m.get("entries") or []]
+    # A segment lost bytes, or its creation (or rename) was undone: forensics places the
+    # lost records of its partition from these (lost_where.unsynced).
+    paths = [str(f.get("path", "")) for f in files]
+    paths += [str(e.get(k) or "") for e in entries for k in ("path", "to")]
     return {
         "files": len(files),
         "bytes": sum(int(m.get("lost_bytes") or 0) for m in mounts),
-        "entries": sum(len(m.get("entries") or []) for m in mounts),
-        "segments": sorted(
-            str(f["path"]) for f in files if str(f.get("path", "")).endswith(".log")
-        ),
+        "entries": len(entries),
+        "segments": sorted({p for p in paths if p.endswith(".log")}),
     }
 
 

@@ -40,8 +40,12 @@ KAFKA_VIEW_COLUMNS = (
     "lost_where.truncated",
     "lost_where.never_appended",
     "lost_where.deleted",
+    "lost_where.unsynced",
+    "lost_where.corrupted",
     "lost_where.unknown",
 )
+# Places only a power-loss or corrupt fault gives: their columns only when some cell has one.
+RARE_COLUMNS = frozenset({"lost_where.unsynced", "lost_where.corrupted"})
 
 
 def cell_verdict(cell: dict[str, Any]) -> Verdict:
@@ -82,8 +86,11 @@ def table_columns(cells: list[dict[str, Any]]) -> list[str]:
 
 
 def _in_any(cells: list[dict[str, Any]], name: str) -> bool:
-    """Whether some cell has the figure, decided or not (its section or key is there)."""
-    section, dot, _ = name.partition(".")
+    """Whether some cell has the figure, decided or not (its section or key is there); a
+    rare place only where some cell counts one."""
+    section, dot, key = name.partition(".")
+    if name in RARE_COLUMNS:
+        return any(((cell.get(section) or {}).get(key) or 0) > 0 for cell in cells)
     return any((section if dot else name) in cell for cell in cells)
 
 

@@ -249,7 +249,7 @@ class LostPlace(TypedDict, total=False):
 
 
 # Where the lost records went (summary "lost_where", spark_jobs/checks/forensics.py).
-LOST_PLACES = ("never_appended", "truncated", "deleted", "unknown")
+LOST_PLACES = ("never_appended", "truncated", "deleted", "unsynced", "corrupted", "unknown")
 # Summary sections whose keys expectations name as `<section>.<key>` (lost_where.truncated).
 # (`broker.<figure>`: Kafka's own metrics; `lost_where.<place>`: the forensics.)
 SECTION_FIGURES: dict[str, tuple[str, ...]] = {"broker": BROKER_FIGURES, "lost_where": LOST_PLACES}

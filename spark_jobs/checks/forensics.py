@@ -1,4 +1,5 @@
-"""lost_where: where each lost record went (never_appended, truncated, deleted, unknown): the
+"""lost_where: where each lost record went (never_appended, truncated, deleted, unsynced,
+corrupted, unknown): the
 lost records (acknowledged, absent from the final read) against the brokers' copies of the
 topic (segments.parquet, segment_logs.parquet), what the history says about those copies
 (`segments.captured`, `segments.decoded`, kill wipes) and the truncations the brokers
@@ -19,6 +20,12 @@ missed; here every copy taken during the run is searched, and each lost record i
 * `deleted`: its acknowledged offset below the partition's final log start offset (the
   largest first offset among the brokers' final copies: retention), or found only in a copy
   taken before a disk wipe;
+* `corrupted`: acknowledged before a `corrupt` fault damaged its partition's segment, at or
+  after that segment's base offset (Kafka's recovery ends the log at the first batch whose
+  CRC fails: what follows goes too);
+* `unsynced`: acknowledged before a `power-loss` dropped bytes of its partition's segment (or
+  undid the segment's creation), at or after that segment's base offset: plfs's own record of
+  what it discarded (`fault.discarded`), and no heal copy holds it;
 * `never_appended`: in no copy, and no copy that could have held it is missing (no copy
   failed, every wipe was copied first): no broker's log ever held it that anyone saw;
 * `unknown`: it cannot be placed, with the reason (no copies at all, a copy failed, a wipe
@@ -26,10 +33,13 @@ missed; here every copy taken during the run is searched, and each lost record i
   acknowledged after the copy of a broker that was still running when copied and no
   broker logged its truncation).
 
-The order (first match wins, `placed`): a heal copy holds it (truncated, copy); only a wipe
-copy holds it (deleted); below the final log start (deleted); a final copy holds it
-(unknown); a logged truncation (truncated, log); no copies, a failed copy, acknowledged
-after a running broker's copy (unknown); otherwise never_appended.
+The order (first match wins, `placed`): a damage covers it (corrupted, damage: the heal copy
+of a damaged segment may still decode the records after the bad batch, which recovery
+drops); a heal copy holds it (truncated, copy); only a wipe copy holds it (deleted); below
+the final log start (deleted); a final copy holds it (unknown); a power loss dropped its
+segment's unsynced bytes (unsynced, plfs); a logged truncation (truncated, log); no copies,
+a failed copy, acknowledged after a running broker's copy (unknown); otherwise
+never_appended.
 
 Broker log times are the containers' clock, which is the host's kernel clock (the ack
 times' too): a logged truncation counts if it is no earlier than the ack time minus
@@ -52,14 +62,16 @@ from pyspark.sql import functions as F
 from harness.results import events as ev
 from harness.results.events import Event
 from harness.results.layout import CellPaths
-from harness.results.metrics import Figures
+from harness.results.metrics import LOST_PLACES, Figures
 from spark_jobs.broker_truncations import Truncation, read_truncations
 from spark_jobs.cell_data import SEGMENTS_SCHEMA, is_expected, read_parquet, visible
 from spark_jobs.check import REVIEW, Check
 from spark_jobs.context import CellContext
 from spark_jobs.local_rows import local_frame
 
-PLACES = ("never_appended", "truncated", "deleted", "unknown")
+PLACES = LOST_PLACES
+UNSYNCED, CORRUPTED = "unsynced", "corrupted"
+DAMAGING = {"power-loss": UNSYNCED, "corrupt": CORRUPTED}  # fault -> the place it explains
 SAMPLE = 10
 IN_FINAL_COPY = "in a broker's final copy, but not in the final read"
 LOG_CLOCK_TOLERANCE_MS = 1000
@@ -111,6 +123,49 @@ def log_truncations(cell_dir: Path, history: list[Event], topic: str | None) -> 
 
 
 @dataclass(frozen=True)
+class Damage:
+    """A segment a fault damaged on one broker (`fault.discarded`): records acknowledged in
+    its partition at or after `base` before `ts` were on it when it lost bytes."""
+
+    place: str  # UNSYNCED | CORRUPTED
+    ts: int
+    node: str
+    partition: int
+    base: int
+
+
+def damages(history: list[Event], topic: str | None) -> tuple[Damage, ...]:
+    """The workload topic's damaged segments, from the history's fault.discarded events
+    (power-loss: `segments`, paths `<topic>-<p>/<base>.log`; corrupt: `file`)."""
+    if topic is None:
+        return ()
+    out: list[Damage] = []
+    for e in history:
+        place = DAMAGING.get(str(e.get("fault")))
+        if e.get("kind") != ev.FAULT_DISCARDED or place is None:
+            continue
+        for node, what in (e.get("discarded") or {}).items():
+            if not isinstance(what, dict):
+                continue
+            paths = what.get("segments") or ([what["file"]] if what.get("file") else [])
+            for path in paths:
+                where = _segment(str(path), topic)
+                if where is not None:
+                    out.append(Damage(place, int(e["ts"]), str(node), *where))
+    return tuple(out)
+
+
+def _segment(path: str, topic: str) -> tuple[int, int] | None:
+    """`chaos-0/00000000000000000042.log` -> (0, 42) when it is `topic`'s, else None."""
+    folder, _, name = path.rpartition("/")
+    owner, _, p = folder.rpartition("-")
+    base = name.removesuffix(".log")
+    if owner != topic or not p.isdigit() or not base.isdigit():
+        return None
+    return int(p), int(base)
+
+
+@dataclass(frozen=True)
 class CopyFacts:
     """What the history says about the copies: the workload topic, and why records found in
     no copy cannot be called never_appended (empty: they can)."""
@@ -124,6 +179,7 @@ class CopyFacts:
     # Brokers copied before they rejoined (a fault had them out): the deposed leaders. A
     # logged truncation by one of them is the one that placed a record no copy holds.
     rejoined: frozenset[str] = frozenset()
+    damaged: tuple[Damage, ...] = ()  # segments a power-loss or corrupt fault damaged
 
 
 def copy_facts(history: list[Event], has_segments: bool) -> CopyFacts:
@@ -146,14 +202,16 @@ def copy_facts(history: list[Event], has_segments: bool) -> CopyFacts:
             blockers.append(f"{e.get('target')}'s disk was wiped with no copy taken first")
     running = [e for e in captured if e.get("reason") == "heal" and e.get("state") == "running"]
     first = min(running, key=lambda e: int(e["ts"]), default=None)
+    topic = _workload_topic(history)
     return CopyFacts(
-        _workload_topic(history),
+        topic,
         blockers,
         {str(e.get("label")): str(e.get("reason")) for e in captured},
         None
         if first is None
         else (int(first["ts"]) - int(first.get("took_ms") or 0), str(first["label"])),
         frozenset(str(e.get("node")) for e in captured if e.get("reason") == "heal"),
+        damages(history, topic),
     )
 
 
@@ -283,12 +341,15 @@ def placed(
     heal, wipe = F.col("heal").isNotNull(), F.col("wipe").isNotNull()
     in_final, logged = F.col("collect").isNotNull(), F.col("logged").isNotNull()
     no_copies = blocked or "no broker copies of the workload topic (segments.parquet)"
+    corrupted, unsynced = (_damaged(facts.damaged, p) for p in (CORRUPTED, UNSYNCED))
     # (when, place, why, evidence), first match wins
     rules: list[tuple[Column, str, str | None, str | None]] = [
+        (corrupted, CORRUPTED, None, "damage"),
         (heal, "truncated", None, "copy"),
         (wipe & ~in_final, "deleted", None, "copy"),
         (below, "deleted", None, "copy"),
         (in_final, "unknown", IN_FINAL_COPY, "copy"),
+        (unsynced, UNSYNCED, None, "plfs"),
         (logged, "truncated", None, "log"),
         (F.lit(nothing), "unknown", f"{no_copies}, and {no_log}", None),
         (F.lit(bool(blocked)), "unknown", f"{blocked}, and {no_log}", None),
@@ -296,6 +357,7 @@ def placed(
     ]
     place, why, evidence = (_first(rules, i) for i in (1, 2, 3))
     hit = F.coalesce(F.col("heal"), F.col("wipe"), F.col("collect"))
+    nodes = F.array_join(F.array_distinct(F.array(*_damaged_nodes(facts.damaged))), ",")
     return rows.select(
         "seq",
         "acked_partition",
@@ -305,7 +367,32 @@ def placed(
         hit.alias("hit"),
         F.when(evidence == "log", F.col("logged")).alias("logged"),
         evidence.cast("string").alias("evidence"),
+        F.when(evidence.isin("damage", "plfs"), nodes).alias("damaged_on"),
     )
+
+
+def _covers(d: Damage) -> Column:
+    """The record sat on `d`'s segment when it lost bytes."""
+    return (
+        (F.col("acked_partition") == F.lit(d.partition))
+        & (F.col("acked_offset") >= F.lit(d.base))
+        & (F.col("ack_ts") <= F.lit(d.ts))
+    )
+
+
+def _damaged(found: tuple[Damage, ...], place: str) -> Column:
+    """Some damage of this place covers the record (false for a null offset or ack time)."""
+    out = F.lit(False)
+    for d in found:
+        if d.place == place:
+            out = out | F.coalesce(_covers(d), F.lit(False))
+    return out
+
+
+def _damaged_nodes(found: tuple[Damage, ...]) -> list[Column]:
+    """The brokers whose damaged segment covers the record (null where none does), at least
+    one column (array() of nothing has no element type)."""
+    return [F.when(_covers(d), F.lit(d.node)) for d in found] or [F.lit(None).cast("string")]
 
 
 def _first(rules: list[tuple[Column, str, str | None, str | None]], field: int) -> Column:
@@ -342,13 +429,14 @@ def _mixed(rows: DataFrame) -> DataFrame:
 
 
 def _example(r: Row) -> dict[str, Any]:
-    hit, logged = r["hit"], r["logged"]
+    hit, logged, damaged_on = r["hit"], r["logged"], r["damaged_on"]
+    broker = hit["node"] if hit else (logged["node"] if logged else None)
     out: dict[str, Any] = {
         "seq": int(r["seq"]),
         "where": str(r["place"]),
         "partition": hit["partition"] if hit else r["acked_partition"],
         "offset": hit["offset"] if hit else r["acked_offset"],
-        "broker": hit["node"] if hit else (logged["node"] if logged else None),
+        "broker": damaged_on or broker,
         "capture": hit["capture"] if hit else None,
         "capture_ts": hit["ts"] if hit else None,
         "evidence": r["evidence"],

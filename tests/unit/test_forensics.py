@@ -185,7 +185,14 @@ def test_lost_where_places_are_metrics_and_are_looked_up_in_their_section() -> N
     assert metric_problem("lost_where.elsewhere", parse_bound(">= 1"), []) is not None
     summary = {
         "counts": {"lost": 3},
-        "lost_where": {"never_appended": 0, "truncated": 3, "deleted": 0, "unknown": 0},
+        "lost_where": {
+            "never_appended": 0,
+            "truncated": 3,
+            "deleted": 0,
+            "unsynced": 0,
+            "corrupted": 0,
+            "unknown": 0,
+        },
     }
     (check,) = evaluate({"lost_where.truncated": parse_bound(">= 1")}, summary)  # type: ignore[arg-type]
     assert (check.verdict, check.detail) == ("pass", "lost_where.truncated = 3, expected >= 1")
@@ -198,7 +205,7 @@ def test_the_report_shows_a_logged_truncation_as_the_evidence() -> None:
     from harness.report.lost_where import lost_where_section
 
     summary = {
-        "lost_where": {"never_appended": 0, "truncated": 2, "deleted": 0, "unknown": 0},
+        "lost_where": {"never_appended": 0, "truncated": 2, "deleted": 0, "unsynced": 0, "corrupted": 0, "unknown": 0},
         "lost_where_sample": [
             {"seq": 1, "where": "truncated", "partition": 0, "offset": 1, "broker": "broker-1",
              "capture": "01-heal-broker-1", "capture_ts": 1795581289676, "evidence": "copy"},
@@ -220,3 +227,24 @@ def test_the_report_shows_a_logged_truncation_as_the_evidence() -> None:
         "",
         "truncated to 5 at 2026-11-25 04:35:01.304",
     )
+
+
+def test_the_damaged_segments_are_read_from_fault_discarded() -> None:
+    from spark_jobs.checks.forensics import Damage, damages
+
+    history = [
+        {"ts": 1, "kind": "topic.create", "topic": "my-topic"},
+        {"ts": 5, "kind": "fault.discarded", "fault": "power-loss", "discarded": {
+            "broker-1": {"segments": ["__consumer_offsets-48/00000000000000000000.log",
+                                      "my-topic-0/00000000000000000042.log"]},
+            "broker-2": {"segments": []}}},
+        {"ts": 9, "kind": "fault.discarded", "fault": "corrupt", "discarded": {
+            "broker-3": {"file": "my-topic-1/00000000000000000007.log", "offsets": [9]}}},
+        {"ts": 12, "kind": "fault.discarded", "fault": "someday", "discarded": {"x": {}}},
+    ]  # fmt: skip
+    assert damages(history, "my-topic") == (  # type: ignore[arg-type]
+        Damage("unsynced", 5, "broker-1", 0, 42),
+        Damage("corrupted", 9, "broker-3", 1, 7),
+    )
+    assert damages(history, "topic") == ()  # type: ignore[arg-type]
+    assert damages(history, None) == ()  # type: ignore[arg-type]

@@ -16,6 +16,7 @@ from spark_jobs.checks.forensics import (
     IN_FINAL_COPY,
     LOG_CLOCK_TOLERANCE_MS,
     CopyFacts,
+    Damage,
     LogTruncations,
     log_truncations,
     lost_records,
@@ -67,7 +68,14 @@ def _place(spark: Any, facts: CopyFacts, segments: Any = None, **kw: Any) -> dic
 def test_each_lost_record_is_placed(spark: Any) -> None:
     out = _place(spark, CopyFacts("chaos", [], LABELS))
     # 3, 4: in the heal copy; 5: in the wipe copy only; 6-8: in no copy, not below 6.
-    assert out["lost_where"] == {"never_appended": 3, "truncated": 2, "deleted": 1, "unknown": 0}
+    assert out["lost_where"] == {
+        "never_appended": 3,
+        "truncated": 2,
+        "deleted": 1,
+        "unsynced": 0,
+        "corrupted": 0,
+        "unknown": 0,
+    }
     by_seq = {s["seq"]: s for s in out["lost_where_sample"]}
     assert {k: v["where"] for k, v in by_seq.items()} == {
         3: "truncated",
@@ -101,7 +109,14 @@ def test_below_the_final_log_start_is_deleted(spark: Any) -> None:
 def test_a_failed_copy_makes_records_in_no_copy_unknown(spark: Any) -> None:
     blocked = "copy 04-heal-broker-2 of broker-2 failed: boom"
     out = _place(spark, CopyFacts("chaos", [blocked], LABELS))
-    assert out["lost_where"] == {"never_appended": 0, "truncated": 2, "deleted": 1, "unknown": 3}
+    assert out["lost_where"] == {
+        "never_appended": 0,
+        "truncated": 2,
+        "deleted": 1,
+        "unsynced": 0,
+        "corrupted": 0,
+        "unknown": 3,
+    }
     ((reason, n),) = out["lost_where_reasons"].items()
     assert n == 3 and reason.startswith(blocked + ", and no broker logged a truncation")
 
@@ -117,7 +132,14 @@ def test_without_copies_every_lost_record_is_unknown(spark: Any) -> None:
     ledger, log, _ = _tables(spark)
     facts = CopyFacts("chaos", ["no segments.decoded event: never copied"], {})
     out = summarise(placed(spark, lost_records(ledger, log), None, facts, {}))
-    assert out["lost_where"] == {"never_appended": 0, "truncated": 0, "deleted": 0, "unknown": 6}
+    assert out["lost_where"] == {
+        "never_appended": 0,
+        "truncated": 0,
+        "deleted": 0,
+        "unsynced": 0,
+        "corrupted": 0,
+        "unknown": 6,
+    }
     ((reason, n),) = out["lost_where_reasons"].items()
     assert n == 6 and reason.startswith("no segments.decoded event: never copied, and no broker")
 
@@ -141,7 +163,14 @@ def test_a_logged_truncation_places_what_no_copy_holds(spark: Any) -> None:
     ledger, log, segs = _tables(spark)
     logs = LogTruncations([_cut(7, 5000)])
     out = summarise(placed(spark, lost_records(ledger, log), segs, facts, {0: 6}, logs))
-    assert out["lost_where"] == {"never_appended": 1, "truncated": 4, "deleted": 1, "unknown": 0}
+    assert out["lost_where"] == {
+        "never_appended": 1,
+        "truncated": 4,
+        "deleted": 1,
+        "unsynced": 0,
+        "corrupted": 0,
+        "unknown": 0,
+    }
     by_seq = {s["seq"]: s for s in out["lost_where_sample"]}
     assert by_seq[3]["evidence"] == "copy" and by_seq[6]["evidence"] is None
     assert by_seq[8] == {
@@ -218,3 +247,41 @@ def test_a_clock_skew_fault_turns_the_log_rule_off(tmp_path: Any) -> None:
     assert (cut.broker, cut.partition, cut.offset) == ("broker-1", 0, 831)
     skew = [{"kind": "fault.inject", "fault": "clock-skew", "target": "broker-2"}]
     assert log_truncations(tmp_path, skew, "chaos") == LogTruncations([], CLOCK_SKEWED)  # type: ignore[arg-type]
+
+
+def test_a_power_loss_places_what_it_dropped_as_unsynced(spark: Any) -> None:
+    # plfs dropped chaos-0's segment from base 6 on broker-1 and broker-2 at 75: 6 and 7 were
+    # acknowledged (at 60, 70) before the cut, 8 (at 80) after it; 3 and 4 are in the heal
+    # copy, which was taken after the cut (they survived it): truncated still.
+    cut = (Damage("unsynced", 75, "broker-1", 0, 6), Damage("unsynced", 75, "broker-2", 0, 6))
+    other = Damage("unsynced", 75, "broker-3", 1, 0)  # another partition: no record of it
+    out = _place(spark, CopyFacts("chaos", [], LABELS, damaged=(*cut, other)))
+    assert out["lost_where"] == {"never_appended": 1, "truncated": 2, "deleted": 1, "unsynced": 2, "corrupted": 0, "unknown": 0}  # fmt: skip
+    by_seq = {s["seq"]: s for s in out["lost_where_sample"]}
+    assert by_seq[3]["where"] == "truncated" and by_seq[8]["where"] == "never_appended"
+    assert by_seq[6] | {} == {
+        "seq": 6,
+        "where": "unsynced",
+        "partition": 0,
+        "offset": 6,
+        "broker": "broker-1,broker-2",
+        "capture": None,
+        "capture_ts": None,
+        "evidence": "plfs",
+    }
+
+
+def test_a_damaged_segment_places_its_records_as_corrupted_even_in_a_heal_copy(
+    spark: Any,
+) -> None:
+    # broker-1's chaos-0 segment from base 4 damaged at 90: 4 (in its heal copy: the decoder
+    # read past the bad batch, Kafka's recovery did not), 6, 7, 8; 3 is below the segment.
+    facts = CopyFacts("chaos", [], LABELS, damaged=(Damage("corrupted", 90, "broker-1", 0, 4),))
+    out = _place(spark, facts)
+    where = {s["seq"]: s["where"] for s in out["lost_where_sample"]}
+    assert where == {3: "truncated", 4: "corrupted", 5: "corrupted", 6: "corrupted",
+                     7: "corrupted", 8: "corrupted"}  # fmt: skip
+    assert out["lost_where"]["corrupted"] == 5
+    assert {s["broker"] for s in out["lost_where_sample"] if s["where"] == "corrupted"} == {
+        "broker-1"
+    }

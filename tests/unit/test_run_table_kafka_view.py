@@ -40,3 +40,15 @@ def test_a_judged_section_figure_shows_at_a_glance() -> None:
     )
     assert figure(cell, "broker.offline_partitions_s") == 88.0
     assert "broker.offline_partitions_s 88" in terminal_figures(cell)
+
+
+def test_the_unsynced_and_corrupted_columns_show_only_where_a_cell_counts_one() -> None:
+    quiet = {"truncated": 4, "never_appended": 0, "deleted": 0, "unsynced": 0, "corrupted": 0}
+    columns = table_columns([_cell(lost_where=quiet)])
+    assert "lost_where.truncated" in columns
+    assert "lost_where.unsynced" not in columns and "lost_where.corrupted" not in columns
+    cells = [_cell(lost_where=quiet), _cell(cell="c2", lost_where={**quiet, "unsynced": 7})]
+    columns = table_columns(cells)
+    rows = [dict(zip(columns, r, strict=True)) for r in table_rows(cells)]
+    assert "lost_where.corrupted" not in columns
+    assert [r["lost_where.unsynced"] for r in rows] == ["0", "7"]
