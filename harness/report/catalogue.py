@@ -22,6 +22,7 @@ FOLDERS = (
     "experiments/operations",
     "experiments/network",
     "experiments/storage",
+    "experiments/durability",
 )
 BEGIN, END = "<!-- incidents:begin -->", "<!-- incidents:end -->"
 CALIBRATED_LINK = "figures and margins in [Calibrated bounds](experiments.md#calibrated-bounds)"
