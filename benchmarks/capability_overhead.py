@@ -8,7 +8,11 @@ to a 6-partition RF-3 topic as fast as it can (throughput: records / s from the 
 to the last ack), then PROBES single records one at a time (ack latency: each one's round
 trip; p50 and p99).
 
-Usage: python benchmarks/capability_overhead.py [--capability link_proxies|power_loss_fs]
+`--capability flush` is what fsync costs where a power loss makes it matter: both clusters on
+plfs, the topic with Kafka's default flush settings against `flush.messages: 1` (an fsync
+per append: what keeps acknowledged records through a site's power cut).
+
+Usage: python benchmarks/capability_overhead.py [--capability link_proxies|power_loss_fs|flush]
        [--rounds 3] [--out benchmarks/results/<capability>_overhead.md]
 (`benchmarks/link_proxy_overhead.py` is the link proxies' run under its old name.)
 """
@@ -29,14 +33,25 @@ PROBES = 300
 TOPIC = "bench"
 
 
-TITLES = {"link_proxies": ("direct", "proxied, no toxic"), "power_loss_fs": ("plain", "on plfs")}
-RESULTS = {"link_proxies": "link_proxy_overhead.md", "power_loss_fs": "plfs_overhead.md"}
+TITLES = {
+    "link_proxies": ("direct", "proxied, no toxic"),
+    "power_loss_fs": ("plain", "on plfs"),
+    "flush": ("on plfs, default flush", "on plfs, flush.messages 1"),
+}
+RESULTS = {
+    "link_proxies": "link_proxy_overhead.md",
+    "power_loss_fs": "plfs_overhead.md",
+    "flush": "flush_messages_cost.md",
+}
 
 
 def measure(capability: str, on: bool) -> tuple[float, float, float]:
     """(records/s, ack p50 ms, ack p99 ms) on a fresh cluster."""
-    with KafkaCluster(brokers=3, **{capability: on}) as cluster:  # type: ignore[arg-type]
-        cluster.admin.create_topic(TOPIC, 6, 3)
+    flush = capability == "flush"
+    built = {"power_loss_fs": True} if flush else {capability: on}
+    with KafkaCluster(brokers=3, **built) as cluster:  # type: ignore[arg-type]
+        config = {"flush.messages": "1"} if flush and on else None
+        cluster.admin.create_topic(TOPIC, 6, 3, config)
         producer = Producer(
             {
                 "bootstrap.servers": cluster.bootstrap_servers,

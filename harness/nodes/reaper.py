@@ -25,6 +25,7 @@ from docker.errors import APIError, NotFound
 from docker.models.containers import Container
 
 from harness.common.processes import ManagedProcess
+from harness.nodes.fuse_connections import abort_fuse
 
 WATCHDOG_STOP_S = 5.0
 
@@ -81,15 +82,19 @@ def _remove(
     doomed: Callable[[dict[str, str]], bool],
     networks: bool = True,
 ) -> list[str]:
-    def remove(container: Container) -> str | None:
+    def remove(container: Container, again: bool = True) -> str | None:
         try:
             container.remove(force=True, v=True)
         except NotFound:
             return None
         except APIError as exc:
-            if exc.status_code != 409:  # 409: another remover (the watchdog) got there first
-                raise
-            return None
+            if exc.status_code == 409:  # another remover (the watchdog) got there first
+                return None
+            # A frozen FUSE daemon (plfs mid-cut) holds the container's processes: free
+            # them, then try once more.
+            if again and container.id and abort_fuse(container.id):
+                return remove(container, again=False)
+            raise
         return str(container.name)
 
     containers = client.containers.list(all=True, filters={"label": selector})
