@@ -114,8 +114,12 @@ class NodeFault(Fault, ABC):
         return [self.node] if self.captures_on_heal and self.node.is_broker else []
 
     def _bring_back(self) -> None:
-        """Start the node again, like a supervisor while it exits early
-        (harness.nodes.supervised_start)."""
-        if self.node.is_up():
-            return  # already running: something else (an overlapping fault's heal) started it
-        start_supervised(self.node, self.cluster.history, self.cluster.start_timeout_s)
+        bring_back(self.cluster, self.node)
+
+
+def bring_back(cluster: NodeControl, node: Node) -> bool:
+    """Start the node again, like a supervisor while it exits early
+    (harness.nodes.supervised_start); whether it is up."""
+    if not node.is_up():  # up: something else (an overlapping fault's heal) started it
+        start_supervised(node, cluster.history, cluster.start_timeout_s)
+    return node.is_up()

@@ -29,11 +29,10 @@ from pydantic import Field
 
 from harness.common.spec_base import MAX_SECONDS
 from harness.errors import ConfigError, FaultError
-from harness.faults.base import Fault
+from harness.faults.base import Fault, bring_back
 from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
 from harness.faults.kind import CellView, FaultKind, Problem
 from harness.nodes.capabilities.power_loss_fs import CONTROL, PLFS_DIR, STATE_DIR, PowerLossFs
-from harness.nodes.supervised_start import start_supervised
 from harness.results.events import CLUSTER_READY, FAULT_DISCARDED, PHASE, PHASE_WORKLOAD
 
 ALL = "all"
@@ -159,12 +158,7 @@ class PowerLossFault(Fault):
         self._log_len = {n.name: len(n.logs()) for n in self.nodes}
 
     def _heal(self) -> None:
-        def back(node: Node) -> bool:
-            if not node.is_up():
-                start_supervised(node, self.cluster.history, self.cluster.start_timeout_s)
-            return node.is_up()
-
-        came_back = self._each(back)
+        came_back = self._each(lambda node: bring_back(self.cluster, node))
         self.healed = {
             "came_back": {n.name: up for n, up in zip(self.nodes, came_back, strict=True)},
             "recovery": {
