@@ -6,11 +6,16 @@ own recovery is in the heal."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import pytest
+from docker.errors import APIError
 
+from harness.cluster import docker_client
 from harness.faults.registry import make_fault
+from harness.nodes.capabilities.power_loss_fs import CONTROL, PLFS_DIR, STATE_DIR
+from harness.nodes.reaper import RUN_LABEL, remove_run
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import produce, read_all
 
@@ -66,3 +71,23 @@ def test_one_broker_keeps_what_acks_all_promised_and_a_whole_site_does_not(
     assert len(kept) < RECORDS, heal  # acknowledged by three replicas, and gone
     kept_synced = read_all(cluster.bootstrap_servers, "synced", 1, timeout_s=90, at_least=0)
     assert sorted(kept_synced) == sorted(synced.acked), heal
+
+
+def test_a_broker_held_by_a_frozen_plfs_is_still_removed(start_cluster: ClusterFactory) -> None:
+    """A runner that dies mid-cut leaves plfs frozen (cut without --exit): the dying JVM's
+    last writes to the mount wait on it for ever, and Docker alone cannot remove the
+    container. The reaper aborts the container's FUSE connections and removes it."""
+    cluster = start_cluster(mode="kraft", brokers=1, power_loss_fs=True)
+    cluster.create_topic("frozen", partitions=1, replication_factor=1)
+    assert len(produce(cluster.bootstrap_servers, "frozen", 200, "all").acked) == 200
+    (node,) = cluster.nodes
+    argv = [f"{PLFS_DIR}/plfs", "ctl", "--control", CONTROL, "cut", "--fault-id", "frozen"]
+    code, out = node.exec(*argv, "--report", f"{STATE_DIR}/report-frozen.json")
+    assert code == 0, out
+    with contextlib.suppress(APIError):  # the kill may already fail to complete
+        node.kill()
+    client = docker_client()
+    removed = remove_run(client, cluster.run_id)
+    assert node.name in " ".join(removed), removed
+    left = client.containers.list(all=True, filters={"label": f"{RUN_LABEL}={cluster.run_id}"})
+    assert left == []
