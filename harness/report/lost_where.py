@@ -13,8 +13,9 @@ MEANING = {
     "truncated": "in a broker's copy taken before it rejoined, or a broker logged its "
     "truncation; gone from the final log",
     "deleted": "below the final log start offset, or only in a copy taken before a disk wipe",
-    "unsynced": "on a segment a power loss dropped unsynced bytes of (the filesystem's record)",
-    "corrupted": "on a segment a corrupt fault damaged, at or after the damage's segment",
+    "unsynced": "acknowledged before a power loss dropped its segment's unsynced bytes "
+    "(the filesystem's own record)",
+    "corrupted": "acknowledged before a corrupt fault damaged its segment",
     "unknown": "cannot be placed (the reasons below)",
 }
 EXAMPLES = 10

@@ -1,9 +1,8 @@
 """lost_where: where each lost record went (never_appended, truncated, deleted, unsynced,
-corrupted, unknown): the
-lost records (acknowledged, absent from the final read) against the brokers' copies of the
-topic (segments.parquet, segment_logs.parquet), what the history says about those copies
-(`segments.captured`, `segments.decoded`, kill wipes) and the truncations the brokers
-logged. A review: it places the records the records check counted as `lost`, after the
+corrupted, unknown): the lost records (acknowledged, absent from the final read) against the
+brokers' copies of the topic (segments.parquet, segment_logs.parquet), what the history
+says about those copies (`segments.captured`, `segments.decoded`, kill wipes, what power
+losses and damaged segments discarded) and the truncations the brokers logged. A review: it places the records the records check counted as `lost`, after the
 evidence check had its say, so `lost_where` is undecided exactly when `lost` is (its counts
 add up to `lost`).
 
@@ -21,8 +20,8 @@ missed; here every copy taken during the run is searched, and each lost record i
   largest first offset among the brokers' final copies: retention), or found only in a copy
   taken before a disk wipe;
 * `corrupted`: acknowledged before a `corrupt` fault damaged its partition's segment, at or
-  after that segment's base offset (Kafka's recovery ends the log at the first batch whose
-  CRC fails: what follows goes too);
+  after that segment's base offset (Kafka's recovery ends the log at the first batch that
+  fails its CRC or ends short: what follows goes too);
 * `unsynced`: acknowledged before a `power-loss` dropped bytes of its partition's segment (or
   undid the segment's creation), at or after that segment's base offset: plfs's own record of
   what it discarded (`fault.discarded`), and no heal copy holds it;
