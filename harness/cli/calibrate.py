@@ -164,7 +164,8 @@ def calibrate(
         typer.Option(
             "--from",
             help="Judge run folders `harness run` already made of this spec (e.g. make "
-            "chaos-run's) instead of running: one run per folder, no burners.",
+            "chaos-run's) instead of running: one run per folder, no burners; repeat the "
+            "option for each folder (--from A --from B).",
         ),
     ] = None,
 ) -> None:
