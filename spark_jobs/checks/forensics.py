@@ -356,7 +356,6 @@ def placed(
     ]
     place, why, evidence = (_first(rules, i) for i in (1, 2, 3))
     hit = F.coalesce(F.col("heal"), F.col("wipe"), F.col("collect"))
-    nodes = F.array_join(F.array_distinct(F.array(*_damaged_nodes(facts.damaged))), ",")
     return rows.select(
         "seq",
         "acked_partition",
@@ -366,7 +365,9 @@ def placed(
         hit.alias("hit"),
         F.when(evidence == "log", F.col("logged")).alias("logged"),
         evidence.cast("string").alias("evidence"),
-        F.when(evidence.isin("damage", "plfs"), nodes).alias("damaged_on"),
+        F.when(evidence == "damage", _damaged_nodes(facts.damaged, CORRUPTED))
+        .when(evidence == "plfs", _damaged_nodes(facts.damaged, UNSYNCED))
+        .alias("damaged_on"),
     )
 
 
@@ -388,10 +389,10 @@ def _damaged(found: tuple[Damage, ...], place: str) -> Column:
     return out
 
 
-def _damaged_nodes(found: tuple[Damage, ...]) -> list[Column]:
-    """The brokers whose damaged segment covers the record (null where none does), at least
-    one column (array() of nothing has no element type)."""
-    return [F.when(_covers(d), F.lit(d.node)) for d in found] or [F.lit(None).cast("string")]
+def _damaged_nodes(found: tuple[Damage, ...], place: str) -> Column:
+    """The brokers whose damage of this place covers the record, comma-separated."""
+    nodes = [F.when(_covers(d), F.lit(d.node)) for d in found if d.place == place]
+    return F.concat_ws(",", F.array_distinct(F.array(*nodes, F.lit(None).cast("string"))))
 
 
 def _first(rules: list[tuple[Column, str, str | None, str | None]], field: int) -> Column:

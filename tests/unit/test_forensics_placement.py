@@ -285,3 +285,15 @@ def test_a_damaged_segment_places_its_records_as_corrupted_even_in_a_heal_copy(
     assert {s["broker"] for s in out["lost_where_sample"] if s["where"] == "corrupted"} == {
         "broker-1"
     }
+
+
+def test_the_sample_names_only_the_brokers_of_the_damage_that_placed_the_record(
+    spark: Any,
+) -> None:
+    # broker-1 lost chaos-0's unsynced bytes from base 6 at 75; broker-2's segment from base 7
+    # was damaged at 90: 7 is covered by both and corrupted wins, naming broker-2 alone.
+    damaged = (Damage("unsynced", 75, "broker-1", 0, 6), Damage("corrupted", 90, "broker-2", 0, 7))
+    out = _place(spark, CopyFacts("chaos", [], LABELS, damaged=damaged))
+    by_seq = {s["seq"]: (s["where"], s["broker"]) for s in out["lost_where_sample"]}
+    assert by_seq[6] == ("unsynced", "broker-1")
+    assert by_seq[7] == by_seq[8] == ("corrupted", "broker-2")
