@@ -17,7 +17,7 @@ from harness.results.consumers import SEPARATOR
 from harness.results.events import Event
 from harness.results.history import is_event_time
 from harness.results.layout import CellPaths, ResultFolderError, require_regular
-from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT, SEGMENTS
+from harness.results.tables import COMMITS, CONSUMED, LEDGER, LOG, OUTPUT, SEGMENTS, SHARE
 
 # Contract columns (harness.results.tables, the one definition) as Spark SQL types; extra
 # columns in a file are ignored.
@@ -46,6 +46,7 @@ CONSUMED_SCHEMA = _spark_columns(CONSUMED)
 LOG_SCHEMA = _spark_columns(LOG)
 COMMITS_SCHEMA = _spark_columns(COMMITS)
 OUTPUT_SCHEMA = _spark_columns(OUTPUT)
+SHARE_SCHEMA = _spark_columns(SHARE)  # a share group's deliveries and acks (checks.share)
 SEGMENTS_SCHEMA = _spark_columns(SEGMENTS)  # broker forensics (spark_jobs.checks.forensics)
 
 ROW = "_row"  # file order = processing order; ties on ts are broken by it
@@ -86,11 +87,13 @@ class CellData:
     commits: DataFrame | None
     # A pipeline's output topic (output.parquet); None too in a cell without a pipeline.
     output: DataFrame | None = None
+    # A share group's deliveries and acknowledgements (share.parquet); None without one.
+    share: DataFrame | None = None
     history: list[Event] = field(default_factory=list)
     has_history: bool = False
 
     def frames(self) -> list[DataFrame]:
-        every = (self.ledger, self.consumed, self.log, self.commits, self.output)
+        every = (self.ledger, self.consumed, self.log, self.commits, self.output, self.share)
         return [df for df in every if df is not None]
 
 
@@ -160,6 +163,7 @@ def read_cell(spark: SparkSession, cell_dir: Path) -> CellData:
         log=read_parquet(spark, paths.log, LOG_SCHEMA),
         commits=read_parquet(spark, paths.commits, COMMITS_SCHEMA, True),
         output=read_parquet(spark, paths.output, OUTPUT_SCHEMA),
+        share=read_parquet(spark, paths.share, SHARE_SCHEMA, True),
         history=history or [],
         has_history=history is not None,
     )

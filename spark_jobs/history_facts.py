@@ -118,6 +118,19 @@ def consumer_sets(history: list[Event]) -> set[str]:
     }
 
 
+def share_sets(history: list[Event]) -> dict[str, dict[str, int]]:
+    """Share-group sets (a consumer.start with `share_group`) -> the brokers' settings their
+    members ran under: delivery_limit and lock_ms (the last start's)."""
+    out: dict[str, dict[str, int]] = {}
+    for e in events(history, ev.CONSUMER_START):
+        if e.get("share_group") and e.get("consumer"):
+            out[set_of(str(e["consumer"]))] = {
+                "delivery_limit": int(e.get("delivery_limit") or 5),
+                "lock_ms": int(e.get("lock_ms") or 30_000),
+            }
+    return out
+
+
 def read_committed_sets(history: list[Event]) -> set[str]:
     """Sets with a consumer.start whose `isolation` is read_committed (a start without the
     field, written before it existed, does not count)."""

@@ -185,6 +185,10 @@ PIPELINE_REWIND = "consumer.rewind"
 # lines, resolved by its next process: records, committed (the group's offsets past them:
 # the lines were written then), error (the offsets could not be read: lines not written).
 PIPELINE_PENDING = "consumer.pending"
+# A share-group member's start (CONSUMER_START) also carries share_group, ack (explicit |
+# implicit), delivery_limit and lock_ms (the brokers' settings it runs under); the runner's
+# share.group_config: group and the group configs it set before the first member joined.
+SHARE_GROUP_CONFIG = "share.group_config"
 CONSUMER_PREFIX = "consumer."
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"

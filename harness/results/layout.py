@@ -32,6 +32,7 @@ CONSUMED = "consumed.parquet"
 LOG = "log.parquet"
 OUTPUT = "output.parquet"  # a pipeline's output topic, read at the end
 COMMITS = "commits.parquet"
+SHARE = "share.parquet"  # a share group's deliveries and acknowledgements (tables.SHARE)
 METRICS = "metrics.parquet"  # Kafka's own metrics, scraped over the cell (tables.METRICS)
 # The machine itself over the cell: scheduling lag, load, steal, each container's CPU
 # (harness.results.machine); the sampler's raw CSV only while the cell runs.
@@ -111,6 +112,10 @@ class CellPaths:
     @property
     def commits(self) -> Path:
         return self.root / COMMITS
+
+    @property
+    def share(self) -> Path:
+        return self.root / SHARE
 
     @property
     def output(self) -> Path:

@@ -47,9 +47,35 @@ class CommitLine(NamedTuple):
         return _csv(self)
 
 
+class ShareLine(NamedTuple):
+    """One delivery to a share-group member, or one acknowledgement the broker answered: a
+    line `event,seq,partition,offset,delivery_count,ack,error,ts` of `<stem>.share.csv`.
+
+    event `delivered` (delivery_count: the broker's count, 1 on the first delivery; ack and
+    error empty) or `acked` (ack: accept | release | reject; error: empty when the broker
+    took it, else the client's error name, e.g. INVALID_RECORD_STATE for a lock that had
+    expired; delivery_count -1). ts: ms since the epoch when the member saw it."""
+
+    event: str
+    seq: int
+    partition: int
+    offset: int
+    delivery_count: int
+    ack: str
+    error: str
+    ts: int
+
+    def csv(self) -> str:
+        return ",".join(str(v).replace(",", ";") for v in self) + "\n"
+
+
+DELIVERED, ACKED = "delivered", "acked"
+ACK_TYPES = ("accept", "release", "reject")
+
 # The columns of the member CSV files, in file order (no header line).
 CONSUMED_CSV: tuple[str, ...] = ConsumedLine._fields
 COMMITS_CSV: tuple[str, ...] = CommitLine._fields
+SHARE_CSV: tuple[str, ...] = ShareLine._fields
 
 
 def _csv(row: tuple[int, ...]) -> str:
@@ -72,6 +98,11 @@ class MemberPaths:
     @property
     def commits(self) -> Path:
         return self.directory / f"{self.stem}.commits.csv"
+
+    @property
+    def share(self) -> Path:
+        """A share-group member's deliveries and acknowledgements (ShareLine)."""
+        return self.directory / f"{self.stem}.share.csv"
 
     @property
     def events(self) -> Path:

@@ -11,14 +11,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from harness.results.csv_tables import CsvColumns, parse_chunk, read_chunks, whole_chunks
-from harness.results.member_files import COMMITS_CSV, CONSUMED_CSV, MemberPaths
-from harness.results.tables import COMMITS, CONSUMED
+from harness.results.member_files import COMMITS_CSV, CONSUMED_CSV, SHARE_CSV, MemberPaths
+from harness.results.tables import COMMITS, CONSUMED, SHARE
 
 # Every field an integer, split on commas (a line with a wrong field is dropped).
 CONSUMED_COLUMNS = CsvColumns(CONSUMED_CSV, ints=frozenset(CONSUMED_CSV))
 COMMITS_COLUMNS = CsvColumns(COMMITS_CSV, ints=frozenset(COMMITS_CSV))
+SHARE_COLUMNS = CsvColumns(
+    SHARE_CSV,
+    ints=frozenset({"seq", "partition", "offset", "delivery_count", "ts"}),
+    nullable=frozenset({"ack", "error"}),
+)
 
 
 @dataclass
@@ -76,4 +82,28 @@ def commits_tables(paths: MemberPaths) -> Iterator[pa.Table]:
                 "ts": t.column("ts"),
             },
             schema=COMMITS,
+        )
+
+
+def share_tables(paths: MemberPaths) -> Iterator[pa.Table]:
+    """A share member's deliveries and acknowledgements (SHARE), in order; torn lines
+    dropped. An empty ack or error is null; a delivery count of -1 (an ack's) too."""
+    consumer = pa.scalar(paths.consumer, pa.string())
+    for t in read_chunks(paths.share, SHARE_COLUMNS):
+        count = t.column("delivery_count")
+        yield pa.table(
+            {
+                "consumer": pa.repeat(consumer, t.num_rows),
+                "event": t.column("event"),
+                "seq": t.column("seq"),
+                "partition": t.column("partition").cast(pa.int32()),
+                "offset": t.column("offset"),
+                "delivery_count": pc.if_else(
+                    pc.less(count, 0), pa.scalar(None, pa.int64()), count
+                ).cast(pa.int32()),
+                "ack": t.column("ack"),
+                "error": t.column("error"),
+                "ts": t.column("ts"),
+            },
+            schema=SHARE,
         )

@@ -63,6 +63,10 @@ BROKER_LOG_METRICS = ("broker_errors",)
 SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
 # The Spark figures also summed over the Spark sets, at the summary's top level.
 SPARK_METRICS = ("read_twice", "sink_duplicates")
+# Figures of one share-group set (summary "share_by_set" -> set -> figure; spark_jobs/checks/
+# share.py): records delivered more than once, ACCEPTs the broker took twice for one record,
+# records archived, acknowledgements refused because the acquisition lock had expired.
+SHARE_FIGURES = ("redelivered", "accepted_twice", "archived", "lock_expired")
 # Figures also measured per consumer set, and the summary key holding the per-set values.
 PER_SET_KEYS = {
     "stall_s": "stalls_by_set",
@@ -73,6 +77,7 @@ PER_SET_KEYS = {
     "aborted_consumed": "aborted_consumed_by_set",
     "poll_skip": "poll_skip_by_set",
     **dict.fromkeys(SPARK_FIGURES, "spark_by_set"),
+    **dict.fromkeys(SHARE_FIGURES, "share_by_set"),
     # partition-seconds without a live owner (spark_jobs/checks/ownership.py)
     "unowned_s": "ownership_by_set",
 }
@@ -219,6 +224,24 @@ class SparkSetFigures(TypedDict):
     query_error: str | None
 
 
+class ShareSetFigures(TypedDict):
+    """One share-group set's figures (summary "share_by_set" -> set; spark_jobs/checks/share.py)."""
+
+    deliveries: int  # `delivered` rows: every time a member was handed a record
+    records: int  # distinct (partition, offset) delivered
+    redelivered: int  # records delivered more than once
+    delivery_counts: dict[str, int]  # highest delivery count -> records
+    accepted: int  # records whose ACCEPT the broker took
+    accepted_twice: int  # records whose ACCEPT the broker took more than once
+    archived: int  # records rejected, or handed out delivery_limit times and never accepted
+    archived_by: dict[str, int]  # reject | limit -> records
+    lock_expired: int  # acknowledgements refused with INVALID_RECORD_STATE (lock expired)
+    ack_errors: dict[str, int]  # every refused acknowledgement's error -> count
+    delivery_limit: int  # the brokers' group.share.delivery.count.limit the set ran under
+    lock_ms: int  # their group.share.record.lock.duration.ms
+    note: str
+
+
 class PipelineFigures(TypedDict):
     """The pipeline's output figures (summary "pipeline"; {} in a cell without one)."""
 
@@ -304,6 +327,7 @@ class Figures(TypedDict, total=False):
     generation_waits: list[GenerationWait] | None
     resumptions: list[Resumption] | None
     spark_by_set: dict[str, SparkSetFigures]
+    share_by_set: dict[str, ShareSetFigures]
     read_twice: int | None  # SPARK_METRICS
     sink_duplicates: int | None
     lost_seqs_sample: list[int] | None

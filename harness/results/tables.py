@@ -25,6 +25,7 @@ __all__ = [
     "OUTPUT",
     "SEGMENTS",
     "SEGMENT_LOGS",
+    "SHARE",
     "concat",
     "write_table",
     "write_tables",
@@ -82,6 +83,24 @@ OUTPUT = pa.schema(
         ("committed", pa.bool_()),
         ("input_partition", pa.int32()),
         ("input_offset", pa.int64()),
+    ]
+)
+# A share group's deliveries and acknowledgements (spec `consumer: {kind: share}`), one row
+# each, from its members' files: `event` delivered | acked; `delivery_count` the broker's
+# count on a delivery (1 the first time; null on an ack); `ack` accept | release | reject
+# and `error` (null: the broker took it; else the client's error name) on an ack. An ACCEPT
+# the broker took is also the record's row in consumed.parquet.
+SHARE = pa.schema(
+    [
+        ("consumer", pa.string()),
+        ("event", pa.string()),
+        ("seq", pa.int64()),
+        ("partition", pa.int32()),
+        ("offset", pa.int64()),
+        ("delivery_count", pa.int32()),
+        ("ack", pa.string()),
+        ("error", pa.string()),
+        ("ts", pa.int64()),
     ]
 )
 # Broker forensics: one row per record found in a captured copy of a broker's partition

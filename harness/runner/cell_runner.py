@@ -36,6 +36,7 @@ from harness.runner.partition_watch import POLL_TIMEOUT_S, PartitionWatch
 from harness.runner.settle import drain, recover, wait_healthy
 from harness.runner.status import Reporter, Status, status_line
 from harness.spec import Cell
+from harness.spec.share_settings import share_broker_settings
 from harness.workload.clocks import ClientClocks
 from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.producer.supervisor import ProducerSupervisor
@@ -121,7 +122,7 @@ class CellRunner:
             c.mode,
             c.brokers,
             c.version,
-            c.broker_config,
+            {**share_broker_settings(self.spec), **c.broker_config},
             controllers=c.controllers,
             spare_brokers=c.spare_brokers,
             metrics=c.metrics,

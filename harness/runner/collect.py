@@ -25,6 +25,7 @@ from harness.results.tables import (
     CONSUMED,
     LOG,
     OUTPUT,
+    SHARE,
     counted,
     write_table,
     write_tables,
@@ -74,6 +75,8 @@ class Collector:
         written["consumed"] = write_tables(self.paths.consumed, CONSUMED, consumed)
         written["consumed_by"] = dict(sorted(by_consumer.items()))
         written["commits"] = write_tables(self.paths.commits, COMMITS, consumers.commits_tables())
+        if consumers.share_sets():
+            written["share"] = write_tables(self.paths.share, SHARE, consumers.share_tables())
         metrics = write_metrics()
         if metrics is not None:
             written["metrics"] = metrics

@@ -49,6 +49,44 @@ class GroupConsumerSpec(StrictModel):
         return self.client_config.over(self.config, self.client)
 
 
+class ShareConsumerSpec(StrictModel):
+    """A share group (KIP-932, Kafka 4.2+): `members` processes share the topic's partitions;
+    the broker hands each record to one member under an acquisition lock and counts its
+    deliveries. `ack: explicit` acknowledges every record itself: ACCEPT, or RELEASE when
+    its seq is a multiple of `release_every` and REJECT when one of `reject_every` (by seq,
+    so such a record meets the same answer every time it comes back: a poison record);
+    `implicit` lets the client accept a poll's records on the next poll. `lock_ms` and
+    `delivery_limit` set the brokers' `group.share.record.lock.duration.ms` and
+    `group.share.delivery.count.limit` (Kafka's 30000 and 5 otherwise)."""
+
+    kind: Literal["share"] = "share"
+    client: Client = "librdkafka"
+    group: Annotated[str, StringConstraints(min_length=1)] = "chaos-share"
+    members: int = Field(default=2, ge=1, le=MAX_MEMBERS)
+    ack: Literal["explicit", "implicit"] = "explicit"
+    processing_ms: int = Field(default=0, ge=0, le=MAX_MS)  # simulated work per polled batch
+    processing_jitter_ms: int = Field(default=0, ge=0, le=MAX_MS)
+    release_every: int = Field(default=0, ge=0, le=MAX_RECORDS)
+    reject_every: int = Field(default=0, ge=0, le=MAX_RECORDS)
+    lock_ms: int | None = Field(default=None, ge=1000, le=3_600_000)
+    delivery_limit: int | None = Field(default=None, ge=2, le=10)
+    config: Settings = {}
+    client_config: ClientSettings = ClientSettings()
+
+    @property
+    def client_settings(self) -> Settings:
+        """What the chosen client is given: `config`, its `client_config` block over it."""
+        return self.client_config.over(self.config, self.client)
+
+    def answer(self, seq: int) -> str:
+        """What an explicit member answers a delivery of `seq`: reject, release or accept."""
+        if self.reject_every and seq % self.reject_every == 0:
+            return "reject"
+        if self.release_every and seq % self.release_every == 0:
+            return "release"
+        return "accept"
+
+
 class SparkConsumerSpec(StrictModel):
     """A Structured Streaming query; `config` holds extra Kafka source options
     (`kafka.<client setting>`, `minPartitions`, …)."""
@@ -152,7 +190,7 @@ PIPELINE_MODELS: tuple[type[PipelineKindSpec], ...] = get_args(PipelineKindSpec)
 # The kinds `consumer:` / `consumers:` take, in the order errors list them; the first is
 # what a set without `kind` is. A new kind is a model here plus its entry in
 # harness.workload.consumer_kinds.
-ConsumerSetSpec = GroupConsumerSpec | SparkConsumerSpec
+ConsumerSetSpec = GroupConsumerSpec | SparkConsumerSpec | ShareConsumerSpec
 SET_MODELS: tuple[type[ConsumerSetSpec], ...] = get_args(ConsumerSetSpec)
 
 

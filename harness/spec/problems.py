@@ -32,9 +32,11 @@ from harness.spec.models import (
     GroupConsumerSpec,
     PipelineSpec,
     ProducerSpec,
+    SparkConsumerSpec,
     Spec,
 )
 from harness.spec.paths import number_at
+from harness.spec.share_settings import share_problems
 
 # Producer/consumer settings the spec owns through its own keys.
 _PRODUCER_OWNED = {
@@ -94,6 +96,7 @@ def spec_problems(spec: Spec) -> list[Problem]:
     out += _producer_problems(spec.producer)
     out += java_producer_problems(spec.producer, spec.cluster.version)
     out += _consumer_problems(spec)
+    out += share_problems(spec)
     if spec.pipeline is not None:
         out += _pipeline_problems(spec, spec.pipeline)
     if spec.faults:  # each fault's kind says what it needs of the cell (harness.faults.kind)
@@ -344,7 +347,7 @@ def _consumer_problems(spec: Spec) -> list[Problem]:
                 for key in sorted(set(block) & set(_CONSUMER_OWNED)):
                     owner = _CONSUMER_OWNED[key].replace("consumer", path, 1)
                     out.append((f"{path}.{where}.{key}", f"set through {owner} instead"))
-        else:
+        elif isinstance(c, SparkConsumerSpec):
             for key in sorted(set(c.config) & set(_SPARK_OWNED)):
                 owner = _SPARK_OWNED[key].replace("consumer", path, 1)
                 out.append((f"{path}.config.{key}", f"set through {owner} instead"))

@@ -27,12 +27,14 @@ from harness.spec.consumers import (
     CommandPipelineSpec,
     GroupConsumerSpec,
     PipelineSpec,
+    ShareConsumerSpec,
     SparkConsumerSpec,
 )
 from harness.workload.command.supervisor import CommandSupervisor
 from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.pipeline.supervisor import PipelineSupervisor
 from harness.workload.runtime import Runtime
+from harness.workload.share.supervisor import ShareSupervisor
 from harness.workload.spark.supervisor import SparkSupervisor
 
 S = TypeVar("S", bound=BaseModel)
@@ -80,6 +82,7 @@ COMMAND = "command"  # a user's program as the pipeline (`pipeline.kind: command
 KINDS: dict[str, ConsumerKind[Any]] = {
     "group": ConsumerKind(GroupConsumerSpec, GroupSupervisor),
     "spark": ConsumerKind(SparkConsumerSpec, SparkSupervisor),
+    "share": ConsumerKind(ShareConsumerSpec, ShareSupervisor),
     PIPELINE: ConsumerKind(PipelineSpec, PipelineSupervisor),
     COMMAND: ConsumerKind(CommandPipelineSpec, CommandSupervisor),
 }

@@ -18,6 +18,7 @@ from harness.workload.clocks import ClientClocks
 from harness.workload.consumer_kinds import ConsumerSet, declared_sets
 from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.runtime import Runtime
+from harness.workload.share.supervisor import ShareSupervisor
 
 DEFAULT_GROUP = "chaos-group"
 
@@ -116,6 +117,16 @@ class ConsumerSets:
         (the checks' `_row` order), a chunk at a time."""
         for s in self.sets.values():
             yield from s.consumed_tables()
+
+    def share_sets(self) -> list[str]:
+        """The names of the share-group sets (each adds its rows to share.parquet)."""
+        return [name for name, s in self.sets.items() if isinstance(s, ShareSupervisor)]
+
+    def share_tables(self) -> Iterator[pa.Table]:
+        """share.parquet's rows (SHARE), set after set."""
+        for s in self.sets.values():
+            if isinstance(s, ShareSupervisor):
+                yield from s.share_tables()
 
     def commits_tables(self) -> Iterator[pa.Table]:
         """commits.parquet's rows (COMMITS), set after set."""

@@ -22,6 +22,7 @@ from spark_jobs.checks import (
     pipeline,
     records,
     schedule,
+    share,
     spark_sets,
     stall,
     steps,
@@ -36,6 +37,7 @@ CHECKS: tuple[Check, ...] = (
     transactions.CHECK,
     pipeline.CHECK,
     spark_sets.CHECK,
+    share.CHECK,
     availability.CHECK,
     broker_metrics.CHECK,
     offsets.CHECK,  # lane "offsets"

@@ -15,6 +15,7 @@ from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from harness.results.metrics import Figures, Resumption
+from spark_jobs import history_facts as hf
 from spark_jobs import seq_blocks as sb
 from spark_jobs.cell_data import ROW, consumer_set
 from spark_jobs.check import Check
@@ -30,15 +31,19 @@ def run(ctx: CellContext) -> Figures:
     if consumed is None or facts is None or dirty is None:
         names = ("reprocessed", "out_of_order", "resumptions", "lost_never_consumed")
         return {"undecided": dict.fromkeys(names, NO_CONSUMED)}
+    # Share sets are handed records, not partitions: redelivery and any order are their
+    # contract (spark_jobs.checks.share counts them), not reprocessing.
+    share_names = list(hf.share_sets(data.history))
+    ordered = consumed.filter(~consumer_set(F.col("consumer")).isin(share_names))
     counts: dict[str, int | None] = {
-        "reprocessed": sum(facts["excess"].values()),
-        "out_of_order": out_of_order(consumed),
+        "reprocessed": sum(n for s, n in facts["excess"].items() if s not in share_names),
+        "out_of_order": out_of_order(ordered),
     }
     undecided: dict[str, str] = {}
     out: Figures = {"counts": counts, "undecided": undecided}
     out["reprocessed_by_generation"] = sb.generation_counts(consumed, dirty, ctx.detail)
     spark_names = [f.name for f in ctx.spark_sets]
-    groups = consumed.filter(~consumer_set(F.col("consumer")).isin(spark_names))
+    groups = ordered.filter(~consumer_set(F.col("consumer")).isin(spark_names))
     out["resumptions"] = resumptions(groups, data.commits, ctx.trusted_log, ctx.read_committed)
     if data.commits is None:
         undecided["resumptions"] = "commits.parquet missing: committed/exact unknown"

@@ -124,6 +124,9 @@ class Fakes:
     def commits_tables(self) -> Iterator[pa.Table]:
         return iter(())
 
+    def share_sets(self) -> list[str]:
+        return []
+
     def merge_events(self) -> None:
         self.called("consumers.merge_events")
 

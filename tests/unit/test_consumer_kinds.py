@@ -18,6 +18,7 @@ from harness.spec.consumers import (
     CONSUMER_TAGS,
     GroupConsumerSpec,
     PipelineSpec,
+    ShareConsumerSpec,
     SparkConsumerSpec,
 )
 from harness.workload.consumer_kinds import KINDS, declared_sets
@@ -71,9 +72,10 @@ def test_a_member_process_loads_no_fault_cluster_or_docker_code(kind: str) -> No
 
 
 def test_the_set_kinds_are_the_spec_union_and_the_pipeline_a_kind_of_its_own() -> None:
-    assert CONSUMER_TAGS == ("group", "spark")
-    assert CONSUMER_KIND_ERROR == "expected kind group or spark"
+    assert CONSUMER_TAGS == ("group", "spark", "share")
+    assert CONSUMER_KIND_ERROR == "expected kind group or spark or share"
     assert (KINDS["group"].spec, KINDS["spark"].spec) == (GroupConsumerSpec, SparkConsumerSpec)
+    assert KINDS["share"].spec is ShareConsumerSpec
     assert KINDS["pipeline"].spec is PipelineSpec
 
 

@@ -177,7 +177,7 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
         ),
         (
             "name: a\nproducer: {records: 1}\nconsumer: {kind: flink}\n",
-            "consumer: expected kind group or spark (got 'flink')",
+            "consumer: expected kind group or spark or share (got 'flink')",
         ),
         (
             "name: a\nproducer: {records: 1}\nconsumer: {kind: group, trigger_ms: 5}\n",

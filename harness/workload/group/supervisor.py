@@ -11,7 +11,12 @@ from harness.results import events as ev
 from harness.results.history import History
 from harness.results.member_files import MemberPaths, not_started, read_events
 from harness.results.member_tables import ConsumedTail, commits_tables, consumed_tables
-from harness.spec.consumers import CommandPipelineSpec, GroupConsumerSpec, PipelineSpec
+from harness.spec.consumers import (
+    CommandPipelineSpec,
+    GroupConsumerSpec,
+    PipelineSpec,
+    ShareConsumerSpec,
+)
 from harness.workload.clocks import ClientClocks
 from harness.workload.java import group as java_group
 from harness.workload.java.follow import seal
@@ -30,7 +35,7 @@ class GroupSupervisor:
     def __init__(
         self,
         set_name: str,
-        spec: GroupConsumerSpec | PipelineSpec | CommandPipelineSpec,
+        spec: GroupConsumerSpec | PipelineSpec | CommandPipelineSpec | ShareConsumerSpec,
         runtime: Runtime,
         history: History,
     ) -> None:

@@ -1,0 +1,79 @@
+"""A share group's members: started, crashed, stopped as a consumer group's are; what differs
+is when they are ready, when they have drained, and the table they add (share.parquet)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from harness.errors import HarnessError
+from harness.results import events as ev
+from harness.results.history import History
+from harness.results.member_files import MemberPaths, read_events
+from harness.results.member_tables import share_tables
+from harness.spec.consumers import ShareConsumerSpec
+from harness.workload.group.supervisor import GroupSupervisor
+from harness.workload.runtime import Runtime
+from harness.workload.share.group_config import GROUP_CONFIG, set_group_config
+from harness.workload.share.start_offsets import start_offsets
+
+ASK_EVERY_S = 3.0  # the drain asks the broker at most this often (a JVM each time)
+
+
+class ShareSupervisor(GroupSupervisor):
+    member_module = "harness.workload.share.member"
+
+    def __init__(
+        self, set_name: str, spec: ShareConsumerSpec, runtime: Runtime, history: History
+    ) -> None:
+        super().__init__(set_name, spec, runtime, history)
+        self.share_spec = spec
+        self._asked_at = 0.0
+        self._lag: dict[int, int] = {}
+        self._why = "not asked yet"
+        self._configured = False
+
+    def start(self, name: str | None = None) -> None:
+        """The group told to start at the log's beginning before its first member joins
+        (a share group starts at the end by default: records written before a partition's
+        first fetch would be skipped), then the members."""
+        if not self._configured:
+            set_group_config(self.runtime.bootstrap, self.share_spec.group, GROUP_CONFIG)
+            self._configured = True
+            self.history.append(ev.SHARE_GROUP_CONFIG, group=self.share_spec.group, **GROUP_CONFIG)
+        super().start(name)
+
+    def unready(self) -> list[str]:
+        """Members that have not subscribed yet (a share member is given no partitions: the
+        broker hands out records, not partitions)."""
+        return [
+            n
+            for n in self.names
+            if not any(
+                e["kind"] == ev.CONSUMER_START for e in read_events(MemberPaths(self.directory, n))
+            )
+        ]
+
+    def lag(self, ends: dict[int, int]) -> dict[int, int]:
+        """Records each partition still has past the group's start offset (the broker's
+        word: below it every record is acknowledged or archived). Asked at most every
+        ASK_EVERY_S; while the tool fails, every record counts as left."""
+        self.poll()
+        now = time.monotonic()
+        if now - self._asked_at >= ASK_EVERY_S or set(ends) - set(self._lag):
+            self._asked_at = now
+            r = self.runtime
+            try:
+                starts = start_offsets(r.bootstrap, self.share_spec.group, r.topic, r.version)
+                self._why = ""
+            except HarnessError as exc:
+                starts, self._why = {}, str(exc)
+            self._lag = {p: max(0, end - starts.get(p, 0)) for p, end in ends.items()}
+        return {p: self._lag.get(p, end) for p, end in ends.items()}
+
+    def share_tables(self) -> Iterator[pa.Table]:
+        """share.parquet's rows of every member, each in its file order (SHARE)."""
+        for name in self.names:
+            yield from share_tables(MemberPaths(self.directory, name))

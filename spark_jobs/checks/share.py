@@ -1,0 +1,114 @@
+"""share: what each share group's members were handed and what the broker made of their
+answers (share.parquet), per set: records delivered more than once and the spread of their
+delivery counts, ACCEPTs the broker took twice for one record (the promise share groups
+make is that an accepted record is never handed out again), records archived (rejected, or
+handed out `delivery_limit` times without an ACCEPT the broker took), and acknowledgements
+refused because the acquisition lock had expired.
+
+A record is a (partition, offset), not a seq: a producer that wrote one seq twice wrote two
+records. `reprocessed` leaves share sets out (redelivery is their contract: `redelivered`
+counts it); `lost_never_consumed.<set>` is the consumers check's, over the records members
+processed to ACCEPT (their `consumed` rows).
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from harness.results.member_files import ACKED, DELIVERED
+from harness.results.metrics import SHARE_FIGURES, Figures, ShareSetFigures
+from spark_jobs import history_facts as hf
+from spark_jobs.cell_data import consumer_set
+from spark_jobs.check import Check
+from spark_jobs.context import CellContext
+
+# What each client calls a refusal because the acquisition lock had expired (librdkafka's
+# error name; the Java client's exception).
+LOCK_EXPIRED = ("INVALID_RECORD_STATE", "InvalidRecordStateException")
+NOTE = "reprocessed leaves this set out: redelivery is a share group's contract (redelivered)"
+
+
+def run(ctx: CellContext) -> Figures:
+    sets = hf.share_sets(ctx.data.history)
+    if not sets:
+        return {"share_by_set": {}}
+    share = ctx.data.share
+    if share is None:
+        return {
+            "share_by_set": {},
+            "undecided": {
+                "share_by_set": "share.parquet missing",
+                **dict.fromkeys(SHARE_FIGURES, "share.parquet missing"),
+            },
+        }
+    by_set: dict[str, ShareSetFigures] = {}
+    for name, facts in sorted(sets.items()):
+        rows = share.filter(consumer_set(F.col("consumer")) == name)
+        by_set[name] = set_figures(rows, facts["delivery_limit"], facts["lock_ms"])
+    return {"share_by_set": by_set}
+
+
+def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
+    delivered = F.col("event") == DELIVERED
+    ok = (F.col("event") == ACKED) & F.col("error").isNull()
+    per_record = rows.groupBy("partition", "offset").agg(
+        F.sum(delivered.cast("int")).alias("deliveries"),
+        F.max("delivery_count").alias("top"),
+        F.sum((ok & (F.col("ack") == "accept")).cast("int")).alias("accepts"),
+        F.sum((ok & (F.col("ack") == "reject")).cast("int")).alias("rejects"),
+    )
+    never_accepted = F.col("accepts") == 0
+    rejected = never_accepted & (F.col("rejects") > 0)
+    at_limit = never_accepted & ~(F.col("rejects") > 0) & (F.col("top") >= limit)
+    totals = per_record.agg(
+        F.count(F.lit(1)).alias("records"),
+        F.coalesce(F.sum("deliveries"), F.lit(0)).alias("deliveries"),
+        F.sum(((F.col("deliveries") > 1) | (F.col("top") > 1)).cast("int")).alias("redelivered"),
+        F.sum((F.col("accepts") > 0).cast("int")).alias("accepted"),
+        F.sum((F.col("accepts") > 1).cast("int")).alias("accepted_twice"),
+        F.sum(rejected.cast("int")).alias("rejected"),
+        F.sum(at_limit.cast("int")).alias("at_limit"),
+    ).first()
+    counts = {
+        str(r["top"]): int(r["n"])
+        for r in per_record.filter(F.col("top").isNotNull())
+        .groupBy("top")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .orderBy("top")
+        .collect()
+    }
+    errors = {
+        str(r["error"]): int(r["n"])
+        for r in rows.filter((F.col("event") == ACKED) & F.col("error").isNotNull())
+        .groupBy("error")
+        .agg(F.count(F.lit(1)).alias("n"))
+        .collect()
+    }
+
+    def total(key: str) -> int:
+        return int((totals[key] if totals is not None else 0) or 0)
+
+    return {
+        "deliveries": total("deliveries"),
+        "records": total("records"),
+        "redelivered": total("redelivered"),
+        "delivery_counts": dict(sorted(counts.items(), key=lambda kv: int(kv[0]))),
+        "accepted": total("accepted"),
+        "accepted_twice": total("accepted_twice"),
+        "archived": total("rejected") + total("at_limit"),
+        "archived_by": {"reject": total("rejected"), "limit": total("at_limit")},
+        "lock_expired": sum(n for e, n in errors.items() if e in LOCK_EXPIRED),
+        "ack_errors": dict(sorted(errors.items())),
+        "delivery_limit": limit,
+        "lock_ms": lock_ms,
+        "note": NOTE,
+    }
+
+
+CHECK = Check(
+    name="share",
+    needs=(),
+    decides=("share_by_set", *SHARE_FIGURES),
+    run=run,
+)

@@ -1,0 +1,185 @@
+"""Share groups (spec `consumer: {kind: share}`): the spec's rules, the member's lines read
+back as share.parquet, and the share check on a hand-built cell whose answers are known by
+construction (spark_jobs/checks/share.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.results.member_files import ACKED, DELIVERED, MemberPaths, ShareLine
+from harness.results.member_tables import share_tables
+from harness.results.tables import SHARE
+from harness.spec.load import parse_spec
+from harness.spec.problems import spec_problems
+from harness.spec.share_settings import share_broker_settings
+from harness.workload.share.start_offsets import parse_start_offsets
+from tests.unit.test_verify import T, complete_history, ev, led, write_cell, write_rows
+
+SPARK = pytest.mark.skipif(
+    shutil.which("java") is None and not os.environ.get("JAVA_HOME"),
+    reason="Spark needs a Java runtime (java on PATH or JAVA_HOME); none found",
+)
+
+
+def _spec(tmp_path: Path, consumer: str, cluster: str = "{version: 4.3.1}") -> Any:
+    text = f"name: s\ncluster: {cluster}\nproducer: {{records: 10}}\nconsumer: {consumer}\n"
+    return parse_spec(yaml.safe_load(text))
+
+
+def _problems(tmp_path: Path, consumer: str, cluster: str = "{version: 4.3.1}") -> dict[str, str]:
+    return dict(spec_problems(_spec(tmp_path, consumer, cluster)))
+
+
+def test_a_share_set_needs_kraft_and_kafka_4_2(tmp_path: Path) -> None:
+    assert "consumer.kind" not in _problems(tmp_path, "{kind: share}")
+    old = _problems(tmp_path, "{kind: share}", "{version: 3.9.2}")
+    assert old["consumer.kind"] == "share groups need Kafka 4.2 or later (cluster.version 3.9.2)"
+    zk = _problems(tmp_path, "{kind: share}", "{version: 3.9.2, mode: zookeeper}")
+    assert zk["consumer.kind"] == "share groups need a KRaft cluster (cluster.mode: kraft)"
+
+
+def test_release_and_reject_need_explicit_acks_and_owned_keys_are_refused(tmp_path: Path) -> None:
+    found = _problems(
+        tmp_path, "{kind: share, ack: implicit, release_every: 7, config: {group.id: x}}"
+    )
+    assert "need ack: explicit" in found["consumer.ack"]
+    assert found["consumer.config.group.id"] == "set through consumer.group instead"
+
+
+def test_the_sets_of_one_cell_agree_on_the_brokers_share_settings(tmp_path: Path) -> None:
+    text = (
+        "name: s\ncluster: {version: 4.3.1}\nproducer: {records: 10}\n"
+        "consumers: [{kind: share, lock_ms: 5000}, {kind: share, group: g2, lock_ms: 6000}]\n"
+    )
+    found = dict(spec_problems(parse_spec(yaml.safe_load(text))))
+    assert "disagree on lock_ms ([5000, 6000])" in found["consumers"]
+
+
+def test_the_brokers_get_what_the_share_sets_ask(tmp_path: Path) -> None:
+    spec = _spec(
+        tmp_path, "{kind: share, lock_ms: 4000, delivery_limit: 3}", "{version: 4.3.1, brokers: 1}"
+    )
+    assert share_broker_settings(spec) == {
+        "share.coordinator.state.topic.replication.factor": 1,
+        "share.coordinator.state.topic.min.isr": 1,
+        "group.share.min.record.lock.duration.ms": 1000,
+        "group.share.record.lock.duration.ms": 4000,
+        "group.share.max.record.lock.duration.ms": 60_000,
+        "group.share.delivery.count.limit": 3,
+    }
+    assert share_broker_settings(_spec(tmp_path, "{kind: group}")) == {}
+
+
+def test_an_explicit_member_answers_by_seq(tmp_path: Path) -> None:
+    c = _spec(tmp_path, "{kind: share, release_every: 5, reject_every: 7}").consumer
+    assert [c.answer(s) for s in (1, 5, 7, 35)] == ["accept", "release", "reject", "reject"]
+
+
+def test_the_member_lines_read_back_as_the_share_table(tmp_path: Path) -> None:
+    paths = MemberPaths(tmp_path, "share/m0")
+    paths.share.write_text(
+        ShareLine(DELIVERED, 3, 1, 40, 2, "", "", T).csv()
+        + ShareLine(ACKED, 3, 1, 40, -1, "accept", "INVALID_RECORD_STATE", T + 5).csv()
+        + "delivered,4,1,4"  # torn by a SIGKILL
+    )
+    rows = next(share_tables(paths)).to_pylist()
+    assert rows == [
+        {"consumer": "share/m0", "event": "delivered", "seq": 3, "partition": 1, "offset": 40,
+         "delivery_count": 2, "ack": None, "error": None, "ts": T},
+        {"consumer": "share/m0", "event": "acked", "seq": 3, "partition": 1, "offset": 40,
+         "delivery_count": None, "ack": "accept", "error": "INVALID_RECORD_STATE", "ts": T + 5},
+    ]  # fmt: skip
+
+
+def test_the_tool_table_is_read_by_its_header() -> None:
+    out = (
+        "\nGROUP        TOPIC  PARTITION  START-OFFSET  LAG\n"
+        "chaos-share  chaos  0          120           0\n"
+        "chaos-share  chaos  1          -             -\n"
+        "chaos-share  other  0          9             0\n"
+    )
+    assert parse_start_offsets(out, "chaos") == {0: 120, 1: 0}
+
+
+# --- the share check on a hand-built cell ---------------------------------------------------
+
+
+def d(seq: int, o: int, count: int, member: str = "share/m0", ts: int = 0) -> tuple[Any, ...]:
+    return (member, DELIVERED, seq, 0, o, count, None, None, T + ts)
+
+
+def a(
+    seq: int, o: int, ack: str, error: str | None = None, member: str = "share/m0"
+) -> tuple[Any, ...]:
+    return (member, ACKED, seq, 0, o, None, ack, error, T + 1)
+
+
+# Records 1..6 at offsets 0..5 of partition 0, limit 3:
+# 1 accepted once; 2 delivered twice (the first member crashed), accepted by m1;
+# 3 accepted twice (a broken promise); 4 rejected: archived; 5 released three times:
+# archived at the limit; 6 accepted, refused (lock expired), redelivered, accepted.
+SHARE_ROWS = [
+    d(1, 0, 1), a(1, 0, "accept"),
+    d(2, 1, 1), d(2, 1, 2, "share/m1"), a(2, 1, "accept", member="share/m1"),
+    d(3, 2, 1), a(3, 2, "accept"), d(3, 2, 2, "share/m1"), a(3, 2, "accept", member="share/m1"),
+    d(4, 3, 1), a(4, 3, "reject"),
+    d(5, 4, 1), a(5, 4, "release"), d(5, 4, 2), a(5, 4, "release"), d(5, 4, 3), a(5, 4, "release"),
+    d(6, 5, 1), a(6, 5, "accept", "INVALID_RECORD_STATE"), d(6, 5, 2), a(6, 5, "accept"),
+]  # fmt: skip
+# What the members processed to accept (consumed rows), seq 4 and 5 never.
+SHARE_CONSUMED = [
+    (1, 0, 0, "share/m0", T + 10, 0),
+    (2, 0, 1, "share/m0", T + 10, 0),
+    (2, 0, 1, "share/m1", T + 20, 0),
+    (3, 0, 2, "share/m0", T + 10, 0),
+    (3, 0, 2, "share/m1", T + 20, 0),
+    (6, 0, 5, "share/m0", T + 10, 0),
+    (6, 0, 5, "share/m0", T + 30, 0),
+]
+
+
+@SPARK
+@pytest.mark.spark
+def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
+    tmp_path: Path, spark: Any
+) -> None:
+    from spark_jobs.verify import verify_cell
+
+    history = [
+        *complete_history(),
+        *(
+            ev(T, "consumer.start", consumer=m, share_group="g", delivery_limit=3, lock_ms=2000)
+            for m in ("share/m0", "share/m1")
+        ),
+    ]
+    ledger = [led(s, o=s - 1, ack=T + s) for s in range(1, 7)]
+    log = [(s, 0, s - 1) for s in range(1, 7)]
+    cell = write_cell(tmp_path / "c", ledger, SHARE_CONSUMED, log, [], history)
+    write_rows(cell / "share.parquet", SHARE, SHARE_ROWS)
+    summary = verify_cell(spark, cell)
+    figures = summary["share_by_set"]["share"]
+    assert {k: figures[k] for k in ("records", "deliveries", "redelivered", "accepted")} == {
+        "records": 6,
+        "deliveries": 11,
+        "redelivered": 4,  # 2, 3, 5, 6
+        "accepted": 4,  # 1, 2, 3, 6
+    }
+    assert figures["accepted_twice"] == 1  # 3
+    assert figures["archived"] == 2 and figures["archived_by"] == {"reject": 1, "limit": 1}
+    assert figures["delivery_counts"] == {"1": 2, "2": 3, "3": 1}
+    assert figures["lock_expired"] == 1
+    assert figures["ack_errors"] == {"INVALID_RECORD_STATE": 1}
+    # Never ACCEPTed by the set: 4 and 5 (archived on purpose here); reprocessed leaves the
+    # share set out although it processed 2, 3 and 6 twice.
+    assert summary["lost_never_consumed_by_set"]["share"] == 2
+    assert summary["counts"]["reprocessed"] == 0
+    from harness.verdict.checks import lookup
+
+    assert lookup("accepted_twice.share", summary) == 1
+    assert lookup("redelivered.share", summary) == 4
