@@ -321,7 +321,7 @@ class Figures(TypedDict, total=False):
     step_stalls: list[StepStalls] | None
     operation_steps: list[OperationStep] | None
     unavailable_windows: list[Window] | None
-    lost_never_consumed_by_set: dict[str, int]
+    lost_never_consumed_by_set: dict[str, int | None]  # None: the drain ended first
     reprocessed_by_generation: list[GenerationRows] | None
     ownership_by_set: dict[str, OwnershipFigures]
     generation_waits: list[GenerationWait] | None

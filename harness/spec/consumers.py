@@ -57,7 +57,8 @@ class ShareConsumerSpec(StrictModel):
     so such a record meets the same answer every time it comes back: a poison record);
     `implicit` lets the client accept a poll's records on the next poll. `lock_ms` and
     `delivery_limit` set the brokers' `group.share.record.lock.duration.ms` and
-    `group.share.delivery.count.limit` (Kafka's 30000 and 5 otherwise)."""
+    `group.share.delivery.count.limit` (Kafka's 30000 and 5 otherwise), `session_timeout_ms`
+    their `group.share.session.timeout.ms`."""
 
     kind: Literal["share"] = "share"
     client: Client = "librdkafka"
@@ -70,6 +71,9 @@ class ShareConsumerSpec(StrictModel):
     reject_every: int = Field(default=0, ge=0, le=MAX_RECORDS)
     lock_ms: int | None = Field(default=None, ge=1000, le=3_600_000)
     delivery_limit: int | None = Field(default=None, ge=2, le=10)
+    # The brokers' group.share.session.timeout.ms (45 s by default, and its floor): how long
+    # a killed member keeps its partitions assigned to nobody else.
+    session_timeout_ms: int | None = Field(default=None, ge=3000, le=3_600_000)
     config: Settings = {}
     client_config: ClientSettings = ClientSettings()
 

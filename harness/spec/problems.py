@@ -262,11 +262,14 @@ def _cluster_problems(c: ClusterSpec) -> list[Problem]:
 
 
 def _offsets_problems(spec: Spec) -> list[tuple[str, str]]:
-    """A consumer group (or a pipeline) needs __consumer_offsets, which Kafka creates only with
+    """A consumer group (or a pipeline, or a share group, whose coordinator is also a
+    partition of it) needs __consumer_offsets, which Kafka creates only with
     offsets.topic.replication.factor brokers (its default 3): with fewer, the steady state
     would wait for it in vain."""
     c = spec.cluster
-    groups = spec.pipeline is not None or any(s.kind == "group" for _, s in spec.consumer_sets())
+    groups = spec.pipeline is not None or any(
+        s.kind in ("group", "share") for _, s in spec.consumer_sets()
+    )
     key = "offsets.topic.replication.factor"
     rf = c.broker_config.get(key, DEFAULT_OFFSETS_RF)
     if not groups or not isinstance(rf, int) or isinstance(rf, bool) or rf <= c.brokers:

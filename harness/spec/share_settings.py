@@ -5,7 +5,8 @@ Share groups are Kafka 4.2's (KIP-932 production-ready; `share.version` 1 is fin
 cluster formatted at 4.2 or later) and KRaft's only. Their state lives in the internal
 topic `__share_group_state` (3 replicas, min ISR 2 by Kafka's default: a cell of fewer
 brokers gets what it has). The lock duration and the delivery limit are the brokers'
-settings here (`group.share.record.lock.duration.ms`, `group.share.delivery.count.limit`):
+settings here (`group.share.record.lock.duration.ms`, `group.share.delivery.count.limit`,
+`group.share.session.timeout.ms` with the heartbeat interval and the floors under both):
 one per cluster, so the share sets of a cell must agree on them; the lower bound of the
 lock duration (15 s by Kafka's default) is lowered to 1 s so a spec can ask for a short
 one. A spec's own `broker_config` wins over all of these.
@@ -43,6 +44,16 @@ def share_broker_settings(spec: Spec) -> dict[str, object]:
     limit = next((c.delivery_limit for c in shares if c.delivery_limit is not None), None)
     if limit is not None:
         out["group.share.delivery.count.limit"] = limit
+    session = next((c.session_timeout_ms for c in shares if c.session_timeout_ms), None)
+    if session is not None:
+        # Kafka's floors (45 s, heartbeat 5 s) let no shorter session through; a heartbeat
+        # at most a third of the session, as the classic protocol advises.
+        heartbeat = min(5000, session // 3)
+        out["group.share.session.timeout.ms"] = session
+        out["group.share.min.session.timeout.ms"] = min(session, 45_000)
+        out["group.share.max.session.timeout.ms"] = max(session, 60_000)
+        out["group.share.heartbeat.interval.ms"] = heartbeat
+        out["group.share.min.heartbeat.interval.ms"] = min(heartbeat, 5000)
     return out
 
 
@@ -52,6 +63,7 @@ def share_problems(spec: Spec) -> list[tuple[str, str]]:
     sets = share_sets(spec)
     locks: dict[int, str] = {}
     limits: dict[int, str] = {}
+    sessions: dict[int, str] = {}
     for i, (name, c) in enumerate(spec.consumer_sets()):
         if not isinstance(c, ShareConsumerSpec):
             continue
@@ -87,9 +99,18 @@ def share_problems(spec: Spec) -> list[tuple[str, str]]:
             locks[c.lock_ms] = name
         if c.delivery_limit is not None:
             limits[c.delivery_limit] = name
+        if c.session_timeout_ms is not None:
+            sessions[c.session_timeout_ms] = name
     if len(locks) > 1:
         out.append(
             ("consumers", f"share sets disagree on lock_ms ({sorted(locks)}): one per cluster")
+        )
+    if len(sessions) > 1:
+        out.append(
+            (
+                "consumers",
+                f"share sets disagree on session_timeout_ms ({sorted(sessions)}): one per cluster",
+            )
         )
     if len(limits) > 1:
         out.append(

@@ -51,12 +51,18 @@ def run(ctx: CellContext) -> Figures:
         undecided["lost_never_consumed"] = NO_LEDGER
         return out
     by_set = facts["never"]
-    out["lost_never_consumed_by_set"] = dict(sorted(by_set.items()))
-    if ctx.drain_reason is not None:
-        undecided["lost_never_consumed"] = ctx.drain_reason
-    elif not by_set:
+    if not by_set:
         undecided["lost_never_consumed"] = "no consumer set ran"
+    elif ctx.drain_reason is not None and any(by_set.values()):
+        # Records not consumed yet when the drain gave up may have come later: a positive
+        # count decides nothing, for the sets that have one (a 0 stands: nothing is missing).
+        out["lost_never_consumed_by_set"] = {
+            s: (None if n else 0) for s, n in sorted(by_set.items())
+        }
+        undecided["lost_never_consumed"] = ctx.drain_reason
+        undecided["lost_never_consumed_by_set"] = ctx.drain_reason
     else:
+        out["lost_never_consumed_by_set"] = dict(sorted(by_set.items()))
         counts["lost_never_consumed"] = max(by_set.values())
     return out
 

@@ -18,7 +18,7 @@ from harness.results.tables import SHARE
 from harness.spec.load import parse_spec
 from harness.spec.problems import spec_problems
 from harness.spec.share_settings import share_broker_settings
-from harness.workload.share.start_offsets import parse_start_offsets
+from harness.workload.share.group_tool import parse_members, parse_share_lag
 from tests.unit.test_verify import T, complete_history, ev, led, write_cell, write_rows
 
 SPARK = pytest.mark.skipif(
@@ -97,14 +97,24 @@ def test_the_member_lines_read_back_as_the_share_table(tmp_path: Path) -> None:
     ]  # fmt: skip
 
 
-def test_the_tool_table_is_read_by_its_header() -> None:
-    out = (
+def test_the_tools_tables_are_read_by_their_headers() -> None:
+    offsets = (
         "\nGROUP        TOPIC  PARTITION  START-OFFSET  LAG\n"
         "chaos-share  chaos  0          120           0\n"
-        "chaos-share  chaos  1          -             -\n"
+        "chaos-share  chaos  1          0             7\n"
+        "chaos-share  chaos  2          -             -\n"
         "chaos-share  other  0          9             0\n"
     )
-    assert parse_start_offsets(out, "chaos") == {0: 120, 1: 0}
+    assert parse_share_lag(offsets, "chaos", {0: 120, 1: 9, 2: 5}) == {0: 0, 1: 7, 2: None}
+    # a version without LAG: the end less the start offset
+    older = "GROUP TOPIC PARTITION START-OFFSET\ng chaos 0 100\n"
+    assert parse_share_lag(older, "chaos", {0: 130}) == {0: 30}
+    members = (
+        "GROUP  CONSUMER-ID  HOST         CLIENT-ID  #PARTITIONS  ASSIGNMENT\n"
+        "g      7HhJx        /10.0.0.1    share/m1   0            \n"
+        "g      cupg6        /10.0.0.1    share/m0   2            chaos:0,2;other:1\n"
+    )
+    assert parse_members(members, "chaos") == {"share/m1": set(), "share/m0": {0, 2}}
 
 
 # --- the share check on a hand-built cell ---------------------------------------------------
@@ -183,3 +193,12 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
 
     assert lookup("accepted_twice.share", summary) == 1
     assert lookup("redelivered.share", summary) == 4
+
+
+def test_a_share_group_needs_the_offsets_topic_too(tmp_path: Path) -> None:
+    found = _problems(tmp_path, "{kind: share}", "{version: 4.3.1, brokers: 1}")
+    assert "__consumer_offsets" in found["cluster.broker_config.offsets.topic.replication.factor"]
+    fixed = "{version: 4.3.1, brokers: 1, broker_config: {offsets.topic.replication.factor: 1}}"
+    assert "cluster.broker_config.offsets.topic.replication.factor" not in _problems(
+        tmp_path, "{kind: share}", fixed
+    )

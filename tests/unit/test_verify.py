@@ -425,7 +425,10 @@ def test_stall_open_at_an_incomplete_drain_is_a_lower_bound(tmp_path: Path, spar
     assert result["max_stall_s"] == pytest.approx(10.99)
     assert "lower bound" in result["undecided"]["max_stall_s"]
     assert result["counts"]["lost_never_consumed"] is None
-    assert result["lost_never_consumed_by_set"] == {"group": 2, "spark": 2}
+    # Not yet consumed when the drain gave up is not never consumed: per set undecided too
+    # (a `lost_never_consumed.group` bound is unknown, not failed).
+    assert result["lost_never_consumed_by_set"] == {"group": None, "spark": None}
+    assert "drain" in result["undecided"]["lost_never_consumed_by_set"]
 
 
 def test_stall_closed_window_with_incomplete_drain_stays_decided(

@@ -17,7 +17,7 @@ from harness.spec.consumers import ShareConsumerSpec
 from harness.workload.group.supervisor import GroupSupervisor
 from harness.workload.runtime import Runtime
 from harness.workload.share.group_config import GROUP_CONFIG, set_group_config
-from harness.workload.share.start_offsets import start_offsets
+from harness.workload.share.group_tool import assigned_members, share_lag
 
 ASK_EVERY_S = 3.0  # the drain asks the broker at most this often (a JVM each time)
 
@@ -34,6 +34,8 @@ class ShareSupervisor(GroupSupervisor):
         self._lag: dict[int, int] = {}
         self._why = "not asked yet"
         self._configured = False
+        self._members_at = 0.0
+        self._unassigned: list[str] = list(self.names)
 
     def start(self, name: str | None = None) -> None:
         """The group told to start at the log's beginning before its first member joins
@@ -46,32 +48,54 @@ class ShareSupervisor(GroupSupervisor):
         super().start(name)
 
     def unready(self) -> list[str]:
-        """Members that have not subscribed yet (a share member is given no partitions: the
-        broker hands out records, not partitions)."""
-        return [
+        """Members the group has not assigned a partition yet, as the brokers say
+        (harness.workload.share.group_tool): a member that subscribed is not in the group
+        until its heartbeat is answered. Asked at most every ASK_EVERY_S / 3."""
+        started = [
             n
             for n in self.names
-            if not any(
+            if any(
                 e["kind"] == ev.CONSUMER_START for e in read_events(MemberPaths(self.directory, n))
             )
         ]
+        waiting = [n for n in self.names if n not in started]
+        if waiting:
+            return waiting
+        now = time.monotonic()
+        if now - self._members_at >= ASK_EVERY_S / 3:
+            self._members_at = now
+            r = self.runtime
+            try:
+                members = assigned_members(r.bootstrap, self.share_spec.group, r.topic, r.version)
+            except HarnessError:
+                members = {}
+            self._unassigned = [n for n in self.names if not members.get(n)]
+        return self._unassigned
 
     def lag(self, ends: dict[int, int]) -> dict[int, int]:
-        """Records each partition still has past the group's start offset (the broker's
-        word: below it every record is acknowledged or archived). Asked at most every
-        ASK_EVERY_S; while the tool fails, every record counts as left."""
+        """Records each partition still has that the group has neither acknowledged nor
+        archived (the broker's word, harness.workload.share.start_offsets). Asked at most
+        every ASK_EVERY_S; while the tool fails, or has no number for a partition, every
+        record of it counts as left (the reason: `why_lagging`)."""
         self.poll()
         now = time.monotonic()
         if now - self._asked_at >= ASK_EVERY_S or set(ends) - set(self._lag):
             self._asked_at = now
             r = self.runtime
             try:
-                starts = start_offsets(r.bootstrap, self.share_spec.group, r.topic, r.version)
+                left = share_lag(r.bootstrap, self.share_spec.group, r.topic, r.version, ends)
                 self._why = ""
             except HarnessError as exc:
-                starts, self._why = {}, str(exc)
-            self._lag = {p: max(0, end - starts.get(p, 0)) for p, end in ends.items()}
+                left, self._why = {}, str(exc)
+            self._lag = {
+                p: end if left.get(p) is None else min(end, left[p] or 0) for p, end in ends.items()
+            }
         return {p: self._lag.get(p, end) for p, end in ends.items()}
+
+    @property
+    def why_lagging(self) -> str:
+        """Why the last answer was not the broker's ('' when it was)."""
+        return self._why
 
     def share_tables(self) -> Iterator[pa.Table]:
         """share.parquet's rows of every member, each in its file order (SHARE)."""
