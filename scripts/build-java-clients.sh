@@ -30,3 +30,21 @@ for version in "${versions[@]}"; do
   maven -Dkafka.version="$version" -DincludeScope=runtime -DoutputDirectory="$out" dependency:copy-dependencies
   touch "$out/.complete"
 done
+
+# The share-group member (KafkaShareConsumer, Kafka 4.2+) is compiled on its own against the
+# newest 4.x jars resolved above (the main jar is compiled against 3.9.2's API, which has no
+# share consumer): java_clients/target/kafka-chaos-share.jar.
+share_src="$here/src/share/java"
+share_jar="$here/target/kafka-chaos-share.jar"
+share_lib=""
+for version in "${versions[@]}"; do
+  case "$version" in 4.[2-9].*|[5-9].*) share_lib="$here/lib/$version" ;; esac
+done
+if [ -n "$share_lib" ] && { [ ! -f "$share_jar" ] || [ -n "$(find "$share_src" "$jar" -newer "$share_jar" -print -quit)" ]; }; then
+  echo "java-clients: building $share_jar against $(basename "$share_lib")"
+  classes="$(mktemp -d)"
+  javac --release 17 -nowarn -d "$classes" -cp "$jar:$share_lib/*" $(find "$share_src" -name '*.java') \
+    || { echo "java-clients: javac failed on $share_src" >&2; rm -rf "$classes"; exit 1; }
+  jar --create --file "$share_jar" -C "$classes" .
+  rm -rf "$classes"
+fi

@@ -77,8 +77,6 @@ def share_problems(spec: Spec) -> list[tuple[str, str]]:
                     f"share groups need Kafka 4.2 or later (cluster.version {spec.cluster.version})",
                 )
             )
-        if c.client == "java":
-            out.append((f"{path}.client", "the Java share member is not built yet: librdkafka"))
         if c.ack == "implicit" and (c.release_every or c.reject_every):
             out.append(
                 (

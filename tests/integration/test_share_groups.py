@@ -7,19 +7,36 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 
-from tests.experiments.cli import HERE, not_passed, run_single_cell
+from tests.experiments.cli import HERE, harness, not_passed
 
 pytestmark = pytest.mark.docker
 
 
-def test_a_killed_members_records_come_back_and_none_is_accepted_twice(tmp_path: Path) -> None:
-    done, cell, folder = run_single_cell(HERE / "share-crash.yaml", tmp_path)
-    assert cell["verdict"] == "pass", f"{not_passed(cell)}\n{done.stderr[-3000:]}"
-    events = [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]
+@pytest.fixture(scope="module")
+def share_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, Any]]:
+    """Both clients' cells of share-crash.yaml: the run's stderr, client -> (summary, folder)."""
+    out = tmp_path_factory.mktemp("share")
+    done = harness("run", HERE / "share-crash.yaml", "--out", out)
+    (run_dir,) = [p for p in out.iterdir() if p.is_dir()]
+    cells = json.loads((run_dir / "summary.json").read_text())["cells"]
+    return done.stderr, {c["params"]["consumer.client"]: c for c in cells} | {"_dir": run_dir}
+
+
+@pytest.mark.parametrize("client", ["librdkafka", "java"])
+def test_a_killed_members_records_come_back_and_none_is_accepted_twice(
+    share_run: tuple[str, dict[str, Any]], client: str
+) -> None:
+    stderr, cells = share_run
+    cell = cells[client]
+    folder = cells["_dir"] / "cells" / cell["cell"]
+    assert cell["verdict"] == "pass", f"{not_passed(cell)}\n{stderr[-3000:]}"
+    assert not [e for e in _events(folder) if e["kind"] == "consumer.unassigned"]
+    events = _events(folder)
     (drain,) = [e for e in events if e["kind"] == "drain.end"]
     assert drain["complete"] is True
     (crash,) = [e for e in events if e["kind"] == "consumer.crash" and e.get("pid")]
@@ -45,3 +62,7 @@ def test_a_killed_members_records_come_back_and_none_is_accepted_twice(tmp_path:
     assert returned, (len(held), figures)
     assert all(came_back[(p, o)] - ts >= 4000 for p, o, ts in returned)
     assert figures["delivery_counts"].get("2", 0) >= len(returned)
+
+
+def _events(folder: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (folder / "history.jsonl").read_text().splitlines()]

@@ -202,3 +202,55 @@ def test_a_share_group_needs_the_offsets_topic_too(tmp_path: Path) -> None:
     assert "cluster.broker_config.offsets.topic.replication.factor" not in _problems(
         tmp_path, "{kind: share}", fixed
     )
+
+
+# A Java share member's stdout, as recorded from a 4.3.1 run (and a refusal and a torn line).
+JAVA_STREAM = [
+    '{"timestamp":1795866824770,"name":"startup_complete","client":"java","pid":29822}',
+    '{"timestamp":1795866885133,"name":"share_delivered","seq":0,"partition":1,"offset":0,"delivery_count":1}',
+    '{"timestamp":1795866885439,"name":"share_consumed","seq":0,"partition":1,"offset":0}',
+    '{"timestamp":1795866885528,"name":"share_acked","seq":0,"partition":1,"offset":0,"ack":"accept","error":null}',
+    '{"timestamp":1795866885600,"name":"share_acked","seq":7,"partition":0,"offset":3,"ack":"release","error":"InvalidRecordStateException"}',
+    "Exception in thread main",
+    '{"timestamp":1795866902062,"name":"shutdown_complete"}',
+]  # fmt: skip
+
+
+def test_the_java_members_events_become_the_librdkafka_members_lines() -> None:
+    from harness.workload.java.share import map_share_events
+
+    rows = map_share_events(JAVA_STREAM, {"client": "java", "share_group": "g"})
+    assert [line.csv() for line in rows.share] == [
+        "delivered,0,1,0,1,,,1795866885133\n",
+        "acked,0,1,0,-1,accept,,1795866885528\n",
+        "acked,7,0,3,-1,release,InvalidRecordStateException,1795866885600\n",
+    ]
+    assert [tuple(c) for c in rows.consumed] == [(0, 1, 0, 1795866885439, 0)]
+    assert [e["kind"] for e in rows.events] == ["consumer.start", "consumer.error", "consumer.stop"]
+    assert rows.events[0]["pid"] == 29822 and rows.events[0]["share_group"] == "g"
+
+
+def test_a_refused_java_ack_counts_as_an_expired_lock() -> None:
+    from spark_jobs.checks.share import LOCK_EXPIRED
+
+    assert {"INVALID_RECORD_STATE", "InvalidRecordStateException"} <= set(LOCK_EXPIRED)
+
+
+def test_the_librdkafka_members_answers_become_ack_lines(tmp_path: Path) -> None:
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+    from harness.spec.consumers import ShareConsumerSpec
+    from harness.workload.runtime import Runtime
+    from harness.workload.share.member import ShareMember
+
+    member = ShareMember(ShareConsumerSpec(), Runtime("b", "t", tmp_path, 1.0, 0), "share/m0")
+    member.sent = {(1, 5): (42, "accept"), (0, 9): (43, "release")}
+    member.on_acks({TopicPartition("t", 1): {5}}, None)
+    refused = KafkaException(KafkaError(KafkaError.INVALID_RECORD_STATE))
+    member.on_acks({TopicPartition("t", 0): {9}}, refused)
+    lines = MemberPaths(tmp_path, "share/m0").share.read_text().splitlines()
+    assert [line.rsplit(",", 1)[0] for line in lines] == [
+        "acked,42,1,5,-1,accept,",
+        "acked,43,0,9,-1,release,INVALID_RECORD_STATE",
+    ]
+    assert member.sent == {}

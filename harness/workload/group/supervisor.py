@@ -20,6 +20,7 @@ from harness.spec.consumers import (
 from harness.workload.clocks import ClientClocks
 from harness.workload.java import group as java_group
 from harness.workload.java.follow import seal
+from harness.workload.java.share import JavaShareMember
 from harness.workload.member_process import member_command, member_index, member_name
 from harness.workload.runtime import Runtime
 
@@ -50,7 +51,7 @@ class GroupSupervisor:
         self.clocks: ClientClocks | None = None  # members whose clock a fault skews (fake clocks)
         self.tails = {n: ConsumedTail(MemberPaths(self.directory, n)) for n in self.names}
         # A Java set's members print events, followed into the usual files on every read.
-        self.java: dict[str, java_group.JavaMember] = {}
+        self.java: dict[str, java_group.JavaMember | JavaShareMember] = {}
         if isinstance(spec, GroupConsumerSpec) and spec.client == "java":
             self.java = {
                 n: java_group.JavaMember(spec, MemberPaths(self.directory, n), set_name)

@@ -31,26 +31,38 @@ def clients_built(version: str) -> bool:
     return JAR.is_file() and (CLIENTS / "lib" / version / ".complete").is_file()
 
 
-def classpath(version: str) -> str:
-    """Our clients and `version`'s Kafka jars; a clear error when they were not built."""
+SHARE_JAR = CLIENTS / "target" / "kafka-chaos-share.jar"  # the share member (Kafka 4.2+ API)
+
+
+def classpath(version: str, extra: Sequence[Path] = ()) -> str:
+    """Our clients (and `extra` jars of ours) and `version`'s Kafka jars; a clear error when
+    they were not built."""
     lib = CLIENTS / "lib" / version
+    missing = [j for j in extra if not j.is_file()]
+    if missing:
+        raise ConfigError(
+            f"{missing[0]} is missing: run `make java-clients` (scripts/build-java-clients.sh)"
+        )
     if not clients_built(version):
         raise ConfigError(
             f"the Java clients for Kafka {version or '(no version)'} are not built "
             f"({JAR if not JAR.is_file() else lib} is missing): run "
             f"`make java-clients` or `scripts/build-java-clients.sh {version}`"
         )
-    return f"{JAR}{os.pathsep}{lib}{os.sep}*"
+    return os.pathsep.join([str(JAR), *map(str, extra), f"{lib}{os.sep}*"])
 
 
-def java_command(runtime: Runtime, main_class: str, args: Sequence[str]) -> list[str]:
-    """`java ... Bounded <runner pid> <max_s> <main_class> <args>`."""
+def java_command(
+    runtime: Runtime, main_class: str, args: Sequence[str], extra: Sequence[Path] = ()
+) -> list[str]:
+    """`java ... Bounded <runner pid> <max_s> <main_class> <args>` (`extra`: jars of ours
+    besides the main one)."""
     return [
         "java",
         *JVM_FLAGS,
         f"-Dlog4j.configuration=file:{LOG4J}",
         "-cp",
-        classpath(runtime.version),
+        classpath(runtime.version, extra),
         f"{PACKAGE}.Bounded",
         str(os.getpid()),
         str(runtime.max_s),

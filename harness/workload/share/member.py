@@ -59,6 +59,17 @@ ACK_TYPES = {
 }
 
 
+def start_fields(spec: ShareConsumerSpec) -> dict[str, Any]:
+    """What a share member's consumer.start says besides pid (either client's)."""
+    return {
+        "isolation": str(spec.client_settings.get("isolation.level", "read_uncommitted")),
+        "share_group": spec.group,
+        "ack": spec.ack,
+        "delivery_limit": spec.delivery_limit or DEFAULT_DELIVERY_LIMIT,
+        "lock_ms": spec.lock_ms or DEFAULT_LOCK_MS,
+    }
+
+
 def error_name(exc: BaseException | None) -> str:
     """The client's name of an acknowledgement's error ("" when the broker took it)."""
     if exc is None:
@@ -158,15 +169,7 @@ class ShareMember:
         consumer = ShareConsumer(self.config())
         consumer.set_acknowledgement_commit_callback(self.on_acks)
         consumer.subscribe([self.runtime.topic])
-        self.event(
-            ev.CONSUMER_START,
-            pid=os.getpid(),
-            isolation=str(self.config().get("isolation.level", "read_uncommitted")),
-            share_group=self.spec.group,
-            ack=self.spec.ack,
-            delivery_limit=self.spec.delivery_limit or DEFAULT_DELIVERY_LIMIT,
-            lock_ms=self.spec.lock_ms or DEFAULT_LOCK_MS,
-        )
+        self.event(ev.CONSUMER_START, pid=os.getpid(), **start_fields(self.spec))
         deadline = time.monotonic() + self.runtime.max_s
         parent = os.getppid()
         try:

@@ -15,9 +15,12 @@ from harness.results.member_files import MemberPaths, read_events
 from harness.results.member_tables import share_tables
 from harness.spec.consumers import ShareConsumerSpec
 from harness.workload.group.supervisor import GroupSupervisor
+from harness.workload.java import share as java_share
+from harness.workload.java.share import JavaShareMember
 from harness.workload.runtime import Runtime
 from harness.workload.share.group_config import GROUP_CONFIG, set_group_config
 from harness.workload.share.group_tool import assigned_members, share_lag
+from harness.workload.share.member import start_fields
 
 ASK_EVERY_S = 3.0  # the drain asks the broker at most this often (a JVM each time)
 
@@ -30,12 +33,24 @@ class ShareSupervisor(GroupSupervisor):
     ) -> None:
         super().__init__(set_name, spec, runtime, history)
         self.share_spec = spec
+        if spec.client == "java":
+            fields = start_fields(spec)
+            self.java = {
+                n: JavaShareMember(spec, MemberPaths(self.directory, n), fields) for n in self.names
+            }
         self._asked_at = 0.0
         self._lag: dict[int, int] = {}
         self._why = "not asked yet"
         self._configured = False
         self._members_at = 0.0
         self._unassigned: list[str] = list(self.names)
+
+    def command(self, name: str) -> list[str]:
+        if name in self.java:
+            return java_share.command(
+                self.share_spec, self.runtime, MemberPaths(self.directory, name)
+            )
+        return super().command(name)
 
     def start(self, name: str | None = None) -> None:
         """The group told to start at the log's beginning before its first member joins
@@ -51,6 +66,7 @@ class ShareSupervisor(GroupSupervisor):
         """Members the group has not assigned a partition yet, as the brokers say
         (harness.workload.share.group_tool): a member that subscribed is not in the group
         until its heartbeat is answered. Asked at most every ASK_EVERY_S / 3."""
+        self.follow()  # a Java member's consumer.start is in its stdout until followed
         started = [
             n
             for n in self.names
