@@ -65,8 +65,15 @@ SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_th
 SPARK_METRICS = ("read_twice", "sink_duplicates")
 # Figures of one share-group set (summary "share_by_set" -> set -> figure; spark_jobs/checks/
 # share.py): records delivered more than once, ACCEPTs the broker took twice for one record,
-# records archived, acknowledgements refused because the acquisition lock had expired.
-SHARE_FIGURES = ("redelivered", "accepted_twice", "archived", "lock_expired")
+# records archived, acknowledgements refused because the acquisition lock had expired, and
+# the longest wait from a record's delivery to its next one.
+SHARE_FIGURES = (
+    "redelivered",
+    "accepted_twice",
+    "archived",
+    "lock_expired",
+    "redelivery_wait_s",
+)
 # Figures also measured per consumer set, and the summary key holding the per-set values.
 PER_SET_KEYS = {
     "stall_s": "stalls_by_set",
@@ -236,6 +243,10 @@ class ShareSetFigures(TypedDict):
     archived: int  # records rejected, or handed out delivery_limit times and never accepted
     archived_by: dict[str, int]  # reject | limit -> records
     lock_expired: int  # acknowledgements refused with INVALID_RECORD_STATE (lock expired)
+    # seconds from a record's delivery to its next one: the longest and the median (None
+    # without a redelivery): how long what a killed member held stayed out of reach
+    redelivery_wait_s: float | None
+    redelivery_wait_p50_s: float | None
     ack_errors: dict[str, int]  # every refused acknowledgement's error -> count
     delivery_limit: int  # the brokers' group.share.delivery.count.limit the set ran under
     lock_ms: int  # their group.share.record.lock.duration.ms

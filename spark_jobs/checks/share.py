@@ -13,7 +13,7 @@ processed to ACCEPT (their `consumed` rows).
 
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
 from harness.results.member_files import ACKED, DELIVERED
@@ -78,6 +78,7 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         .orderBy("top")
         .collect()
     }
+    waits = _redelivery_waits(rows)
     errors = {
         str(r["error"]): int(r["n"])
         for r in rows.filter((F.col("event") == ACKED) & F.col("error").isNotNull())
@@ -99,11 +100,29 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         "archived": total("rejected") + total("at_limit"),
         "archived_by": {"reject": total("rejected"), "limit": total("at_limit")},
         "lock_expired": sum(n for e, n in errors.items() if e in LOCK_EXPIRED),
+        "redelivery_wait_s": waits[0],
+        "redelivery_wait_p50_s": waits[1],
         "ack_errors": dict(sorted(errors.items())),
         "delivery_limit": limit,
         "lock_ms": lock_ms,
         "note": NOTE,
     }
+
+
+def _redelivery_waits(rows: DataFrame) -> tuple[float | None, float | None]:
+    """(longest, median) seconds from a record's delivery to its next one, over every
+    redelivery (None without one): how long what a member held stayed out of reach."""
+    order = Window.partitionBy("partition", "offset").orderBy("ts", "_row")
+    deliveries = rows.filter(F.col("event") == DELIVERED)
+    waits = deliveries.select((F.col("ts") - F.lag("ts").over(order)).alias("wait_ms")).filter(
+        F.col("wait_ms").isNotNull()
+    )
+    r = waits.agg(
+        F.max("wait_ms").alias("top"), F.percentile_approx("wait_ms", 0.5).alias("mid")
+    ).first()
+    if r is None or r["top"] is None:
+        return None, None
+    return round(int(r["top"]) / 1000, 3), round(int(r["mid"]) / 1000, 3)
 
 
 CHECK = Check(

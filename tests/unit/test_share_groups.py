@@ -136,7 +136,7 @@ def a(
 # archived at the limit; 6 accepted, refused (lock expired), redelivered, accepted.
 SHARE_ROWS = [
     d(1, 0, 1), a(1, 0, "accept"),
-    d(2, 1, 1), d(2, 1, 2, "share/m1"), a(2, 1, "accept", member="share/m1"),
+    d(2, 1, 1), d(2, 1, 2, "share/m1", ts=5000), a(2, 1, "accept", member="share/m1"),
     d(3, 2, 1), a(3, 2, "accept"), d(3, 2, 2, "share/m1"), a(3, 2, "accept", member="share/m1"),
     d(4, 3, 1), a(4, 3, "reject"),
     d(5, 4, 1), a(5, 4, "release"), d(5, 4, 2), a(5, 4, "release"), d(5, 4, 3), a(5, 4, "release"),
@@ -185,6 +185,8 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
     assert figures["delivery_counts"] == {"1": 2, "2": 3, "3": 1}
     assert figures["lock_expired"] == 1
     assert figures["ack_errors"] == {"INVALID_RECORD_STATE": 1}
+    # 2 came back 5 s after its first delivery; every other redelivery at once
+    assert figures["redelivery_wait_s"] == 5.0 and figures["redelivery_wait_p50_s"] == 0.0
     # Never ACCEPTed by the set: 4 and 5 (archived on purpose here); reprocessed leaves the
     # share set out although it processed 2, 3 and 6 twice.
     assert summary["lost_never_consumed_by_set"]["share"] == 2
