@@ -28,7 +28,9 @@ consumer: {kind: group, client: java}
 @pytest.fixture(autouse=True)
 def _no_jars_needed(monkeypatch: pytest.MonkeyPatch) -> None:
     """The command lines are pure: no built Java clients needed to check them."""
-    monkeypatch.setattr("harness.workload.java.launch.classpath", lambda version: f"cp-{version}")
+    monkeypatch.setattr(
+        "harness.workload.java.launch.classpath", lambda version, extra=(): f"cp-{version}"
+    )
 
 
 def runtime(tmp_path: Path) -> Runtime:
