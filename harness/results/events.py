@@ -189,6 +189,9 @@ PIPELINE_PENDING = "consumer.pending"
 # implicit), delivery_limit and lock_ms (the brokers' settings it runs under); the runner's
 # share.group_config: group and the group configs it set before the first member joined.
 SHARE_GROUP_CONFIG = "share.group_config"
+# group, error: the drain could not read the share group's lag (ShareGroupCommand failed);
+# until it can, every record counts as left (once per distinct error)
+SHARE_LAG_UNKNOWN = "share.lag_unknown"
 CONSUMER_PREFIX = "consumer."
 READ_COMMITTED = "read_committed"
 READ_UNCOMMITTED = "read_uncommitted"

@@ -1,22 +1,16 @@
 """What the brokers say of a share group, through Kafka's own ShareGroupCommand
-(`kafka-share-groups.sh --describe`): its members' assignments, and how much of each
-partition it still has to settle.
+(`kafka-share-groups.sh --describe`), run on the host JVM from the cluster version's jars
+(java_clients/lib/<version>): the Python client has no admin call for share groups.
 
-Its members: `--members` lists each member (CLIENT-ID: the member's name) with the
-partitions the group assigned it; the workload starts once each is assigned (a member that
-has subscribed is not yet in the group: measured on 4.3.1, the first assignment came 5 s
-after subscribe).
-
-What is left: the
-records neither acknowledged nor archived (the tool's LAG: the log end, less the
-share-partition start offset, less the records past it already settled; KIP-1226).
-
-Read with Kafka's own ShareGroupCommand (`kafka-share-groups.sh --describe --offsets`) on
-the host JVM, from the cluster version's jars (java_clients/lib/<version>): the Python
-client has no admin call for share groups. The drain waits on it: a share set has drained
-when no partition has any left. The start offset alone does not say it: measured on 4.3.1,
-a group that had accepted all 300 records of two partitions still showed START-OFFSET 0
-(LAG 0) seconds later."""
+- `--members`: each member (CLIENT-ID: the member's name) with the partitions the group
+  assigned it. The workload starts once each is assigned: a member that has subscribed is
+  not yet in the group (on 4.3.1 the first assignment came 5 s after subscribe).
+- `--offsets`: what is left of each partition, the records neither acknowledged nor
+  archived (LAG: the log end, less the share-partition start offset, less the records past
+  it already settled; KIP-1226). The drain waits until no partition has any. The start
+  offset alone does not say it: on 4.3.1 a group that had accepted all 300 records of two
+  partitions still showed START-OFFSET 0 (and LAG 0) seconds later.
+"""
 
 from __future__ import annotations
 

@@ -40,7 +40,7 @@ class ShareSupervisor(GroupSupervisor):
             }
         self._asked_at = 0.0
         self._lag: dict[int, int] = {}
-        self._why = "not asked yet"
+        self._why = ""  # the tool's last failure, if its last answer was one
         self._configured = False
         self._members_at = 0.0
         self._unassigned: list[str] = list(self.names)
@@ -90,9 +90,9 @@ class ShareSupervisor(GroupSupervisor):
 
     def lag(self, ends: dict[int, int]) -> dict[int, int]:
         """Records each partition still has that the group has neither acknowledged nor
-        archived (the broker's word, harness.workload.share.start_offsets). Asked at most
-        every ASK_EVERY_S; while the tool fails, or has no number for a partition, every
-        record of it counts as left (the reason: `why_lagging`)."""
+        archived (the broker's word, harness.workload.share.group_tool). Asked at most every
+        ASK_EVERY_S; while the tool fails, or has no number for a partition, every record of
+        it counts as left, and the history says why (`share.lag_unknown`, once per reason)."""
         self.poll()
         now = time.monotonic()
         if now - self._asked_at >= ASK_EVERY_S or set(ends) - set(self._lag):
@@ -100,18 +100,16 @@ class ShareSupervisor(GroupSupervisor):
             r = self.runtime
             try:
                 left = share_lag(r.bootstrap, self.share_spec.group, r.topic, r.version, ends)
-                self._why = ""
+                why = ""
             except HarnessError as exc:
-                left, self._why = {}, str(exc)
+                left, why = {}, str(exc)
+            if why and why != self._why:
+                self.history.append(ev.SHARE_LAG_UNKNOWN, group=self.share_spec.group, error=why)
+            self._why = why
             self._lag = {
                 p: end if left.get(p) is None else min(end, left[p] or 0) for p, end in ends.items()
             }
         return {p: self._lag.get(p, end) for p, end in ends.items()}
-
-    @property
-    def why_lagging(self) -> str:
-        """Why the last answer was not the broker's ('' when it was)."""
-        return self._why
 
     def share_tables(self) -> Iterator[pa.Table]:
         """share.parquet's rows of every member, each in its file order (SHARE)."""
