@@ -250,6 +250,8 @@ def test_the_librdkafka_members_answers_become_ack_lines(tmp_path: Path) -> None
     member.on_acks({TopicPartition("t", 1): {5}}, None)
     refused = KafkaException(KafkaError(KafkaError.INVALID_RECORD_STATE))
     member.on_acks({TopicPartition("t", 0): {9}}, refused)
+    member.share.close()
+    member.consumed.close()
     lines = MemberPaths(tmp_path, "share/m0").share.read_text().splitlines()
     assert [line.rsplit(",", 1)[0] for line in lines] == [
         "acked,42,1,5,-1,accept,",
