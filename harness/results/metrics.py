@@ -236,13 +236,15 @@ class ShareSetFigures(TypedDict):
 
     deliveries: int  # `delivered` rows: every time a member was handed a record
     records: int  # distinct (partition, offset) delivered
-    redelivered: int  # records delivered more than once
+    # The SHARE_FIGURES are None when the drain ended before the group settled and they were
+    # 0 (a positive one stands as a lower bound: `undecided` says so, as `<figure>.<set>`).
+    redelivered: int | None  # records delivered more than once
     delivery_counts: dict[str, int]  # highest delivery count -> records
     accepted: int  # records whose ACCEPT the broker took
-    accepted_twice: int  # records whose ACCEPT the broker took more than once
-    archived: int  # records rejected, or handed out delivery_limit times and never accepted
+    accepted_twice: int | None  # records whose ACCEPT the broker took more than once
+    archived: int | None  # records rejected, or handed out delivery_limit times, not accepted
     archived_by: dict[str, int]  # reject | limit -> records
-    lock_expired: int  # acknowledgements refused with INVALID_RECORD_STATE (lock expired)
+    lock_expired: int | None  # acknowledgements refused with INVALID_RECORD_STATE
     # seconds from a record's delivery to its next one: the longest and the median (None
     # without a redelivery): how long what a killed member held stayed out of reach
     redelivery_wait_s: float | None

@@ -43,10 +43,28 @@ def run(ctx: CellContext) -> Figures:
             },
         }
     by_set: dict[str, ShareSetFigures] = {}
+    undecided: dict[str, str] = {}
     for name, facts in sorted(sets.items()):
         rows = share.filter(consumer_set(F.col("consumer")) == name)
         by_set[name] = set_figures(rows, facts["delivery_limit"], facts["lock_ms"])
-    return {"share_by_set": by_set}
+        if ctx.drain_reason is not None:
+            undecided.update(_unsettled(name, by_set[name], ctx.drain_reason))
+    return {"share_by_set": by_set, "undecided": undecided}
+
+
+def _unsettled(name: str, figures: ShareSetFigures, reason: str) -> dict[str, str]:
+    """A drain that ended before the group settled leaves deliveries and answers to come:
+    every figure here can only grow, so a positive one stands as a lower bound and a zero
+    (or none) decides nothing (spark_jobs.check.lower_bound's rule), per `<figure>.<set>`."""
+    out: dict[str, str] = {}
+    for figure in SHARE_FIGURES:
+        key = f"{figure}.{name}"
+        if figures[figure]:  # type: ignore[literal-required]
+            out[key] = f"a lower bound ({reason})"
+        else:
+            figures[figure] = None  # type: ignore[literal-required]
+            out[key] = reason
+    return out
 
 
 def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:

@@ -258,3 +258,35 @@ def test_the_librdkafka_members_answers_become_ack_lines(tmp_path: Path) -> None
         "acked,43,0,9,-1,release,INVALID_RECORD_STATE",
     ]
     assert member.sent == {}
+
+
+@SPARK
+@pytest.mark.spark
+def test_an_unsettled_drain_leaves_zeros_undecided_and_positives_as_lower_bounds(
+    tmp_path: Path, spark: Any
+) -> None:
+    from harness.verdict.checks import lookup, why_undecided
+    from spark_jobs.verify import verify_cell
+
+    history = [
+        *complete_history(drained=False),
+        ev(
+            T,
+            "consumer.start",
+            consumer="share/m0",
+            share_group="g",
+            delivery_limit=3,
+            lock_ms=2000,
+        ),
+    ]
+    ledger = [led(s, o=s - 1, ack=T + s) for s in range(1, 7)]
+    log = [(s, 0, s - 1) for s in range(1, 7)]
+    rows = [r for r in SHARE_ROWS if r[0] == "share/m0"]
+    cell = write_cell(tmp_path / "c", ledger, SHARE_CONSUMED, log, [], history)
+    write_rows(cell / "share.parquet", SHARE, rows)
+    summary = verify_cell(spark, cell)
+    # m0 alone: 5 and 6 came back to it (redelivered 2), nothing accepted twice by it
+    assert lookup("redelivered.share", summary) == 2
+    assert "a lower bound" in why_undecided("redelivered.share", summary)
+    assert lookup("accepted_twice.share", summary) is None
+    assert "drain" in why_undecided("accepted_twice.share", summary)
