@@ -83,7 +83,10 @@ class ShareConsumerSpec(StrictModel):
         return self.client_config.over(self.config, self.client)
 
     def answer(self, seq: int) -> str:
-        """What an explicit member answers a delivery of `seq`: reject, release or accept."""
+        """What an explicit member answers a delivery of `seq`: reject, release or accept (a
+        record that is not the workload's, seq -1, is accepted)."""
+        if seq < 0:
+            return "accept"
         if self.reject_every and seq % self.reject_every == 0:
             return "reject"
         if self.release_every and seq % self.release_every == 0:

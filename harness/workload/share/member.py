@@ -115,14 +115,15 @@ class ShareMember:
         self.share.flush()
 
     def deliveries(self, batch: list[Message]) -> list[tuple[Message, int]]:
-        """The batch's records with their seqs, each written as a `delivered` line."""
+        """The batch's records with their seqs (-1: not a workload record), each written as
+        a `delivered` line: every one is answered, as explicit mode requires before the next
+        poll."""
         ts = now_ms()
         out, lines = [], []
         for msg in batch:
             seq = decode_seq(msg.value())
-            partition, offset = msg.partition(), msg.offset()
-            if seq is None or partition is None or offset is None:
-                continue
+            seq = -1 if seq is None else seq
+            partition, offset = msg.partition() or 0, msg.offset() or 0
             count = msg.delivery_count() or 1
             lines.append(ShareLine(DELIVERED, seq, partition, offset, count, "", "", ts).csv())
             out.append((msg, seq))
@@ -149,7 +150,7 @@ class ShareMember:
         self.consumed.writelines(
             ConsumedLine(seq, msg.partition() or 0, msg.offset() or 0, ts, 0).csv()
             for msg, seq, answer in answers
-            if answer == "accept"
+            if answer == "accept" and seq >= 0
         )
         self.consumed.flush()
         for msg, seq, answer in answers:
