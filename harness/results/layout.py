@@ -6,10 +6,10 @@
 <results>/history.parquet   one row per cell of every suite run (tables.FIGURE_HISTORY)
 <results>/index.html        the latest suite run and what changed (harness.suite.index)
 <cell>/history.jsonl, ledger.parquet, consumed.parquet, log.parquet, commits.parquet,
-       output.parquet (a pipeline's), metrics.parquet (Kafka's own metrics),
+       output.parquet (a pipeline's), share.parquet (a share group's), metrics.parquet,
        machine.parquet (the machine: lag, load, containers' CPU),
        summary.json, report.html, clients.log, brokers/<node>.log,
-       consumers/<set>-<member>.{consumed.csv,commits.csv,events.jsonl,stderr.log},
+       consumers/<set>-<member>.{consumed.csv,commits.csv,share.csv,events.jsonl,stderr.log},
        consumers/<set>.generation, spark/<set>/{sink,checkpoint}/,
        producer/p<k>.{sends.csv,acks.csv,txns.csv,events.jsonl,stderr.log}
 ```
