@@ -53,6 +53,8 @@ class CellContext:
         self.sets = _sets(data)
         self.read_committed = hf.read_committed_sets(data.history)
         self.spark_sets = hf.spark_sets(data.history)
+        # Share-group sets -> the brokers' delivery_limit and lock_ms they ran under.
+        self.share_sets = hf.share_sets(data.history)
         # The figures merged so far: what a REVIEW check reads (spark_jobs.check).
         self.summary: Figures = {}
         self._values: dict[str, object] = {}

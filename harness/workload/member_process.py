@@ -11,8 +11,10 @@ processes: pydantic and the standard library only (import-linter "light-processe
 from __future__ import annotations
 
 import argparse
+import random
 import signal
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, Protocol, TypeVar
@@ -32,6 +34,14 @@ def member_name(set_name: str, index: int) -> str:
 def member_index(name: str) -> int:
     """The index `member_name` gave: `pipeline/m1` -> 1."""
     return int(name.rpartition("/m")[2])
+
+
+def simulated_work(rng: random.Random, processing_ms: int, jitter_ms: int) -> None:
+    """A batch's work: `processing_ms` of sleep plus a uniform 0..jitter_ms drawn from the
+    member's seeded generator (same seed, same work times); SIGTERM does not cut it short."""
+    ms = processing_ms + (rng.randint(0, jitter_ms) if jitter_ms > 0 else 0)
+    if ms > 0:
+        time.sleep(ms / 1000)
 
 
 def member_command(module: str, spec: BaseModel, runtime: Runtime, name: str) -> list[str]:

@@ -15,7 +15,6 @@ from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from harness.results.metrics import Figures, Resumption
-from spark_jobs import history_facts as hf
 from spark_jobs import seq_blocks as sb
 from spark_jobs.cell_data import ROW, consumer_set
 from spark_jobs.check import Check
@@ -33,7 +32,7 @@ def run(ctx: CellContext) -> Figures:
         return {"undecided": dict.fromkeys(names, NO_CONSUMED)}
     # Share sets are handed records, not partitions: redelivery and any order are their
     # contract (spark_jobs.checks.share counts them), not reprocessing.
-    share_names = list(hf.share_sets(data.history))
+    share_names = list(ctx.share_sets)
     ordered = consumed.filter(~consumer_set(F.col("consumer")).isin(share_names))
     counts: dict[str, int | None] = {
         "reprocessed": sum(n for s, n in facts["excess"].items() if s not in share_names),
@@ -302,7 +301,15 @@ def resumptions(
 
 CHECK = Check(
     "consumers",
-    needs=("block_totals", "dirty", "detail", "spark_sets", "trusted_log", "read_committed"),
+    needs=(
+        "block_totals",
+        "dirty",
+        "detail",
+        "spark_sets",
+        "share_sets",
+        "trusted_log",
+        "read_committed",
+    ),
     decides=(
         "reprocessed",
         "out_of_order",

@@ -15,7 +15,6 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from harness.results.metrics import Figures, PlaceSample
-from spark_jobs import history_facts as hf
 from spark_jobs.cell_data import consumer_set
 from spark_jobs.check import Check, combine, lower_bound
 from spark_jobs.context import NO_CONSUMED, NO_LEDGER, CellContext
@@ -68,7 +67,7 @@ def run(ctx: CellContext) -> Figures:
     else:
         # A share set is handed records, not partitions: one member seeing offsets 3 and 9 of
         # a partition skipped nothing (another member had 4-8).
-        shares = list(hf.share_sets(data.history))
+        shares = list(ctx.share_sets)
         readers = consumed.filter(~consumer_set(F.col("consumer")).isin(shares))
         sets = [s for s in ctx.sets if s not in shares]
         skipped, by_set = poll_skip(readers, log, ctx.read_committed, sets)
@@ -238,7 +237,7 @@ def nonmonotonic_send(ledger: DataFrame) -> int:
 
 CHECK = Check(
     "offsets",
-    needs=("log_reason", "read_committed", "sets"),
+    needs=("log_reason", "read_committed", "sets", "share_sets"),
     decides=(
         "nonmonotonic_send",
         "inconsistent_offsets",

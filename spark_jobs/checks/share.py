@@ -18,7 +18,6 @@ from pyspark.sql import functions as F
 
 from harness.results.member_files import ACKED, DELIVERED
 from harness.results.metrics import SHARE_FIGURES, Figures, ShareSetFigures
-from spark_jobs import history_facts as hf
 from spark_jobs.cell_data import consumer_set
 from spark_jobs.check import Check
 from spark_jobs.context import CellContext
@@ -30,7 +29,7 @@ NOTE = "reprocessed leaves this set out: redelivery is a share group's contract 
 
 
 def run(ctx: CellContext) -> Figures:
-    sets = hf.share_sets(ctx.data.history)
+    sets = ctx.share_sets
     if not sets:
         return {"share_by_set": {}}
     share = ctx.data.share
@@ -145,7 +144,7 @@ def _redelivery_waits(rows: DataFrame) -> tuple[float | None, float | None]:
 
 CHECK = Check(
     name="share",
-    needs=(),
+    needs=("share_sets", "drain_reason"),
     decides=("share_by_set", *SHARE_FIGURES),
     run=run,
 )

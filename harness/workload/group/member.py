@@ -39,7 +39,11 @@ from harness.results.member_files import (
     open_for_append,
 )
 from harness.spec.consumers import GroupConsumerSpec, PipelineSpec
-from harness.workload.member_process import parse_member_args, run_until_signalled
+from harness.workload.member_process import (
+    parse_member_args,
+    run_until_signalled,
+    simulated_work,
+)
 from harness.workload.records import decode_seq
 from harness.workload.runtime import Runtime
 
@@ -139,11 +143,7 @@ class GroupMember:
 
     def work(self) -> None:
         """The simulated work on a batch (not interrupted by SIGTERM: a batch finishes)."""
-        ms = self.spec.processing_ms
-        if self.spec.processing_jitter_ms > 0:
-            ms += self.rng.randint(0, self.spec.processing_jitter_ms)
-        if ms > 0:
-            time.sleep(ms / 1000)
+        simulated_work(self.rng, self.spec.processing_ms, self.spec.processing_jitter_ms)
 
     def next_offsets(self, batch: list[Message]) -> list[TopicPartition]:
         """Per partition of the batch, the offset after its last record (what to commit)."""

@@ -46,7 +46,11 @@ from harness.results.member_files import (
     open_for_append,
 )
 from harness.spec.consumers import ShareConsumerSpec
-from harness.workload.member_process import parse_member_args, run_until_signalled
+from harness.workload.member_process import (
+    parse_member_args,
+    run_until_signalled,
+    simulated_work,
+)
 from harness.workload.records import decode_seq
 from harness.workload.runtime import Runtime
 
@@ -133,11 +137,7 @@ class ShareMember:
 
     def work(self) -> None:
         """The simulated work on a batch (not interrupted by SIGTERM: a batch finishes)."""
-        ms = self.spec.processing_ms
-        if self.spec.processing_jitter_ms > 0:
-            ms += self.rng.randint(0, self.spec.processing_jitter_ms)
-        if ms > 0:
-            time.sleep(ms / 1000)
+        simulated_work(self.rng, self.spec.processing_ms, self.spec.processing_jitter_ms)
 
     def answer(self, consumer: ShareConsumer, records: list[tuple[Message, int]]) -> None:
         """Write the accepted ones as consumed, then acknowledge every record (explicit) or
