@@ -8,7 +8,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
 from confluent_kafka.admin import (
     AdminClient,
     ClusterMetadata,
@@ -24,6 +24,7 @@ from harness.errors import HarnessError
 
 OFFSETS_TOPIC = "__consumer_offsets"
 TXN_STATE_TOPIC = "__transaction_state"  # created on the first init_transactions
+SHARE_STATE_TOPIC = "__share_group_state"  # created when a share group first reads a partition
 PROBE_GROUP = "kafka-chaos-probe"
 PROBE_TRANSACTIONAL_ID = "kafka-chaos-probe"
 PROBE_TIMEOUT_S = 5  # a coordinator lookup's (ensure_offsets_topic)
@@ -370,6 +371,25 @@ class ClusterAdmin:
         HarnessError while the topic does not exist (no transaction has started yet)."""
         parts = self.topic(TXN_STATE_TOPIC).partitions
         leader = parts[offsets_partition_for(transactional_id, len(parts))].leader
+        return leader if leader >= 0 else None
+
+    def topic_id(self, name: str, timeout_s: float = 10) -> str:
+        """The topic's id as Kafka prints it (Uuid.toString: URL-safe base64)."""
+
+        def describe(client: AdminClient) -> str:
+            futures = client.describe_topics(TopicCollection([name]), request_timeout=timeout_s)
+            return str(futures[name].result().topic_id)
+
+        return self._ask(f"DescribeTopics {name}", describe)
+
+    def share_coordinator(self, group: str, topic: str, partition: int) -> int | None:
+        """Leader of the __share_group_state partition that keeps the share group's state of
+        one topic partition: Utils.abs(hashCode of "group:topicId:partition") % partitions
+        (ShareCoordinatorService.partitionFor). None when leaderless; HarnessError while the
+        topic does not exist (no share group has read the partition yet)."""
+        parts = self.topic(SHARE_STATE_TOPIC).partitions
+        key = f"{group}:{self.topic_id(topic)}:{partition}"
+        leader = parts[offsets_partition_for(key, len(parts))].leader
         return leader if leader >= 0 else None
 
     def under_replicated(self) -> list[tuple[str, int]]:

@@ -91,6 +91,11 @@ class AdminViews:
         leaderless)."""
         return self.admin.txn_coordinator(transactional_id)
 
+    def share_coordinator(self: Viewed, group: str, topic: str, partition: int) -> int | None:
+        """Broker leading the __share_group_state partition that keeps the share group's
+        state of topic/partition (None if leaderless)."""
+        return self.admin.share_coordinator(group, topic, partition)
+
     def offsets_topic_placement(self: Viewed) -> dict[int, list[int]]:
         """__consumer_offsets partition -> replicas: where the single points of failure are."""
         _ensure_offsets_topic(self.admin)

@@ -34,6 +34,7 @@ class CellView:
     # KRaft controllers a ZooKeeper cluster may migrate onto (cluster.migration_controllers)
     migration_controllers: tuple[int, ...] = ()
     producer_client: str = "librdkafka"  # the producer's client library (producer.client)
+    share_groups: tuple[str, ...] = ()  # the share consumer sets' groups
 
     @property
     def offsets_rf(self) -> int:

@@ -17,7 +17,8 @@ from harness.nodes.topology import CONTROLLER_ID_BASE
 TOPIC_TARGET = re.compile(r"(?P<topic>[A-Za-z0-9._-]+)(/(?P<partition>\d+))?")
 NODE_SYNTAX = (
     "broker:<id> | controller | leader-of:<topic>/<partition> | leader-of:<topic>/* | "
-    "coordinator-of[:<group>] | txn-coordinator-of:<transactional.id> | random | zookeeper, "
+    "coordinator-of[:<group>] | txn-coordinator-of:<transactional.id> | "
+    "share-coordinator-of:<group>/<topic>/<partition> | random | zookeeper, "
     "optionally followed by "
     "'except <target>[, <target>...]'"
 )
@@ -84,6 +85,10 @@ def _target_problem(fault: Targeted, cell: CellView, target: Target, text: str) 
                 f"expected one of the transactional ids {', '.join(txn_ids)} "
                 f"(got {target.transactional_id!r})"
             )
+    if target.kind == "share-coordinator-of":
+        why = _share_coordinator_problem(cell, target)
+        if why:
+            return why
     if target.kind == "zookeeper":
         if cell.mode != "zookeeper":
             return "target zookeeper exists only in mode zookeeper"
@@ -95,6 +100,19 @@ def _target_problem(fault: Targeted, cell: CellView, target: Target, text: str) 
             return f"{fault.kind} acts on a broker; the controller is a dedicated controller here"
         if ref is not None and ref > CONTROLLER_ID_BASE:
             return f"{fault.kind} acts on a broker; {ref} is a dedicated controller"
+    return None
+
+
+def _share_coordinator_problem(cell: CellView, target: Target) -> str | None:
+    if not cell.share_groups:
+        return "share-coordinator-of needs a share consumer set (consumer.kind: share)"
+    if target.group not in cell.share_groups:
+        groups = ", ".join(cell.share_groups)
+        return f"expected one of the share groups {groups} (got {target.group!r})"
+    if target.topic != cell.topic:
+        return f"expected the spec's topic {cell.topic!r} (got {target.topic!r})"
+    if target.partition is not None and target.partition >= cell.grown_partitions:
+        return partition_problem(cell, target.partition)
     return None
 
 

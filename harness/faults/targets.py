@@ -2,7 +2,8 @@
 
 `broker:<id>`, `controller`, `leader-of:<topic>/<partition>`, `leader-of:<topic>/*` (a
 running broker leading some partition of the topic, seeded), `coordinator-of:<group>`, `random`
-(seeded), `zookeeper`; any of them followed by `except <target>[, <target>…]`: the nodes
+(seeded), `zookeeper`, `share-coordinator-of:<group>/<topic>/<partition>` (the broker
+leading the __share_group_state partition that keeps that share partition's state); any of them followed by `except <target>[, <target>…]`: the nodes
 those name at that moment are not candidates. Two faults planned on one cell cannot then
 cancel each other: `leader-of:chaos/* except coordinator-of` kills a leader and leaves the
 group's coordinator for the fault that is about it.
@@ -24,6 +25,7 @@ TargetKind = Literal[
     "leader-of",
     "coordinator-of",
     "txn-coordinator-of",
+    "share-coordinator-of",
     "random",
     "zookeeper",
 ]
@@ -34,12 +36,19 @@ _PATTERNS: list[tuple[TargetKind, re.Pattern[str]]] = [
     ("leader-of", re.compile(r"leader-of:(?P<topic>[A-Za-z0-9._-]+)/(?P<partition>\d+|\*)")),
     ("coordinator-of", re.compile(r"coordinator-of:(?P<group>\S+)")),
     ("txn-coordinator-of", re.compile(r"txn-coordinator-of:(?P<tid>\S+)")),
+    (
+        "share-coordinator-of",  # a group id may hold "/": topic and partition are the last two
+        re.compile(
+            r"share-coordinator-of:(?P<group>\S+)/(?P<topic>[A-Za-z0-9._-]+)/(?P<partition>\d+)"
+        ),
+    ),
     ("random", re.compile(r"random")),
     ("zookeeper", re.compile(r"zookeeper")),
 ]
 SYNTAX = (
     "broker:<id> | controller | leader-of:<topic>/<partition> | leader-of:<topic>/* | "
-    "coordinator-of:<group> | txn-coordinator-of:<transactional.id> | random | zookeeper, "
+    "coordinator-of:<group> | txn-coordinator-of:<transactional.id> | "
+    "share-coordinator-of:<group>/<topic>/<partition> | random | zookeeper, "
     "optionally followed by "
     "'except <target>[, <target>...]'"
 )
@@ -105,6 +114,8 @@ class Target:
             return f"coordinator-of:{self.group}"
         if self.kind == "txn-coordinator-of":
             return f"txn-coordinator-of:{self.transactional_id}"
+        if self.kind == "share-coordinator-of":
+            return f"share-coordinator-of:{self.group}/{self.topic}/{self.partition}"
         return f"broker:{self.broker}" if self.kind == "broker" else self.kind
 
     def _excluding(self, cluster: ClusterView) -> list[int | str]:
@@ -151,6 +162,17 @@ class Target:
                 raise FaultError(
                     f"transactional id {self.transactional_id!r} has no coordinator "
                     "(its __transaction_state partition is leaderless)"
+                )
+            return [coordinator]
+        if self.kind == "share-coordinator-of":
+            assert self.group is not None and self.topic is not None
+            assert self.partition is not None
+            coordinator = cluster.share_coordinator(self.group, self.topic, self.partition)
+            if coordinator is None:
+                raise FaultError(
+                    f"share group {self.group!r} has no share coordinator for "
+                    f"{self.topic}/{self.partition} (its __share_group_state partition is "
+                    "leaderless)"
                 )
             return [coordinator]
         if self.kind == "random":

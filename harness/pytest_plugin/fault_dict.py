@@ -134,7 +134,7 @@ def _rules(fault: FaultKind, facts: ClusterFacts) -> list[Problem]:
     style = fault.planned_style()
     if style == "topic" and fault.target == "random":
         return [("target", f"{fault.kind} needs a topic: <topic> or <topic>/<partition>")]
-    topic, tid = _named(fault.target, style)
+    topic, tid, share_group = _named(fault.target, style)
     known = facts.partitions_of(topic) if topic else None
     cell = CellView(
         mode=facts.mode,
@@ -148,17 +148,20 @@ def _rules(fault: FaultKind, facts: ClusterFacts) -> list[Problem]:
         broker_config=facts.broker_config,
         default_group=None,  # plain coordinator-of: the rule asks for the group's name
         transactional_ids=(tid,) if tid else (),
+        share_groups=(share_group,) if share_group else (),
     )
     return fault.problems(cell)
 
 
-def _named(target: str, style: str) -> tuple[str | None, str | None]:
-    """The topic and the transactional id a target names (the test's, any it likes)."""
+def _named(target: str, style: str) -> tuple[str | None, str | None, str | None]:
+    """The topic, the transactional id and the share group a target names (the test's, any
+    it likes)."""
     if style == "topic":
         m = TOPIC_TARGET.fullmatch(target)
-        return (m["topic"] if m else None), None
+        return (m["topic"] if m else None), None, None
     try:
         parsed = Target.parse(target)
     except ConfigError:
-        return None, None  # the kind's target rule says what is wrong
-    return parsed.topic, parsed.transactional_id
+        return None, None, None  # the kind's target rule says what is wrong
+    share_group = parsed.group if parsed.kind == "share-coordinator-of" else None
+    return parsed.topic, parsed.transactional_id, share_group

@@ -52,6 +52,7 @@ from harness.spec.consumers import ConsumerSetSpec as ConsumerSetSpec
 from harness.spec.consumers import ConsumerSpec as ConsumerSpec
 from harness.spec.consumers import GroupConsumerSpec as GroupConsumerSpec
 from harness.spec.consumers import PipelineSpec as PipelineSpec
+from harness.spec.consumers import ShareConsumerSpec as ShareConsumerSpec
 from harness.spec.consumers import SparkConsumerSpec as SparkConsumerSpec
 from harness.spec.expect import Expect
 from harness.spec.producer import ProducerSpec as ProducerSpec
@@ -274,6 +275,10 @@ class Spec(StrictModel):
             if isinstance(c, GroupConsumerSpec):
                 return c.group
         return None
+
+    def share_groups(self) -> list[str]:
+        """The share sets' groups (what share-coordinator-of may name)."""
+        return [c.group for _, c in self.consumer_sets() if isinstance(c, ShareConsumerSpec)]
 
     def consumer_path(self, index: int) -> str:
         return f"consumers[{index}]" if self.consumers is not None else "consumer"

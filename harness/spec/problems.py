@@ -173,6 +173,7 @@ def cell_view(spec: Spec) -> CellView:
             CONTROLLER_ID_BASE + i for i in range(1, c.migration_controllers + 1)
         ),
         producer_client=spec.producer.client,
+        share_groups=tuple(spec.share_groups()),
     )
 
 

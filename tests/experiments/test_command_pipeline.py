@@ -21,7 +21,7 @@ EXAMPLE = ROOT / "examples" / "transform" / "experiment.yaml"
 
 def test_the_example_transform_loses_nothing_across_member_crashes(tmp_path: Path) -> None:
     done, cell, cell_dir = run_single_cell(EXAMPLE, tmp_path)
-    assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
+    assert done.returncode == 0, f"{not_passed(cell)}\n{done.stderr[-3000:]}"
     assert cell["verdict"] == "pass"
     assert cell["counts"]["output_lost"] == 0 and cell["counts"]["lost"] == 0
     assert cell["pipeline"]["origin_mismatch"] == 0

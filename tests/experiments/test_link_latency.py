@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 def test_latency_on_every_client_link_shows_in_the_faulted_acks_only(tmp_path: Path) -> None:
     done, cell, cell_dir = run_single_cell(HERE / "latency-everywhere.yaml", tmp_path)
-    assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
+    assert done.returncode == 0, f"{not_passed(cell)}\n{done.stderr[-3000:]}"
     assert cell["verdict"] == "pass"
     summary = json.loads((cell_dir / "summary.json").read_text())
     # The same run's baseline: the faulted acks are the slower ones (not a bound on either).

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 def test_an_exactly_once_pipeline_writes_every_committed_record_once(tmp_path: Path) -> None:
     done, cell, cell_dir = run_single_cell(HERE / "pipeline-short.yaml", tmp_path)
-    assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
+    assert done.returncode == 0, f"{not_passed(cell)}\n{done.stderr[-3000:]}"
     assert cell["verdict"] == "pass"
 
     ledger = pd.read_parquet(cell_dir / "ledger.parquet")

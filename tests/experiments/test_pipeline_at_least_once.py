@@ -21,7 +21,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 def test_a_crash_writes_again_what_was_delivered_since_the_last_commit(tmp_path: Path) -> None:
     done, cell, cell_dir = run_single_cell(HERE / "pipeline-at-least-once.yaml", tmp_path)
-    assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
+    assert done.returncode == 0, f"{not_passed(cell)}\n{done.stderr[-3000:]}"
     assert cell["verdict"] == "pass"
 
     history = [json.loads(line) for line in (cell_dir / "history.jsonl").open()]

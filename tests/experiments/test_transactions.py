@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
 def test_transactions_commit_abort_and_survive_a_producer_crash(tmp_path: Path) -> None:
     done, cell, cell_dir = run_single_cell(HERE / "txn-short.yaml", tmp_path)
-    assert done.returncode == 0, (not_passed(cell), done.stderr[-3000:])
+    assert done.returncode == 0, f"{not_passed(cell)}\n{done.stderr[-3000:]}"
     assert cell["verdict"] == "pass"
 
     ledger = pd.read_parquet(cell_dir / "ledger.parquet")

@@ -258,6 +258,9 @@ class FakeCluster:
     def txn_coordinator(self, transactional_id: str) -> int | None:
         return self.coordinators.get(f"txn:{transactional_id}", 2)
 
+    def share_coordinator(self, group: str, topic: str, partition: int) -> int | None:
+        return self.coordinators.get(f"share:{group}/{topic}/{partition}", 3)
+
     def ops(self) -> list[tuple[float, str, str]]:
         """(time, operation, node) of every node operation so far."""
         return list(self.log)

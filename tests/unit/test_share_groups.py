@@ -5,6 +5,7 @@ construction (spark_jobs/checks/share.py)."""
 from __future__ import annotations
 
 import os
+import random
 import shutil
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from harness.admin import java_string_hash, offsets_partition_for
+from harness.errors import FaultError
+from harness.faults.targets import Target
 from harness.results.member_files import ACKED, DELIVERED, MemberPaths, ShareLine
 from harness.results.member_tables import share_tables
 from harness.results.tables import SHARE
@@ -19,6 +23,7 @@ from harness.spec.load import parse_spec
 from harness.spec.problems import spec_problems
 from harness.spec.share_settings import share_broker_settings
 from harness.workload.share.group_tool import parse_members, parse_share_lag
+from tests.unit.fakes import FakeCluster
 from tests.unit.test_verify import T, complete_history, ev, led, write_cell, write_rows
 
 SPARK = pytest.mark.skipif(
@@ -290,3 +295,57 @@ def test_an_unsettled_drain_leaves_zeros_undecided_and_positives_as_lower_bounds
     assert "a lower bound" in why_undecided("redelivered.share", summary)
     assert lookup("accepted_twice.share", summary) is None
     assert "drain" in why_undecided("accepted_twice.share", summary)
+
+
+def test_share_coordinator_of_names_a_share_set_the_topic_and_a_partition(tmp_path: Path) -> None:
+    def problems(target: str, consumer: str = "{kind: share}") -> dict[str, str]:
+        text = (
+            "name: s\ncluster: {version: 4.3.1}\ntopic: {partitions: 3}\nproducer: {records: 10}\n"
+            f"consumer: {consumer}\nfaults: [{{at_s: 1, kind: kill, target: '{target}'}}]\n"
+        )
+        return dict(spec_problems(parse_spec(yaml.safe_load(text))))
+
+    assert "faults[0].target" not in problems("share-coordinator-of:chaos-share/chaos/2")
+    found = {
+        t: problems(t)["faults[0].target"]
+        for t in (
+            "share-coordinator-of:other/chaos/0",
+            "share-coordinator-of:chaos-share/other/0",
+            "share-coordinator-of:chaos-share/chaos/3",
+        )
+    }
+    assert found == {
+        "share-coordinator-of:other/chaos/0": (
+            "expected one of the share groups chaos-share (got 'other')"
+        ),
+        "share-coordinator-of:chaos-share/other/0": "expected the spec's topic 'chaos' (got 'other')",
+        "share-coordinator-of:chaos-share/chaos/3": (
+            "expected a partition below topic.partitions (3) (got 3)"
+        ),
+    }
+    grouped = problems("share-coordinator-of:chaos-group/chaos/0", "{kind: group}")
+    assert grouped["faults[0].target"] == (
+        "share-coordinator-of needs a share consumer set (consumer.kind: share)"
+    )
+
+
+def test_share_coordinator_of_resolves_to_the_state_partitions_leader() -> None:
+    """The nemesis asks the cluster which broker leads the state of that share partition;
+    a group id holding '/' keeps it (topic and partition are the last two parts)."""
+    cluster = FakeCluster()
+    cluster.coordinators["share:a/b/chaos/1"] = 2
+    target = Target.parse("share-coordinator-of:a/b/chaos/1")
+    assert (target.group, target.topic, target.partition) == ("a/b", "chaos", 1)
+    assert target.resolve(cluster, random.Random(0)) == 2
+    assert target.describe() == "share-coordinator-of:a/b/chaos/1"
+    cluster.coordinators["share:a/b/chaos/1"] = None
+    with pytest.raises(FaultError, match="__share_group_state partition is leaderless"):
+        target.resolve(cluster, random.Random(0))
+
+
+def test_the_share_state_partition_is_kafkas() -> None:
+    """ShareCoordinatorService.partitionFor: Utils.abs(String.hashCode) % partitions of
+    "group:topicId:partition"; jshell says "g:AAAAAAAAAAAAAAAAAAAAAA:0".hashCode() is -92982199."""
+    key = "g:AAAAAAAAAAAAAAAAAAAAAA:0"
+    assert java_string_hash(key) == -92982199
+    assert offsets_partition_for(key, 50) == 92982199 % 50 == 49
