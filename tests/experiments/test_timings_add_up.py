@@ -10,7 +10,9 @@ import pytest
 
 from tests.experiments.cli import HERE, harness
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# Slow lane: its path in make test is test_end_to_end (a real cell's timings) and the unit
+# tests of the checks behind the next cell (test_checks_behind, test_cell_phases, test_timings).
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 
 def test_two_cells_timings_add_up_to_the_runs_wall_time(tmp_path: Path) -> None:
