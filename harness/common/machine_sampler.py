@@ -186,10 +186,15 @@ def samples(every_s: float, max_s: float, parent: int | None) -> Iterator[list[o
             before = used.get(cid)
             used[cid] = reading
             if before is not None:
-                cpu_ms, throttled_ms = (
-                    round(a - b, 2) for a, b in zip(reading, before, strict=True)
-                )
+                cpu_ms, throttled_ms = (since(a, b) for a, b in zip(reading, before, strict=True))
                 yield [now_ms, cid, "", "", "", "", "", "", cpu_ms, throttled_ms]
+
+
+def since(now: float, before: float) -> float:
+    """A cgroup counter's growth between two readings. A container killed and started again
+    keeps its id but gets a new cgroup, whose counter starts from 0: a reading below the one
+    before is all new (counted from 0), never a negative use."""
+    return round(now - before if now >= before else now, 2)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -157,7 +157,8 @@ def read_machine(path: Path) -> Machine | None:
 def _cpu(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     return (
         rows["ts_ms"].to_numpy(dtype=np.int64),
-        rows["cpu_ms"].fillna(0.0).to_numpy(dtype=float),
+        # Folders sampled before the sampler knew of restarted cgroups hold negative deltas.
+        rows["cpu_ms"].fillna(0.0).clip(lower=0.0).to_numpy(dtype=float),
     )
 
 

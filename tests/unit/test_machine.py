@@ -11,7 +11,14 @@ import pyarrow.parquet as pq
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.common.machine_sampler import COLUMNS, CpuTimes, container_id, cpu_times, shares
+from harness.common.machine_sampler import (
+    COLUMNS,
+    CpuTimes,
+    container_id,
+    cpu_times,
+    shares,
+    since,
+)
 from harness.results.machine import (
     LAG_OVERLOADED_MS,
     OVERLOAD_MIN_S,
@@ -216,3 +223,11 @@ def test_the_sampler_reads_proc_and_cgroup_names() -> None:
     assert container_id(cid) == "a" * 12
     assert container_id(f"docker-{cid}.scope") == "a" * 12
     assert container_id("cgroup.procs") is None
+
+
+def test_a_restarted_containers_counter_counts_from_zero_never_negative() -> None:
+    """A killed broker started again keeps its container id but gets a new cgroup: its CPU
+    counter restarts, and the row after the restart is the new cgroup's use so far (a
+    calibration of share-coordinator-loss reported "Kafka's containers -0.79 cores")."""
+    assert since(5_000.0, 4_850.0) == 150.0
+    assert since(120.0, 9_000.0) == 120.0  # restarted: 120 ms since the new cgroup began
