@@ -3,8 +3,9 @@
 `broker:<id>`, `controller`, `leader-of:<topic>/<partition>`, `leader-of:<topic>/*` (a
 running broker leading some partition of the topic, seeded), `coordinator-of:<group>`, `random`
 (seeded), `zookeeper`, `share-coordinator-of:<group>/<topic>/<partition>` (the broker
-leading the __share_group_state partition that keeps that share partition's state); any of them followed by `except <target>[, <target>…]`: the nodes
-those name at that moment are not candidates. Two faults planned on one cell cannot then
+leading the __share_group_state partition that keeps that share partition's state); any of
+them followed by `except <target>[, <target>…]`: the nodes those name at that moment are not
+candidates. Two faults planned on one cell cannot then
 cancel each other: `leader-of:chaos/* except coordinator-of` kills a leader and leaves the
 group's coordinator for the fault that is about it.
 """
