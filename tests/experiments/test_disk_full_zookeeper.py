@@ -12,7 +12,8 @@ import pytest
 from harness.nodes.topology import DATA_DIR
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
-# Slow lane: its path in make test is tests/integration/test_disk_full.py (a directory fills, goes offline, the heal brings it back); ZooKeeper-mode kills in test_leader_kill.
+# Slow lane: its path in make test is tests/integration/test_disk_full.py (a directory fills,
+# goes offline, the heal brings it back); ZooKeeper-mode kills in test_leader_kill.
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
-# Slow lane: its path in make test is test_pipeline (a transactional producer with aborts, the txn coordinator killed, read_committed vs the ledger); test_producer_process unit tests.
+# Slow lane: its path in make test is test_pipeline (a transactional producer with aborts, the
+# txn coordinator killed, read_committed vs the ledger); test_producer_process unit tests.
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 
