@@ -76,9 +76,10 @@ def _start(spec: str, tmp_path: Path) -> tuple[subprocess.Popen[str], list[str]]
     return proc, seen
 
 
-# java-kill: the members and the producer are JVMs (Kafka's VerifiableConsumer among them). It
-# is in make test-slow (nightly): Ctrl-C mid-workload is small-kill's path here, and java-kill's
-# JVMs mid-run, then gone with the runner, are test_a_killed_runner_leaves_no_java_client_running's.
+# java-kill: the members and the producer are JVMs (Kafka's VerifiableConsumer among them). Both
+# java-kill tests are in make test-slow (nightly): Ctrl-C mid-workload is small-kill's path here,
+# a SIGKILLed runner's cluster removed by its watchdog test_cleanup's, and the Java clients
+# test_java_clients'.
 @pytest.mark.parametrize(
     "spec", ["small-kill.yaml", pytest.param("java-kill.yaml", marks=pytest.mark.slow_lane)]
 )
@@ -92,6 +93,7 @@ def test_ctrl_c_mid_workload_leaves_nothing_running(tmp_path: Path, spec: str) -
     assert "interrupted (Ctrl-C)" in history
 
 
+@pytest.mark.slow_lane
 def test_a_killed_runner_leaves_no_java_client_running(tmp_path: Path) -> None:
     """SIGKILL: nothing in the runner cleans up. The watchdog removes the cluster; every JVM
     sees its parent gone (io.kafkachaos.clients.Bounded) and exits, halting if its clean

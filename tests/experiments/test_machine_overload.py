@@ -12,7 +12,9 @@ import pytest
 from harness.common.burners import cpu_burners
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow]
+# Slow lane (about 2.5 min): the overload rule is tests/unit's on hand-built machine tables, the
+# sampler's table in a real cell test_end_to_end's (quiet: no overload).
+pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 SPEC = HERE / "machine-overload.yaml"
 TIMING = ("ack_p99_ms", "unavailable_s")
