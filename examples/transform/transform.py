@@ -2,7 +2,8 @@
 
 Reads INPUT_TOPIC in the group GROUP_ID, writes each record's value to OUTPUT_TOPIC, flushes,
 then commits the input offsets. A crash between the flush and the commit writes the batch
-again (duplicates downstream); nothing is lost. Configured from the environment only.
+again (duplicates downstream); nothing is lost. Configured from the environment only
+(SESSION_TIMEOUT_MS optional).
 """
 
 import os
@@ -17,6 +18,8 @@ consumer = Consumer(
         "group.id": os.environ["GROUP_ID"],
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
+        # How long a crashed member keeps its partitions (librdkafka's default: 45 s).
+        "session.timeout.ms": int(os.environ.get("SESSION_TIMEOUT_MS", "45000")),
     }
 )
 producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 5})

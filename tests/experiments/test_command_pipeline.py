@@ -1,7 +1,9 @@
 """A user's own program as the pipeline, end to end against a real cluster: the example
 at-least-once transform (examples/transform/) with two members, one SIGKILLed twice with its
-process group and restarted. Every input record reaches the output (output_lost 0), each
-output record is a verbatim copy of an input record, and no program outlives the run."""
+process group and restarted (tests/experiments/transform-short.yaml: the example's spec with a
+6 s session timeout, so that the drain takes seconds, not the example's ~70). Every input
+record reaches the output (output_lost 0), each output record is a verbatim copy of an input
+record, and no program outlives the run."""
 
 from __future__ import annotations
 
@@ -12,15 +14,15 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.experiments.cli import ROOT, not_passed, run_single_cell
+from tests.experiments.cli import HERE, not_passed, run_single_cell
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
 
-EXAMPLE = ROOT / "examples" / "transform" / "experiment.yaml"
+SPEC = HERE / "transform-short.yaml"
 
 
 def test_the_example_transform_loses_nothing_across_member_crashes(tmp_path: Path) -> None:
-    done, cell, cell_dir = run_single_cell(EXAMPLE, tmp_path)
+    done, cell, cell_dir = run_single_cell(SPEC, tmp_path)
     assert done.returncode == 0, f"{not_passed(cell)}\n{done.stderr[-3000:]}"
     assert cell["verdict"] == "pass"
     assert cell["counts"]["output_lost"] == 0 and cell["counts"]["lost"] == 0

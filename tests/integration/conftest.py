@@ -11,6 +11,9 @@ import pytest
 from harness import DEFAULT_VERSION, KafkaCluster
 
 MODES = ["kraft", "zookeeper"]
+# Both modes, ZooKeeper's in the slow lane (make test-slow, nightly): for a fault that acts on
+# the container or its links the same way in either mode.
+MODES_ZOOKEEPER_SLOW = ["kraft", pytest.param("zookeeper", marks=pytest.mark.slow_lane)]
 
 
 ClusterFactory = Callable[..., KafkaCluster]

@@ -72,6 +72,9 @@ def test_kill_the_controller(start_cluster: ClusterFactory, mode: str) -> None:
     assert sorted(cluster.brokers) == [1, 2, 3]
 
 
+# Slow lane (nightly): test_network_faults' cut-quorum fences a broker the same way (through the
+# registry, combined nodes); this one cuts it from dedicated controllers through the shortcut.
+@pytest.mark.slow_lane
 def test_broker_cut_from_controller_quorum_is_fenced(start_cluster: ClusterFactory) -> None:
     cluster = start_cluster(mode="kraft", brokers=3, controllers=3)
     cluster.create_topic("t", partitions=1, replication_factor=3)

@@ -28,15 +28,16 @@ def _log_bytes(cluster: object, broker: int) -> int:
     return int(_sh(cluster, broker, f"cat {DATA_DIR}/t-0/*.log | wc -c"))
 
 
-# ZooKeeper mode is in make test-slow (nightly): the wipe (log directories set aside, SIGKILL,
-# back on empty ones, the old copy deleted) is the KRaft unsized case's path, and ZooKeeper-mode
-# kills and restarts are test_leader_kill's and test_upgrade's.
+# ZooKeeper mode and the sized (64 MB) directories are in make test-slow (nightly): the wipe (log
+# directories set aside, SIGKILL, back on empty ones, the old copy deleted) is the KRaft unsized
+# case's path; ZooKeeper-mode kills are test_offsets_incident[3-zookeeper]'s, a sized directory's
+# own filesystem test_disk_full's.
 @pytest.mark.parametrize(
     ("mode", "controllers", "size_mb"),
     [
         ("kraft", 1, None),
         pytest.param("zookeeper", 0, None, marks=pytest.mark.slow_lane),
-        ("kraft", 1, 64),  # 64: its own filesystem
+        pytest.param("kraft", 1, 64, marks=pytest.mark.slow_lane),  # 64: its own filesystem
     ],
 )
 def test_wiped_follower_rejoins_empty(

@@ -7,13 +7,15 @@ import threading
 
 import pytest
 
-from tests.integration.conftest import MODES, ClusterFactory
+from tests.integration.conftest import MODES_ZOOKEEPER_SLOW, ClusterFactory
 from tests.integration.kafka_io import ProduceResult, produce, read_all, wait_until
 
 pytestmark = pytest.mark.docker
 
 
-@pytest.mark.parametrize("mode", MODES)
+# ZooKeeper mode is in make test-slow (nightly): a ZooKeeper-mode broker's kill is
+# test_offsets_incident[3-zookeeper]'s and test_kill_the_controller[zookeeper]'s path.
+@pytest.mark.parametrize("mode", MODES_ZOOKEEPER_SLOW)
 def test_kill_leader_while_producing(start_cluster: ClusterFactory, mode: str) -> None:
     cluster = start_cluster(mode=mode, brokers=3)
     cluster.create_topic("t", partitions=3, replication_factor=3, config={"min.insync.replicas": 2})

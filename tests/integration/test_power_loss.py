@@ -73,6 +73,9 @@ def test_one_broker_keeps_what_acks_all_promised_and_a_whole_site_does_not(
     assert sorted(kept_synced) == sorted(synced.acked), heal
 
 
+# Slow lane (nightly): the reaper's FUSE abort is tests/unit's on hand-built /proc and fusectl
+# trees; the power cut itself is the test above's.
+@pytest.mark.slow_lane
 def test_a_broker_held_by_a_frozen_plfs_is_still_removed(start_cluster: ClusterFactory) -> None:
     """A runner that dies mid-cut leaves plfs frozen (cut without --exit): the dying JVM's
     last writes to the mount wait on it for ever, and Docker alone cannot remove the

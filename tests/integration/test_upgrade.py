@@ -55,6 +55,9 @@ def test_upgrade_392_to_431_under_acks_all_load_loses_nothing(
     assert not lost, f"{len(lost)} acknowledged records lost, e.g. {sorted(lost)[:5]}"
 
 
+# Slow lane (nightly): an upgrade step's path is test_upgrade_392_to_431's, a ZooKeeper-mode kill
+# test_offsets_incident[3-zookeeper]'s.
+@pytest.mark.slow_lane
 def test_a_zookeeper_broker_killed_during_its_step_comes_back_on_the_new_container(
     start_cluster: ClusterFactory,
 ) -> None:
