@@ -6,7 +6,9 @@
 # with '-', as ZooKeeper's do, which a migration formats with); KAFKA_CHAOS_HEAP: JVM heap size;
 # KAFKA_CHAOS_METRICS_PORT: when set, the Kafka server JVM runs the Prometheus JMX exporter
 # agent, serving /metrics on that port (rules: /opt/kafka/config/jmx-exporter.yml);
-# KAFKA_CHAOS_JVM_OPTS: when set, replaces the JVM flags tuned for a shared machine (below).
+# KAFKA_CHAOS_JVM_OPTS: when set, replaces the JVM flags tuned for a shared machine (below);
+# KAFKA_CHAOS_FORMAT_ARGS: when set, more words for the storage format, a dynamic controller
+# quorum's (KIP-853): `--initial-controllers id@host:port:dir,...` or `--no-initial-controllers`.
 set -euo pipefail
 
 role="${KAFKA_CHAOS_ROLE:?KAFKA_CHAOS_ROLE must be kafka or zookeeper}"
@@ -49,8 +51,12 @@ case "$role" in
       server+=(-javaagent:"$agent"="$KAFKA_CHAOS_METRICS_PORT":/opt/kafka/config/jmx-exporter.yml)
     fi
     if [ -n "${KAFKA_CHAOS_CLUSTER_ID:-}" ]; then
+      quorum=()
+      if [ -n "${KAFKA_CHAOS_FORMAT_ARGS:-}" ]; then
+        read -r -a quorum <<< "$KAFKA_CHAOS_FORMAT_ARGS"
+      fi
       java -Xmx256m "${tuned[@]}" "${common[@]}" -cp "$cp" kafka.tools.StorageTool format \
-        --ignore-formatted --cluster-id="$KAFKA_CHAOS_CLUSTER_ID" -c "$conf"
+        --ignore-formatted --cluster-id="$KAFKA_CHAOS_CLUSTER_ID" -c "$conf" "${quorum[@]}"
     fi
     exec java "${server[@]}" "${common[@]}" -cp "$cp" kafka.Kafka "$conf" ;;
   *)

@@ -21,6 +21,7 @@ from harness.cluster.membership import PORT_ATTEMPTS, Membership
 from harness.cluster.migration import KraftMigration
 from harness.cluster.node_versions import NodeVersions
 from harness.cluster.operations import ClusterOperations
+from harness.cluster.quorum_members import QuorumMembership
 from harness.cluster.segment_capture import SegmentCapture
 from harness.cluster.shortcuts import FaultShortcuts
 from harness.cluster.views import AdminViews
@@ -48,6 +49,7 @@ __all__ = ["KafkaCluster", "docker_client"]
 class KafkaCluster(
     NodeWiring,
     Membership,
+    QuorumMembership,
     AdminViews,
     ClusterOperations,
     NodeVersions,
@@ -76,6 +78,8 @@ class KafkaCluster(
         *,
         controllers: int = 0,
         spare_brokers: int = 0,
+        dynamic_quorum: bool = False,
+        spare_controllers: int = 0,
         run_id: str | None = None,
         history: History | None = None,
         start_timeout_s: float = 180,
@@ -86,7 +90,16 @@ class KafkaCluster(
     ) -> None:
         config = dict(broker_config or {})
         self.capabilities = Capabilities(capabilities)
-        validate(mode, brokers, version, controllers, config, spare_brokers)
+        validate(
+            mode,
+            brokers,
+            version,
+            controllers,
+            config,
+            spare_brokers,
+            dynamic_quorum=dynamic_quorum,
+            spare_controllers=spare_controllers,
+        )
         for _key, why in self.capabilities.problems(Shape(mode, version, migration_controllers)):
             raise ConfigError(why)
         validate_migration(mode, version, migration_controllers, spare_brokers)
@@ -97,6 +110,11 @@ class KafkaCluster(
         self.broker_config = config
         self.controller_count = controllers
         self.spare_count = spare_brokers
+        # KIP-853: nodes find the quorum through controller.quorum.bootstrap.servers, the
+        # controllers are formatted as its initial voters (harness.nodes.dynamic_quorum), and
+        # spare controllers wait to be added (add-controller).
+        self.dynamic_quorum = dynamic_quorum
+        self.spare_controller_count = spare_controllers
         self.run_id = run_id or uuid.uuid4().hex[:10]
         self.history = history or History()
         self.start_timeout_s = start_timeout_s
@@ -113,6 +131,7 @@ class KafkaCluster(
         self.nodes: list[ClusterNode] = []
         self.retired: list[ClusterNode] = []  # decommissioned: stopped for good, logs kept
         self._spares: list[NodeSpec] = []  # planned at start, created by add_broker
+        self._spare_controllers: list[NodeSpec] = []  # ... created by start_spare_controller
         self._wired: Wired | None = None
         self.faults = ActiveFaults()  # injected and not yet healed, kept by the faults
         self._guard: RunGuard | None = None
@@ -166,6 +185,7 @@ class KafkaCluster(
             **({"metrics_ports": self._metrics_ports(specs)} if self.metrics else {}),
             broker_config=self.broker_config,
             **({"spares": [s.name for s in self._spares]} if self._spares else {}),
+            **({"quorum": self._quorum_record(specs)} if self.dynamic_quorum else {}),
             **(
                 {"migration_controllers": [s.name for s in self.migration_specs]}
                 if self.migration_specs
@@ -195,6 +215,14 @@ class KafkaCluster(
                 "cluster.ports_retry", attempt=attempt, ports=ports, busy=busy, error=error
             )
             ports, specs = self._plan()
+
+    def _quorum_record(self, specs: list[NodeSpec]) -> dict[str, object]:
+        """`cluster.start`'s quorum: the initial voters and the spare controllers' ids."""
+        return {
+            "dynamic": True,
+            "voters": [s.kafka_id for s in specs if s.is_controller],
+            "spare_controllers": self.spare_controller_ids(),
+        }
 
     def _create_nodes(self, specs: list[NodeSpec]) -> None:
         for spec in specs:

@@ -15,6 +15,7 @@ from testcontainers.core.network import Network
 
 from harness.errors import HarnessError
 from harness.nodes.capabilities import Capabilities
+from harness.nodes.dynamic_quorum import format_args
 from harness.nodes.migration_config import plan_migration_controllers
 from harness.nodes.node import ClusterNode
 from harness.nodes.ports import free_ports
@@ -23,6 +24,7 @@ from harness.nodes.topology import (
     NodeSpec,
     kafka_properties,
     plan_nodes,
+    plan_spare_controllers,
     plan_spares,
     with_metrics_ports,
     zookeeper_properties,
@@ -48,6 +50,8 @@ class Wirable(Protocol):
     broker_count: int
     controller_count: int
     spare_count: int
+    spare_controller_count: int
+    dynamic_quorum: bool
     migration_controller_count: int
     metrics: bool
     broker_config: dict[str, object]
@@ -55,6 +59,7 @@ class Wirable(Protocol):
     nodes: list[ClusterNode]
     migration_specs: list[NodeSpec]
     _spares: list[NodeSpec]
+    _spare_controllers: list[NodeSpec]
     _wired: Wired | None
 
 
@@ -64,20 +69,25 @@ class NodeWiring:
     def _plan(self: Wirable) -> tuple[list[int], list[NodeSpec]]:
         """Host ports and nodes; the spares' ports are picked now with the others (kept aside)."""
         clients = self.broker_count + self.spare_count
-        later = self.spare_count + self.migration_controller_count  # planned, started later
+        # planned, started later
+        later = self.spare_count + self.spare_controller_count + self.migration_controller_count
         kafka_nodes = self.broker_count + self.controller_count + later
         ports = free_ports(clients + (kafka_nodes if self.metrics else 0))
         self._spares = plan_spares(self.broker_count, ports[self.broker_count : clients])
+        self._spare_controllers = plan_spare_controllers(
+            self.controller_count, self.spare_controller_count
+        )
         self.migration_specs = plan_migration_controllers(self.migration_controller_count)
         specs = plan_nodes(self.mode, self.broker_count, self.controller_count, ports[:clients])
         if self.metrics:  # one more port per Kafka node (spares too): its /metrics
             started = kafka_nodes - later
             specs = with_metrics_ports(specs, ports[clients : clients + started])
-            rest = ports[clients + started :]
-            self._spares = with_metrics_ports(self._spares, rest[: self.spare_count])
-            self.migration_specs = with_metrics_ports(
-                self.migration_specs, rest[self.spare_count :]
+            rest = iter(ports[clients + started :])
+            self._spares = with_metrics_ports(self._spares, [next(rest) for _ in self._spares])
+            self._spare_controllers = with_metrics_ports(
+                self._spare_controllers, [next(rest) for _ in self._spare_controllers]
             )
+            self.migration_specs = with_metrics_ports(self.migration_specs, list(rest))
         return ports, specs
 
     @staticmethod
@@ -112,22 +122,35 @@ class NodeWiring:
             return ClusterNode(
                 spec, image, wired.network, self.run_id, zookeeper_properties(), None
             )
-        everyone = [*wired.specs, *self._spares]  # a spare's name resolves through proxies too
+        # A spare's name resolves through proxies too.
+        everyone = [*wired.specs, *self._spares, *self._spare_controllers]
         wiring = self.capabilities.wire(spec, everyone, self.run_id)
         if persistent:
             wiring = wiring.persisted()
         if properties is None:
             backend, dirs = wiring.client_backend_port, len(wiring.log_dirs)
             properties = kafka_properties(
-                self.mode, spec, wired.specs, self.broker_config, backend, dirs
+                self.mode,
+                spec,
+                wired.specs,
+                self.broker_config,
+                backend,
+                dirs,
+                dynamic_quorum=self.dynamic_quorum,
             )
+        formatted_with = cluster_id or wired.cluster_id
+        quorum = None
+        if self.dynamic_quorum and formatted_with is not None:
+            voters = [s for s in wired.specs if s.is_controller]  # the initial voters
+            quorum = format_args(spec, voters, formatted_with)
         return ClusterNode(
             spec,
             image,
             wired.network,
             self.run_id,
             properties,
-            cluster_id or wired.cluster_id,
+            formatted_with,
             wiring,
             version=self.version,
+            format_args=quorum,
         )

@@ -80,6 +80,18 @@ class Fault(ABC):
         self.cluster.faults.remove(self)
         self.cluster.history.append("fault.heal", fault_id=self.id, **self.describe())
 
+    def abandon(self, why: str) -> None:
+        """Close the fault without its heal: what it acts on has left the cluster for good
+        (a controller removed from the quorum while a kill keeps it down; its heal would
+        start it). Recorded as its `fault.heal`, with `abandoned` saying why."""
+        if not self.active:
+            return
+        self.active = False
+        self.cluster.faults.remove(self)
+        self.cluster.history.append(
+            "fault.heal", fault_id=self.id, abandoned=why, **self.describe()
+        )
+
     def __enter__(self) -> Fault:
         return self.inject()
 

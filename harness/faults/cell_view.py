@@ -35,6 +35,11 @@ class CellView:
     migration_controllers: tuple[int, ...] = ()
     producer_client: str = "librdkafka"  # the producer's client library (producer.client)
     share_groups: tuple[str, ...] = ()  # the share consumer sets' groups
+    # A dynamic controller quorum (cluster.dynamic_quorum, KIP-853) and its declared spare
+    # controllers (started by add-controller; ids after the controllers').
+    dynamic_quorum: bool = False
+    spare_controllers: tuple[int, ...] = ()
+    planned: tuple[tuple[float, str], ...] = ()  # (at_s, kind) of every fault of the cell
 
     @property
     def offsets_rf(self) -> int:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from harness.nodes.capabilities import AnyCapability
+from harness.nodes.dynamic_quorum import QuorumStatus
 from harness.results.history import History
 
 NodeRef = int | str  # broker or controller id, or a node name such as "zookeeper"
@@ -93,6 +94,9 @@ class Booked(Protocol):
     @property
     def id(self) -> int: ...
     def heal(self) -> None: ...
+    def abandon(self, why: str) -> None:
+        """Close it without healing: its node left the cluster for good."""
+
     def affected_nodes(self) -> Sequence[Node]: ...
 
 
@@ -280,5 +284,28 @@ class Migratable(Operable, Protocol):
         """Every broker runs in KRaft mode: the cluster answers as a KRaft cluster from now on."""
 
 
-class ChaosTarget(Upgradable, Migratable, ClusterView, Protocol):
+class QuorumControl(Operable, Protocol):
+    """What a voter change of a dynamic KRaft quorum (KIP-853) asks of the cluster
+    (harness.faults.add_controller, harness.faults.remove_controller)."""
+
+    @property
+    def dynamic_quorum(self) -> bool:
+        """Whether the quorum was formatted dynamic (kraft.version 1): voters can change."""
+
+    def spare_controller_ids(self) -> list[int]:
+        """Controller ids declared (cluster.spare_controllers) and not started yet, lowest first."""
+
+    def start_spare_controller(self, node_id: int) -> Node:
+        """Start a spare controller (an observer of the quorum) and wait until it has
+        started; it is a cluster node from then on."""
+
+    def quorum_status(self, timeout_s: float = 60) -> QuorumStatus:
+        """The quorum as Kafka's `describe --status` gives it (HarnessError: no answer)."""
+
+    def retire_controller(self, node_id: int, stop: bool = True) -> None:
+        """A controller removed from the quorum leaves the cluster for good (stopped unless
+        `stop` is False); heal_all no longer brings it back."""
+
+
+class ChaosTarget(Upgradable, Migratable, QuorumControl, ClusterView, Protocol):
     """Every face at once: what the nemesis plays a schedule against."""

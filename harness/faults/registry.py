@@ -15,6 +15,7 @@ from pydantic.fields import FieldInfo
 
 from harness.errors import ConfigError
 from harness.faults.add_broker import AddBroker
+from harness.faults.add_controller import AddController
 from harness.faults.add_partitions import AddPartitions
 from harness.faults.bandwidth import Bandwidth
 from harness.faults.base import Fault
@@ -36,6 +37,7 @@ from harness.faults.power_loss import PowerLoss
 from harness.faults.producer import ProducerCrash, ProducerPause
 from harness.faults.quorum import CutQuorum
 from harness.faults.reassign import Reassign
+from harness.faults.remove_controller import RemoveController
 from harness.faults.reset import Reset
 from harness.faults.restart import Restart
 from harness.faults.rolling_restart import RollingRestart
@@ -69,6 +71,8 @@ ALL_KINDS: tuple[type[FaultKind], ...] = (
     AddPartitions,
     AddBroker,
     Decommission,
+    AddController,
+    RemoveController,
     RollingRestart,
     Upgrade,
     MigrateToKraft,

@@ -20,6 +20,7 @@ from harness.errors import ClusterStartError, FaultError, WaitTimeout
 from harness.nodes.capabilities.base import NEXT_ENTRYPOINT_ENV, Wiring
 from harness.nodes.container_files import read_folder, write_file
 from harness.nodes.disks import DiskPlan, NodeDisks
+from harness.nodes.dynamic_quorum import FORMAT_ARGS_ENV
 from harness.nodes.reaper import run_labels
 from harness.nodes.segment_copy import copy_topic
 from harness.nodes.topology import METRICS_PORT, NodeSpec
@@ -92,6 +93,7 @@ class ClusterNode:
         cluster_id: str | None,
         wiring: Wiring | None = None,
         version: str | None = None,
+        format_args: str | None = None,
     ) -> None:
         self.spec = spec
         self.run_id = run_id
@@ -117,6 +119,8 @@ class ClusterNode:
         }
         if cluster_id:
             self._env["KAFKA_CHAOS_CLUSTER_ID"] = cluster_id
+        if format_args:  # a dynamic quorum's (harness.nodes.dynamic_quorum); static: unset
+            self._env[FORMAT_ARGS_ENV] = format_args
         if JVM_OPTS_ENV in os.environ:  # benchmarks: the JVM flags of the entry point, replaced
             self._env[JVM_OPTS_ENV] = os.environ[JVM_OPTS_ENV]
         if spec.metrics_port is not None:  # the JMX exporter agent in the server JVM

@@ -27,6 +27,8 @@ MAX_LOG_DIRS = 3
 JBOD_KRAFT_SINCE = (3, 7)  # KRaft brokers take several log directories from 3.7 (KIP-858)
 CONTROLLER_ID_BASE = 100  # dedicated controllers are 101, 102, ...
 MAX_BROKERS = 5
+# KIP-853's dynamic controller quorum (kraft.version 1, add/remove-controller) from Kafka 3.9.
+DYNAMIC_QUORUM_SINCE = (3, 9)
 
 # Settings that wire the containers together; an experiment cannot override them.
 MANAGED_KEYS = frozenset(
@@ -100,6 +102,9 @@ def validate(
     controllers: int,
     config: dict[str, object],
     spares: int = 0,
+    *,
+    dynamic_quorum: bool = False,
+    spare_controllers: int = 0,
 ) -> None:
     """ConfigError naming the first thing wrong with the cluster's own shape (its
     capabilities' keys: harness.nodes.capabilities)."""
@@ -126,12 +131,64 @@ def validate(
         raise ConfigError(
             f"controllers must be 0 (combined nodes) to {MAX_BROKERS}, not {controllers}"
         )
+    for key, why in quorum_problems(mode, version, controllers, dynamic_quorum, spare_controllers):
+        raise ConfigError(f"{key}: {why}")
     managed = sorted(MANAGED_KEYS & set(config))
     if managed:
         raise ConfigError(
             f"broker_config sets {', '.join(managed)}: the harness manages these to wire the "
             "containers together; remove them"
         )
+
+
+def quorum_problems(
+    mode: str, version: str, controllers: int, dynamic: bool, spare_controllers: int
+) -> list[tuple[str, str]]:
+    """What keeps a cluster from a dynamic controller quorum (KIP-853) or spare controllers,
+    keyed by the cluster's field (empty: nothing, or neither asked for)."""
+    out: list[tuple[str, str]] = []
+    if isinstance(spare_controllers, bool) or not isinstance(spare_controllers, int):
+        return [("spare_controllers", f"expected an integer >= 0 (got {spare_controllers!r})")]
+    if dynamic:
+        if mode != "kraft":
+            out.append(
+                ("dynamic_quorum", f"a controller quorum exists only in mode kraft (got {mode})")
+            )
+        elif version_tuple(version) < DYNAMIC_QUORUM_SINCE:
+            out.append(
+                (
+                    "dynamic_quorum",
+                    f"a dynamic controller quorum (KIP-853, kraft.version 1) needs Kafka 3.9 or "
+                    f"newer (got {version})",
+                )
+            )
+        elif controllers < 1:
+            out.append(
+                (
+                    "dynamic_quorum",
+                    "expected dedicated controllers (cluster.controllers >= 1): the voters "
+                    "added and removed are controller nodes, not brokers",
+                )
+            )
+    if spare_controllers < 0:
+        out.append(("spare_controllers", f"expected an integer >= 0 (got {spare_controllers})"))
+    elif spare_controllers and not dynamic:
+        out.append(
+            (
+                "spare_controllers",
+                "expected 0 without dynamic_quorum: a static quorum (controller.quorum.voters) "
+                "cannot take a new voter",
+            )
+        )
+    elif controllers + spare_controllers > MAX_BROKERS:
+        out.append(
+            (
+                "spare_controllers",
+                f"expected controllers + spare_controllers <= {MAX_BROKERS} (got {controllers} "
+                f"+ {spare_controllers}): a spare is a controller id too",
+            )
+        )
+    return out
 
 
 def log_dir_paths(count: int) -> tuple[str, ...]:
@@ -175,6 +232,15 @@ def plan_spares(brokers: int, host_ports: list[int]) -> list[NodeSpec]:
     ]
 
 
+def plan_spare_controllers(controllers: int, count: int) -> list[NodeSpec]:
+    """Spare controllers after the dedicated ones (controllers 101..10n, spares 10n+1..):
+    planned with a dynamic-quorum cluster, started by add-controller."""
+    return [
+        NodeSpec(f"controller-{CONTROLLER_ID_BASE + i}", "controller", CONTROLLER_ID_BASE + i, None)
+        for i in range(controllers + 1, controllers + count + 1)
+    ]
+
+
 def with_metrics_ports(specs: list[NodeSpec], ports: list[int]) -> list[NodeSpec]:
     """The nodes with a metrics port each for the Kafka ones (in order), none for ZooKeeper."""
     free = iter(ports)
@@ -212,13 +278,19 @@ def kafka_properties(
     config: dict[str, object],
     client_backend_port: int | None = None,
     log_dirs: int = 1,
+    dynamic_quorum: bool = False,
 ) -> str:
     """Wiring for one Kafka node, then the experiment's settings (Kafka defaults otherwise).
 
     With `client_backend_port` (link proxies, harness.nodes.links) the client listener
     listens there on loopback, behind the proxy that holds the published port; it is
     advertised at the published port all the same, and the other listeners bind the node's
-    own address only: the proxies of its links to peers listen on loopback at their ports."""
+    own address only: the proxies of its links to peers listen on loopback at their ports.
+
+    `dynamic_quorum` (KIP-853): every node finds the quorum through
+    `controller.quorum.bootstrap.servers` (the controllers in `nodes`) instead of a fixed
+    `controller.quorum.voters`, and a controller binds its listener to its own name: the
+    voter set records the endpoint a controller announces, and `:9093` would announce none."""
     assert node.node_id is not None
     bind = "" if client_backend_port is None else node.name
     wiring: dict[str, object] = {"log.dirs": ",".join(log_dir_paths(log_dirs))}
@@ -246,12 +318,18 @@ def kafka_properties(
         wiring["process.roles"] = roles[node.role]
         wiring["node.id"] = node.node_id
         voters = [n for n in nodes if n.is_controller]
-        wiring["controller.quorum.voters"] = ",".join(
-            f"{v.node_id}@{v.name}:{CONTROLLER_PORT}" for v in voters
-        )
+        if dynamic_quorum:
+            wiring["controller.quorum.bootstrap.servers"] = ",".join(
+                f"{v.name}:{CONTROLLER_PORT}" for v in voters
+            )
+        else:
+            wiring["controller.quorum.voters"] = ",".join(
+                f"{v.node_id}@{v.name}:{CONTROLLER_PORT}" for v in voters
+            )
         wiring["controller.listener.names"] = "CONTROLLER"
         if node.is_controller:
-            listeners.append(f"CONTROLLER://{bind}:{CONTROLLER_PORT}")
+            own = node.name if dynamic_quorum else bind
+            listeners.append(f"CONTROLLER://{own}:{CONTROLLER_PORT}")
     wiring["listeners"] = ",".join(listeners)
     if advertised:
         wiring["advertised.listeners"] = ",".join(advertised)

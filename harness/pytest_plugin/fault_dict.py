@@ -54,6 +54,8 @@ class ClusterFacts:
     spares: tuple[int, ...] = ()
     broker_config: Mapping[str, str | int | float | bool] = field(default_factory=dict)
     partitions_of: Callable[[str], int | None] = lambda _topic: None  # None: not known
+    dynamic_quorum: bool = False  # KIP-853: voters can be added and removed
+    spare_controllers: tuple[int, ...] = ()
 
     @classmethod
     def of(cls, cluster: NodeControl) -> ClusterFacts:
@@ -68,6 +70,7 @@ class ClusterFacts:
                 return None
 
         spare_ids = getattr(cluster, "spare_ids", None)
+        spare_controller_ids = getattr(cluster, "spare_controller_ids", None)
         return cls(
             mode=cluster.mode,
             brokers=tuple(sorted(i for i, broker in ids if broker)),
@@ -75,6 +78,10 @@ class ClusterFacts:
             spares=tuple(spare_ids()) if spare_ids is not None else (),
             broker_config=dict(getattr(cluster, "broker_config", {})),
             partitions_of=partitions_of,
+            dynamic_quorum=bool(getattr(cluster, "dynamic_quorum", False)),
+            spare_controllers=(
+                tuple(spare_controller_ids()) if spare_controller_ids is not None else ()
+            ),
         )
 
 
@@ -149,6 +156,8 @@ def _rules(fault: FaultKind, facts: ClusterFacts) -> list[Problem]:
         default_group=None,  # plain coordinator-of: the rule asks for the group's name
         transactional_ids=(tid,) if tid else (),
         share_groups=(share_group,) if share_group else (),
+        dynamic_quorum=facts.dynamic_quorum,
+        spare_controllers=facts.spare_controllers,
     )
     return fault.problems(cell)
 

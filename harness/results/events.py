@@ -95,6 +95,14 @@ NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a s
 # A node run on a new container with its log directories: node, and from_version / to_version
 # (an upgrade) or phase (a migration's roll: broker-migrating, broker-kraft, controller-final).
 NODE_REPLACED = "node.replaced"
+# A dynamic controller quorum (cluster.dynamic_quorum, KIP-853): `cluster.start` also carries
+# quorum {dynamic: true, voters: [initial voter ids], spare_controllers: [ids]}. A controller
+# removed from the quorum left the cluster: node, stopped, was_up (remove-controller).
+QUORUM_RETIRED = "quorum.retired"
+# The quorum as Kafka's `describe --status` gave it once the faults were healed (the recovery
+# phase, dynamic quorums only): leader (null: none), voters [ids], directory_ids {id: directory
+# id}, observers [ids]; or error (no controller answered).
+QUORUM_STATUS = "quorum.status"
 # migrate-to-kraft: the KRaft quorum started (nodes, cluster_id read from ZooKeeper).
 MIGRATION_CONTROLLERS = "migration.controllers"
 # The cluster's mode changed (mode, run_id): a migrated cluster is a KRaft cluster from here.

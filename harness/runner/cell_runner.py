@@ -125,6 +125,8 @@ class CellRunner:
             {**share_broker_settings(self.spec), **c.broker_config},
             controllers=c.controllers,
             spare_brokers=c.spare_brokers,
+            dynamic_quorum=c.dynamic_quorum,
+            spare_controllers=c.spare_controllers,
             metrics=c.metrics,
             migration_controllers=c.migration_controllers,
             # Unique per cell and run: two runs of one spec may share a machine.

@@ -68,6 +68,11 @@ class _ClusterShape(StrictModel):
     # started by a migrate-to-kraft fault (harness.faults.migrate_to_kraft). 1, 3 or 5.
     migration_controllers: int = Field(default=0, ge=0, le=MAX_BROKERS)
     spare_brokers: int = Field(default=0, ge=0, le=MAX_BROKERS)  # declared, started by add-broker
+    # KIP-853 (KRaft, Kafka 3.9+): the controllers are a dynamic quorum's initial voters, every
+    # node finds them through controller.quorum.bootstrap.servers; spare controllers are
+    # declared, started by add-controller (harness.nodes.dynamic_quorum).
+    dynamic_quorum: bool = False
+    spare_controllers: int = Field(default=0, ge=0, le=MAX_BROKERS)
     broker_config: Settings = {}
 
 

@@ -19,6 +19,7 @@ from harness.nodes.topology import (
     JBOD_KRAFT_SINCE,
     MANAGED_KEYS,
     MAX_BROKERS,
+    quorum_problems,
     version_tuple,
 )
 from harness.results.events import PIPELINE_SET
@@ -174,6 +175,12 @@ def cell_view(spec: Spec) -> CellView:
         ),
         producer_client=spec.producer.client,
         share_groups=tuple(spec.share_groups()),
+        dynamic_quorum=c.dynamic_quorum,
+        spare_controllers=tuple(
+            CONTROLLER_ID_BASE + i
+            for i in range(c.controllers + 1, c.controllers + c.spare_controllers + 1)
+        ),
+        planned=tuple((f.at_s, f.kind) for f in spec.faults),
     )
 
 
@@ -244,6 +251,12 @@ def _cluster_problems(c: ClusterSpec) -> list[Problem]:
         )
     if c.mode == "zookeeper" and c.controllers:
         out.append(("cluster.controllers", f"expected 0 in zookeeper mode (got {c.controllers})"))
+    out += [
+        (f"cluster.{key}", why)
+        for key, why in quorum_problems(
+            c.mode, c.version, c.controllers, c.dynamic_quorum, c.spare_controllers
+        )
+    ]
     if c.log_dirs > 1 and c.mode == "kraft" and version_tuple(c.version) < JBOD_KRAFT_SINCE:
         out.append(
             (

@@ -150,6 +150,10 @@ def cell_params(cell: Cell) -> dict[str, Any]:
     }
     if s.cluster.spare_brokers:
         params["spare_brokers"] = s.cluster.spare_brokers
+    if s.cluster.dynamic_quorum:
+        params["dynamic_quorum"] = True
+    if s.cluster.spare_controllers:
+        params["spare_controllers"] = s.cluster.spare_controllers
     for key in (
         "min.insync.replicas",
         "offsets.topic.replication.factor",

@@ -28,7 +28,7 @@ from harness.nodes.topology import plan_nodes
 from harness.pytest_plugin.builder import ClusterBuilder
 from harness.pytest_plugin.options import CLUSTER_KEYS, parse
 from harness.spec import load_spec
-from harness.spec.models import ClusterSpec
+from harness.spec.models import ClusterSpec, _ClusterShape
 from tests.unit.fakes import FakeCluster, Planned
 from tests.unit.test_nemesis import nemesis_for
 from tests.unit.test_spec import write
@@ -38,7 +38,8 @@ BASE = "name: c\nproducer: {records: 100}\n"
 
 def test_every_surface_lists_the_declared_keys_in_the_registrys_order() -> None:
     spec_keys = [k for c in CAPABILITIES for k in c.Fields.model_fields]
-    assert list(ClusterSpec.model_fields)[7:-1] == spec_keys  # after the shape, before metrics
+    shape = len(_ClusterShape.model_fields)
+    assert list(ClusterSpec.model_fields)[shape:-1] == spec_keys  # after the shape, before metrics
     assert CLUSTER_KEYS[-len(CAPABILITY_KEYS) :] == CAPABILITY_KEYS
     for c in CAPABILITIES:
         for builder in c.summary()["builders"]:

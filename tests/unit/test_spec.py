@@ -207,7 +207,7 @@ def test_idempotence_off_with_acks_all_is_allowed(tmp_path: Path) -> None:
             "name: a\nproducer: {records: 1}\nfaults: [{at_s: 1, kind: explode}]\n",
             "faults[0].kind: expected one of kill, stop, restart, pause, isolate, partition, "
             "cut-clients, cut-replication, cut-quorum, cut-zookeeper, split, lossy, latency, bandwidth, reset, disk-full, power-loss, corrupt, reassign, "
-            "add-partitions, add-broker, decommission, rolling-restart, upgrade, migrate-to-kraft, clock-skew, consumer-crash, pipeline-crash, producer-crash, producer-pause (got 'explode')",
+            "add-partitions, add-broker, decommission, add-controller, remove-controller, rolling-restart, upgrade, migrate-to-kraft, clock-skew, consumer-crash, pipeline-crash, producer-crash, producer-pause (got 'explode')",
         ),
         (
             "name: a\nproducer: {records: 1}\nfaults: [{kind: kill}]\n",
