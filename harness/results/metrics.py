@@ -59,6 +59,10 @@ SCHEDULE_TOLERANCE_S = 1.0
 # ERROR and FATAL events of the brokers' logs not allowed by the spec's `broker_logs.allow`
 # (spark_jobs/checks/broker_logs.py), at the summary's top level.
 BROKER_LOG_METRICS = ("broker_errors",)
+# A dynamic controller quorum's voters once the faults were healed against the ones its
+# operations left (spark_jobs/checks/quorum.py), at the summary's top level: the voters in
+# one set and not the other (0: the quorum is the one the operator meant).
+QUORUM_METRICS = ("voters_unexpected",)
 # Figures of one Spark consumer set (summary "spark_by_set" -> set -> figure).
 SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_then_lost")
 # The Spark figures also summed over the Spark sets, at the summary's top level.
@@ -306,6 +310,15 @@ class BrokerLogTemplate(TypedDict):
     allowed: bool  # matched by the spec's broker_logs.allow (not in broker_errors)
 
 
+class QuorumFigures(TypedDict):
+    """A dynamic quorum's voters (summary "quorum"; spark_jobs/checks/quorum.py)."""
+
+    initial: list[int]  # the voters the cluster was formatted with
+    expected: list[int]  # ... with the completed add-controller / remove-controller applied
+    final: list[int] | None  # as `describe --status` listed them after the heal (None: no answer)
+    leader: int | None  # the quorum's leader then
+
+
 class Figures(TypedDict, total=False):
     """What the checks give for a cell (summary.json's measured part), or a part of it: one
     check returns only the keys it decides. None: undecided, the reason in `undecided`."""
@@ -365,6 +378,8 @@ class Figures(TypedDict, total=False):
     lost_where_reasons: dict[str, int]  # why records are `unknown` -> how many
     lost_where_sample: list[LostPlace]
     broker_errors: int | None  # BROKER_LOG_METRICS
+    voters_unexpected: int | None  # QUORUM_METRICS
+    quorum: QuorumFigures
     broker_errors_by_template: list[BrokerLogTemplate]
     # Only when a check raised: check name -> the error (its figures are undecided).
     failed_checks: dict[str, str]

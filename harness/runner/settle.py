@@ -47,6 +47,27 @@ def recover(cluster: KafkaCluster, spec: Spec, history: History) -> None:
             recovered=False,
             detail=f"not every partition led with a full ISR after {timeout} s",
         )
+    record_quorum(cluster, history)
+
+
+def record_quorum(cluster: KafkaCluster, history: History) -> None:
+    """A dynamic quorum's voters as Kafka's `describe --status` lists them now (quorum.status,
+    which the quorum check holds to the voter changes the cell made); nothing for a static
+    quorum. A status that cannot be read is recorded with its error (the figure undecided)."""
+    if not cluster.dynamic_quorum:
+        return
+    try:
+        status = cluster.quorum_status()
+    except Exception as exc:
+        history.append(ev.QUORUM_STATUS, error=str(exc).splitlines()[0] if str(exc) else repr(exc))
+        return
+    history.append(
+        ev.QUORUM_STATUS,
+        leader=status.leader,
+        voters=status.voter_ids,
+        directory_ids={str(k): v for k, v in sorted(status.voters.items())},
+        observers=list(status.observers),
+    )
 
 
 def drain(

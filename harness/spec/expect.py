@@ -21,6 +21,7 @@ from harness.results.metrics import (
     COUNT_NAMES,
     LATENCY_METRICS,
     PER_SET_KEYS,
+    QUORUM_METRICS,
     RECOVERED,
     SCHEDULE_METRICS,
     SECTION_FIGURES,
@@ -40,6 +41,7 @@ ALLOWED_METRICS = (
     *SCHEDULE_METRICS,
     *SPARK_METRICS,
     *BROKER_LOG_METRICS,
+    *QUORUM_METRICS,
     *(f"{m}.<set>" for m in PER_SET_KEYS),
     *(f"{section}.{key}" for section, keys in SECTION_FIGURES.items() for key in keys),
     RESUMPTION,
@@ -270,6 +272,7 @@ def metric_problem(metric: str, bound: Bound | None, set_names: list[str]) -> st
         + SCHEDULE_METRICS
         + SPARK_METRICS
         + BROKER_LOG_METRICS
+        + QUORUM_METRICS
     ):
         return f"unknown metric; allowed: {', '.join(ALLOWED_METRICS)}"
     if bound is not None and bound.op == "exact":

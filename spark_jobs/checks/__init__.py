@@ -20,6 +20,7 @@ from spark_jobs.checks import (
     offsets,
     ownership,
     pipeline,
+    quorum,
     records,
     schedule,
     share,
@@ -40,6 +41,7 @@ CHECKS: tuple[Check, ...] = (
     share.CHECK,
     availability.CHECK,
     broker_metrics.CHECK,
+    quorum.CHECK,  # a dynamic controller quorum's final voters
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
     broker_logs.CHECK,  # lane "broker_logs"
