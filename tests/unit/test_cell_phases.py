@@ -55,6 +55,7 @@ class Fakes:
         return self
 
     bootstrap_servers = "fake:9092"
+    dynamic_quorum = False  # a static quorum: the recovery records no quorum.status
 
     @property
     def admin(self) -> Fakes:

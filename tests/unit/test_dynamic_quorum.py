@@ -14,7 +14,7 @@ from typing import cast
 import pytest
 
 from harness import ConfigError, KafkaCluster
-from harness.errors import FaultError
+from harness.errors import FaultError, HarnessError
 from harness.faults.add_controller import AddController, AddControllerFault
 from harness.faults.control import QuorumControl
 from harness.faults.kill import KillFault
@@ -27,6 +27,8 @@ from harness.nodes.dynamic_quorum import (
     parse_status,
 )
 from harness.nodes.topology import kafka_properties, plan_nodes, plan_spare_controllers
+from harness.results.history import History
+from harness.runner.settle import record_quorum
 from harness.spec import expand_cells, load_spec
 from spark_jobs.checks import quorum as quorum_check
 from spark_jobs.context import CellContext
@@ -493,3 +495,41 @@ def test_no_final_status_leaves_the_figure_undecided_and_a_static_cell_has_none(
         "voters_unexpected": "the final quorum status was not read: no controller answered"
     }
     assert check([{"kind": "cluster.start", "nodes": ["broker-1"]}]) == {}
+
+
+# --- the recovery's record of the quorum -------------------------------------------------------
+class StatusOf:
+    """A cluster as record_quorum reads it: a dynamic quorum, and its answer (or error)."""
+
+    def __init__(self, answer: QuorumStatus | Exception, dynamic: bool = True) -> None:
+        self.dynamic_quorum = dynamic
+        self.answer = answer
+
+    def quorum_status(self, timeout_s: float = 60) -> QuorumStatus:
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+def recorded(cluster: StatusOf) -> list[tuple[str, dict[str, object]]]:
+    history = History()
+    record_quorum(cast(KafkaCluster, cluster), history)
+    return [(e.kind, e.fields) for e in history.events]
+
+
+def test_the_recovery_records_what_describe_status_said() -> None:
+    status = QuorumStatus(leader=103, voters={102: "b", 103: "c", 104: "d"}, observers=(1,))
+    assert recorded(StatusOf(status)) == [
+        (
+            "quorum.status",
+            {
+                "leader": 103,
+                "voters": [102, 103, 104],
+                "directory_ids": {"102": "b", "103": "c", "104": "d"},
+                "observers": [1],
+            },
+        )
+    ]
+    failed = recorded(StatusOf(HarnessError("no running controller described the quorum")))
+    assert failed == [("quorum.status", {"error": "no running controller described the quorum"})]
+    assert recorded(StatusOf(status, dynamic=False)) == []  # a static quorum: nothing
