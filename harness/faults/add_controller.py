@@ -110,7 +110,7 @@ class AddControllerFault(Operation):
                 f"(left: {spares or 'none'})"
             )
         deadline = time.monotonic() + self.timeout_s
-        before = self.quorum.quorum_status()
+        before = described(self.quorum, deadline)
         self.outcome.update(controller=self.node_id, voters_before=before.voter_ids, joined=False)
         node = self.quorum.start_spare_controller(self.node_id)
         wait_until(
@@ -142,6 +142,18 @@ class AddControllerFault(Operation):
             return ""
         lines = [ln.strip() for ln in out.splitlines() if ln.strip() and "log4j" not in ln]
         return f"exit {code}: {' | '.join(lines[-2:]) or 'no output'}"
+
+
+def described(quorum: QuorumControl, deadline: float) -> QuorumStatus:
+    """The quorum's status, asked again until it answers (a voter just killed may have been
+    the leader: until the others elect one, the tool gets no answer)."""
+    return wait_until(
+        quorum.quorum_status,
+        _left(deadline),
+        "the quorum described (describe --status)",
+        retry_on=HarnessError,
+        interval_s=1.0,
+    )
 
 
 def controller_id(target: NodeRef) -> int | None:

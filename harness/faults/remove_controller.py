@@ -17,7 +17,7 @@ from typing import ClassVar
 
 from harness.common.waiting import wait_until
 from harness.errors import FaultError, HarnessError
-from harness.faults.add_controller import NEEDS_DYNAMIC
+from harness.faults.add_controller import NEEDS_DYNAMIC, described
 from harness.faults.control import ChaosTarget, Node, NodeRef, QuorumControl
 from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, required
 from harness.faults.operation import Operation
@@ -99,7 +99,7 @@ class RemoveControllerFault(Operation):
                 f"remove-controller takes a dedicated controller, not {self.node.name}"
             )
         deadline = time.monotonic() + self.timeout_s
-        before = self.quorum.quorum_status()
+        before = described(self.quorum, deadline)
         if node_id not in before.voters:
             raise FaultError(f"{self.node.name} is no voter (voters: {before.voter_ids})")
         if len(before.voters) < 2:

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from harness.cluster.kafka_cluster import KafkaCluster
 from harness.common.waiting import wait_until
-from harness.errors import WaitTimeout
+from harness.errors import HarnessError, WaitTimeout
 from harness.results import events as ev
 from harness.results.history import History
 from harness.spec import Spec
@@ -50,14 +50,30 @@ def recover(cluster: KafkaCluster, spec: Spec, history: History) -> None:
     record_quorum(cluster, history)
 
 
-def record_quorum(cluster: KafkaCluster, history: History) -> None:
+QUORUM_STATUS_TIMEOUT_S = 60.0  # a quorum that healed answers within seconds
+
+
+def record_quorum(
+    cluster: KafkaCluster, history: History, timeout_s: float = QUORUM_STATUS_TIMEOUT_S
+) -> None:
     """A dynamic quorum's voters as Kafka's `describe --status` lists them now (quorum.status,
     which the quorum check holds to the voter changes the cell made); nothing for a static
-    quorum. A status that cannot be read is recorded with its error (the figure undecided)."""
+    quorum. A status that cannot be read (asked again for `timeout_s`) is recorded with its
+    error (the figure undecided)."""
     if not cluster.dynamic_quorum:
         return
     try:
-        status = cluster.quorum_status()
+        status = wait_until(
+            cluster.quorum_status,
+            timeout_s,
+            "the quorum described (describe --status)",
+            retry_on=HarnessError,
+            interval_s=2.0,
+        )
+    except WaitTimeout as exc:
+        last = exc.last
+        history.append(ev.QUORUM_STATUS, error=str(last) if last is not None else str(exc))
+        return
     except Exception as exc:
         history.append(ev.QUORUM_STATUS, error=str(exc).splitlines()[0] if str(exc) else repr(exc))
         return

@@ -513,7 +513,7 @@ class StatusOf:
 
 def recorded(cluster: StatusOf) -> list[tuple[str, dict[str, object]]]:
     history = History()
-    record_quorum(cast(KafkaCluster, cluster), history)
+    record_quorum(cast(KafkaCluster, cluster), history, timeout_s=0)
     return [(e.kind, e.fields) for e in history.events]
 
 
