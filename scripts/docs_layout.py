@@ -37,7 +37,6 @@ FOLDERS = {
     "docs": "this site (mkdocs.yml)",
     ".github": "the GitHub workflows (CI, nightly, weekly)",
     ".ci": "what CI runs (the workflows call it)",
-    "wip": "work in progress kept as patch series, not part of the product (its README says how to apply one)",
 }
 SENTENCE_END = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!etc)(?<!vs)\.\s+(?=[A-Z`(\[])")
 

@@ -4,8 +4,8 @@ Loaded through the `pytest11` entry point once kafka-chaos is installed (or `-p
 harness.pytest_plugin`). Fixtures:
 
 * `kafka_cluster` - a running cluster, shaped by `@pytest.mark.kafka_cluster(mode=...,
-  brokers=..., version=..., broker_config={...}, controllers=..., shared=..., start_timeout_s=...)`
-  on the test, its class or its module (per key, the closest marker wins). Function-scoped: a
+  brokers=..., version=..., broker_config={...}, controllers=..., dynamic_quorum=...,
+  spare_controllers=..., shared=..., start_timeout_s=...)` on the test, its class or its module (per key, the closest marker wins). Function-scoped: a
   test gets a fresh cluster, removed at its end. `shared=True`: one cluster per distinct
   options, healed after each test and removed after the session's last test that asks for
   it (see `pool`).

@@ -36,6 +36,8 @@ class ClusterBuilder(CapabilityBuilders):
             "version": base.version,
             "broker_config": dict(base.broker_config),
             "controllers": base.controllers,
+            "dynamic_quorum": base.dynamic_quorum,
+            "spare_controllers": base.spare_controllers,
             **dict(base.capabilities),
             "start_timeout_s": base.start_timeout_s,
         }
@@ -59,6 +61,13 @@ class ClusterBuilder(CapabilityBuilders):
     def with_controllers(self, controllers: int) -> Self:
         """KRaft: dedicated controller nodes (ids 101...) instead of combined ones."""
         self._raw["controllers"] = controllers
+        return self
+
+    def with_dynamic_quorum(self, spare_controllers: int = 0) -> Self:
+        """KRaft 3.9+ (KIP-853): a quorum that add-controller / remove-controller can change,
+        with `spare_controllers` declared controllers they can start."""
+        self._raw["dynamic_quorum"] = True
+        self._raw["spare_controllers"] = spare_controllers
         return self
 
     def with_broker_config(

@@ -21,7 +21,15 @@ if TYPE_CHECKING:
     from harness.spec.models import ClusterSpec
 
 MARKER = "kafka_cluster"
-CORE_KEYS = ("mode", "brokers", "version", "broker_config", "controllers")
+CORE_KEYS = (
+    "mode",
+    "brokers",
+    "version",
+    "broker_config",
+    "controllers",
+    "dynamic_quorum",
+    "spare_controllers",
+)
 # What the cluster is: its shape, then its capabilities (harness.nodes.capabilities).
 CLUSTER_KEYS = (*CORE_KEYS, *CAPABILITY_KEYS)
 PLUGIN_KEYS = ("shared", "start_timeout_s")  # how the plugin runs it, not what Kafka is
@@ -40,6 +48,8 @@ class ClusterOptions:
     version: str = DEFAULT_VERSION
     broker_config: tuple[tuple[str, Scalar], ...] = ()  # sorted items
     controllers: int = 0
+    dynamic_quorum: bool = False  # KIP-853: voters formatted with --initial-controllers
+    spare_controllers: int = 0  # controllers add-controller starts
     # Its capabilities' KafkaCluster keywords, every one, in the registry's order.
     capabilities: tuple[tuple[str, Any], ...] = capabilities.DEFAULTS
     start_timeout_s: float = DEFAULT_START_TIMEOUT_S
@@ -53,6 +63,8 @@ class ClusterOptions:
             "version": self.version,
             "broker_config": dict(self.broker_config),
             "controllers": self.controllers,
+            "dynamic_quorum": self.dynamic_quorum,
+            "spare_controllers": self.spare_controllers,
             "start_timeout_s": self.start_timeout_s,
             **dict(self.capabilities),
         }
@@ -60,6 +72,8 @@ class ClusterOptions:
     def describe(self) -> str:
         config = ", ".join(f"{k}={v}" for k, v in self.broker_config)
         dedicated = f" + {self.controllers} controllers" if self.controllers else ""
+        if self.dynamic_quorum:
+            dedicated += f" (dynamic quorum, {self.spare_controllers} spare)"
         built = Capabilities(dict(self.capabilities)).describe()
         return f"{self.mode}, {self.brokers} brokers{dedicated}{built}, Kafka {self.version}" + (
             f", {config}" if config else ""
@@ -101,6 +115,8 @@ def parse(raw: Mapping[str, Any], where: str) -> ClusterOptions:
         version=cluster.get("version", defaults.version),
         broker_config=tuple(sorted(config.items())),
         controllers=cluster.get("controllers", defaults.controllers),
+        dynamic_quorum=cluster.get("dynamic_quorum", defaults.dynamic_quorum),
+        spare_controllers=cluster.get("spare_controllers", defaults.spare_controllers),
         capabilities=tuple(capabilities.from_marker(spec, raw).items()),
         start_timeout_s=float(timeout),
         shared=shared,
@@ -119,9 +135,18 @@ def _cluster_spec(cluster: Mapping[str, Any]) -> tuple[ClusterSpec | None, list[
     except ValidationError as exc:
         return None, validation_problems(exc)
     try:
-        validate(spec.mode, spec.brokers, spec.version, spec.controllers, dict(spec.broker_config))
+        validate(
+            spec.mode,
+            spec.brokers,
+            spec.version,
+            spec.controllers,
+            dict(spec.broker_config),
+            dynamic_quorum=spec.dynamic_quorum,
+            spare_controllers=spec.spare_controllers,
+        )
     except ConfigError as exc:
-        return spec, [(_key_of(str(exc)), str(exc))]
+        key, message = _key_of(str(exc)), str(exc)
+        return spec, [(key, message.removeprefix(f"{key}: "))]
     built = Capabilities(capabilities.from_marker(spec, {}))
     return spec, built.problems(Shape(spec.mode, spec.version))[:1]
 
@@ -129,7 +154,12 @@ def _cluster_spec(cluster: Mapping[str, Any]) -> tuple[ClusterSpec | None, list[
 def _key_of(message: str) -> str:
     """The key a rule of `validate` is about (what the model let through: mode vs version,
     controllers vs mode, the wiring keys)."""
-    for word, key in (("broker_config", "broker_config"), ("controllers", "controllers")):
+    for word, key in (
+        ("broker_config", "broker_config"),
+        ("spare_controllers", "spare_controllers"),
+        ("dynamic_quorum", "dynamic_quorum"),
+        ("controllers", "controllers"),
+    ):
         if word in message:
             return key
     return "mode"

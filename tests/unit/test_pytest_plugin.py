@@ -380,3 +380,17 @@ def test_persistent_data_reaches_the_cluster_and_must_be_a_bool() -> None:
     assert parse({}, "m").cluster_kwargs()["persistent_data"] is False
     with pytest.raises(ConfigError, match="m: persistent_data: expected true or false"):
         parse({"persistent_data": "yes"}, "m")
+
+
+def test_a_dynamic_quorum_reaches_the_cluster_and_its_rules_name_the_key() -> None:
+    from harness.pytest_plugin.options import parse
+
+    kwargs = parse(
+        {"controllers": 3, "dynamic_quorum": True, "spare_controllers": 1}, "m"
+    ).cluster_kwargs()
+    assert kwargs["dynamic_quorum"] is True and kwargs["spare_controllers"] == 1
+    assert parse({}, "m").cluster_kwargs()["dynamic_quorum"] is False
+    with pytest.raises(ConfigError, match=r"m: dynamic_quorum: expected dedicated controllers"):
+        parse({"dynamic_quorum": True}, "m")
+    with pytest.raises(ConfigError, match="m: spare_controllers: expected 0 without"):
+        parse({"controllers": 3, "spare_controllers": 1}, "m")
