@@ -16,7 +16,7 @@ from docker.errors import APIError
 
 from harness.errors import ConfigError, HarnessError
 from harness.faults.control import ActiveFaults
-from harness.nodes.dynamic_quorum import QuorumStatus, describe_argv, parse_status
+from harness.nodes.dynamic_quorum import QuorumStatus, describe_argv, gist, parse_status
 from harness.nodes.images import docker_client, require_image
 from harness.nodes.node import ClusterNode
 from harness.nodes.topology import NodeSpec
@@ -91,7 +91,7 @@ class QuorumMembership:
             status = parse_status(out) if code == 0 else None
             if status is not None:
                 return status
-            errors.append(f"{node.name}: exit {code}: {_gist(out)}")
+            errors.append(f"{node.name}: exit {code}: {gist(out)}")
         raise HarnessError(f"no running controller described the quorum: {errors or 'none up'}")
 
     def retire_controller(self: QuorumMembers, node_id: int, stop: bool = True) -> None:
@@ -119,8 +119,3 @@ class QuorumMembership:
         if stop and node.status() != "exited":
             node.stop()
         self.history.append(ev.QUORUM_RETIRED, node=node.name, stopped=stop, was_up=up)
-
-
-def _gist(output: str) -> str:
-    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and "log4j" not in ln]
-    return " | ".join(lines[-2:]) or "no output"

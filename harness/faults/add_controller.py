@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Callable
 from typing import ClassVar
 
 from harness.common.waiting import wait_until
@@ -20,7 +21,7 @@ from harness.errors import FaultError, HarnessError
 from harness.faults.control import ChaosTarget, Node, NodeRef, QuorumControl
 from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
-from harness.nodes.dynamic_quorum import QuorumStatus, add_controller_argv
+from harness.nodes.dynamic_quorum import QuorumStatus, add_controller_argv, gist
 
 # What the tool says when the voter is in the set already (an earlier attempt got through).
 _ALREADY = ("DuplicateVoterException", "already part of the set of voters")
@@ -115,18 +116,16 @@ class AddControllerFault(Operation):
         node = self.quorum.start_spare_controller(self.node_id)
         wait_until(
             lambda: self._add(node, before),
-            _left(deadline),
+            left(deadline),
             f"{node.name} accepted as a voter by add-controller",
             done=lambda error: not error,
             interval_s=2.0,
         )
-        after = wait_until(
-            self.quorum.quorum_status,
-            _left(deadline),
+        after = described(
+            self.quorum,
+            deadline,
             f"{node.name} among the quorum's voters",
             done=lambda status: self.node_id in status.voters,
-            retry_on=HarnessError,
-            interval_s=1.0,
         )
         self.outcome.update(
             joined=True,
@@ -138,22 +137,34 @@ class AddControllerFault(Operation):
         """Kafka's add-controller, run inside the new controller; "" once Kafka took it."""
         voters = [n.name for n in self.quorum.nodes if n.node_id in before.voters and n.is_up()]
         code, out = node.exec(*add_controller_argv(voters or [node.name]))
-        if code == 0 or any(word in out for word in _ALREADY):
-            return ""
-        lines = [ln.strip() for ln in out.splitlines() if ln.strip() and "log4j" not in ln]
-        return f"exit {code}: {' | '.join(lines[-2:]) or 'no output'}"
+        return tool_error(code, out, _ALREADY)
 
 
-def described(quorum: QuorumControl, deadline: float) -> QuorumStatus:
+def described(
+    quorum: QuorumControl,
+    deadline: float,
+    what: str = "the quorum described (describe --status)",
+    done: Callable[[QuorumStatus], object] = bool,
+) -> QuorumStatus:
     """The quorum's status, asked again until it answers (a voter just killed may have been
-    the leader: until the others elect one, the tool gets no answer)."""
+    the leader: until the others elect one, the tool gets no answer) and, with `done`, until
+    it shows what a voter change meant."""
     return wait_until(
         quorum.quorum_status,
-        _left(deadline),
-        "the quorum described (describe --status)",
+        left(deadline),
+        what,
+        done=done,
         retry_on=HarnessError,
         interval_s=1.0,
     )
+
+
+def tool_error(code: int, out: str, done_words: tuple[str, ...]) -> str:
+    """The quorum tool's failure in a line, "" when it did what was asked (exit 0, or Kafka
+    says an earlier attempt did: one of `done_words`)."""
+    if code == 0 or any(word in out for word in done_words):
+        return ""
+    return f"exit {code}: {gist(out)}"
 
 
 def controller_id(target: NodeRef) -> int | None:
@@ -168,5 +179,5 @@ def _lowest(ids: list[int]) -> int | None:
     return min(ids) if ids else None
 
 
-def _left(deadline: float) -> float:
+def left(deadline: float) -> float:
     return max(1.0, deadline - time.monotonic())

@@ -16,8 +16,8 @@ import time
 from typing import ClassVar
 
 from harness.common.waiting import wait_until
-from harness.errors import FaultError, HarnessError
-from harness.faults.add_controller import NEEDS_DYNAMIC, described
+from harness.errors import FaultError
+from harness.faults.add_controller import NEEDS_DYNAMIC, described, left, tool_error
 from harness.faults.control import ChaosTarget, Node, NodeRef, QuorumControl
 from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, required
 from harness.faults.operation import Operation
@@ -114,18 +114,16 @@ class RemoveControllerFault(Operation):
         )
         wait_until(
             lambda: self._remove(node_id, directory, before),
-            _left(deadline),
+            left(deadline),
             f"{self.node.name} removed by remove-controller",
             done=lambda error: not error,
             interval_s=2.0,
         )
-        after = wait_until(
-            self.quorum.quorum_status,
-            _left(deadline),
+        after = described(
+            self.quorum,
+            deadline,
             f"{self.node.name} gone from the quorum's voters",
             done=lambda status: node_id not in status.voters,
-            retry_on=HarnessError,
-            interval_s=1.0,
         )
         self.outcome.update(removed=True, voters_after=after.voter_ids)
         self.quorum.retire_controller(node_id, stop=not self.keep_running)
@@ -141,17 +139,10 @@ class RemoveControllerFault(Operation):
         voters = [n.name for n in others if n.node_id in before.voters] or [n.name for n in others]
         runner = _first(others)
         code, out = runner.exec(*remove_controller_argv(voters, node_id, directory))
-        if code == 0 or any(word in out for word in _GONE):
-            return ""
-        lines = [ln.strip() for ln in out.splitlines() if ln.strip() and "log4j" not in ln]
-        return f"exit {code}: {' | '.join(lines[-2:]) or 'no output'}"
+        return tool_error(code, out, _GONE)
 
 
 def _first(nodes: list[Node]) -> Node:
     if not nodes:
         raise FaultError("remove-controller: no other controller is running to run the tool in")
     return nodes[0]
-
-
-def _left(deadline: float) -> float:
-    return max(1.0, deadline - time.monotonic())

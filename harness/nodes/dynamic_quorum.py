@@ -62,6 +62,12 @@ def format_args(node: NodeSpec, voters: Sequence[NodeSpec], cluster_id: str) -> 
     return NO_INITIAL_CONTROLLERS
 
 
+def gist(output: str) -> str:
+    """A quorum tool's output in a line: its last two lines that are not log4j's noise."""
+    lines = [ln.strip() for ln in output.splitlines() if ln.strip() and "log4j" not in ln]
+    return " | ".join(lines[-2:]) or "no output"
+
+
 def quorum_argv(bootstrap: Sequence[str], *command: str, config: str | None = None) -> list[str]:
     """MetadataQuorumCommand asking the controllers at `bootstrap` (names; port 9093):
     `describe --status`, `add-controller` (with `config`: the joining controller's
