@@ -25,6 +25,7 @@ from harness.spec.consumers import (
     kind_word,
 )
 from harness.spec.expect import format_number
+from harness.spec.explore import ExploreSpec, QuietSpec
 from harness.spec.models import (
     FAULT_TAGS,
     ClusterSpec,
@@ -295,6 +296,8 @@ _BY_NAME: dict[str, type[BaseModel]] = {
     "topic": TopicSpec,
     "producer": ProducerSpec,
     "recovery": RecoverySpec,
+    "explore": ExploreSpec,
+    "quiet": QuietSpec,
     **{kind_word(model): model for model in SET_MODELS},  # a consumer set, by its kind
 }
 _PIPELINE_BY_NAME: dict[str, type[BaseModel]] = {kind_word(m): m for m in PIPELINE_MODELS}
@@ -328,7 +331,7 @@ def spec_to_yaml(spec: Spec, seed: int) -> str:
     """The spec with every default spelled out and the seed set; loads back to the same cells."""
     data = spec.model_dump(mode="json")
     data["seed"] = seed
-    for key in ("consumer", "consumers", "matrix"):
+    for key in ("consumer", "consumers", "matrix", "explore"):
         if data.get(key) is None:
             data.pop(key, None)
     options = set(OPTION_NAMES)

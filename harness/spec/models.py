@@ -55,6 +55,7 @@ from harness.spec.consumers import PipelineSpec as PipelineSpec
 from harness.spec.consumers import ShareConsumerSpec as ShareConsumerSpec
 from harness.spec.consumers import SparkConsumerSpec as SparkConsumerSpec
 from harness.spec.expect import Expect
+from harness.spec.explore import ExploreSpec
 from harness.spec.producer import ProducerSpec as ProducerSpec
 from harness.spec.producer import TransactionsSpec as TransactionsSpec
 
@@ -224,6 +225,7 @@ class Spec(StrictModel):
     broker_logs: BrokerLogsSpec = BrokerLogsSpec()  # ERROR/FATAL lines the cell expects
     matrix: Matrix | None = None
     incident: IncidentSpec | None = None  # its row in the incident catalogue
+    explore: ExploreSpec | None = None  # what `harness explore` may draw (harness.spec.explore)
 
     def consumer_sets(self) -> list[tuple[str, ConsumerSetSpec]]:
         """Named sets: the kind, or kind + position among its kind ("group", "group2")."""

@@ -25,6 +25,7 @@ from harness.nodes.topology import (
 from harness.results.events import PIPELINE_SET
 from harness.spec.consumers import COMMAND_ENV
 from harness.spec.expect import metric_problem
+from harness.spec.explore_rules import explore_problems
 from harness.spec.group_protocol import group_protocol_problems, pipeline_protocol_problems
 from harness.spec.java_problems import java_group_problems, java_producer_problems
 from harness.spec.models import (
@@ -110,6 +111,8 @@ def spec_problems(spec: Spec) -> list[Problem]:
                 if need.refuses(c)
             ]
             out += _after_step_problems(spec, cell, i, fault)
+    if spec.explore is not None:  # what it may draw, on this cell without its own faults
+        out += explore_problems(spec, cell_view(spec.model_copy(update={"faults": []})))
     set_names = [name for name, _ in spec.consumer_sets()]
     if spec.pipeline is not None:
         set_names.append(PIPELINE_SET)

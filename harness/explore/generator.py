@@ -1,0 +1,126 @@
+"""Seeded fault schedules for one cell, drawn from its `explore:` section.
+
+Trial n of seed S draws from `random.Random("explore:S:n")`: the same seed gives the same
+schedules, and trial n does not depend on how many trials came before. A schedule holds one
+to max_faults entries of the spec's ordinary `faults:` (a role of several brokers is several
+entries), only (kind, role) pairs the cell supports (harness.spec.explore_rules), starting
+inside the quiet periods, each next one a gap after the last; every prefix passes the
+spec's own rules, so a trial is an ordinary cell.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from harness.errors import ConfigError
+from harness.explore.coverage import phase_of
+from harness.faults.registry import is_operation
+from harness.spec import Spec, SpecError
+from harness.spec.explore import Role
+from harness.spec.explore_roles import Entry, role_entries
+from harness.spec.explore_rules import drawable_pairs, fault_window, section
+from harness.spec.models import parse_fault
+from harness.spec.problems import cell_view, spec_problems
+
+MAX_TRIES = 8  # draws of one slot whose fault breaks a rule with the others before giving up
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """One drawn fault: its kind on a role at a time, as the entries that play it."""
+
+    kind: str
+    role: Role
+    phase: str  # of the workload: early, middle, late (harness.explore.coverage)
+    entries: tuple[Entry, ...]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    trial: int
+    drawn: tuple[Drawn, ...]
+
+    @property
+    def faults(self) -> list[Entry]:
+        """The spec's `faults:` of this trial."""
+        return [dict(e) for d in self.drawn for e in d.entries]
+
+    def tried(self) -> list[tuple[str, str, str]]:
+        """(kind, role, phase) of each drawn fault, for the coverage table."""
+        return [(d.kind, d.role, d.phase) for d in self.drawn]
+
+
+def with_faults(spec: Spec, faults: list[Entry]) -> Spec:
+    """The cell's spec with these `faults:` (parsed as the spec parses them, not checked)."""
+    return spec.model_copy(update={"faults": [parse_fault(f) for f in faults]})
+
+
+def schedule_problems(spec: Spec, faults: list[Entry]) -> list[str]:
+    """The spec's own problems with these faults (`key: why`); [] for a runnable cell."""
+    try:
+        trial = with_faults(spec, faults)
+    except ValueError as exc:  # pydantic's ValidationError is one
+        return [str(exc)]
+    return [f"{key}: {why}" for key, why in spec_problems(trial)]
+
+
+def draw(spec: Spec, seed: int, trial: int) -> Schedule:
+    """Trial `trial`'s schedule for this cell's spec (a matrix cell's: no `matrix:`)."""
+    if spec.matrix is not None:
+        raise ConfigError("explore draws for one cell: expand the spec's matrix first")
+    ex = section(spec)
+    base = with_faults(spec, [])
+    cell = cell_view(base)
+    pairs = drawable_pairs(base, cell)
+    if not pairs:
+        raise SpecError([f"{spec.name}: explore: nothing to draw in this cluster"])
+    sizes = {p: len(role_entries(p[0], p[1], cell, None)) for p in pairs}
+    start, end = fault_window(spec)
+    workload_s = spec.producer.planned_duration_s
+    rng = random.Random(f"explore:{seed}:{trial}")
+    wanted = rng.randint(1, ex.max_faults)
+    at = _round(rng.uniform(start, min(end, start + ex.gap_s[1])))
+    drawn: list[Drawn] = []
+    used = 0
+    while len(drawn) < wanted and at <= end:
+        fits = [p for p in pairs if used + sizes[p] <= ex.max_faults]
+        if not fits:
+            break
+        for _ in range(MAX_TRIES):
+            kind, role = rng.choice(fits)
+            duration = None if is_operation(kind) else _round(rng.uniform(*ex.duration_s))
+            entries = tuple(_entry(at, duration, e) for e in role_entries(kind, role, cell, rng))
+            one = Drawn(kind, role, phase_of(at, workload_s), entries)
+            faults = [e for d in (*drawn, one) for e in d.entries]
+            if not schedule_problems(base, faults):
+                drawn.append(one)
+                used += len(entries)
+                break
+        else:
+            break  # MAX_TRIES draws for this slot broke a rule: the schedule ends here
+        at = _round(at + rng.uniform(*ex.gap_s))
+    return Schedule(trial, tuple(drawn))
+
+
+def schedules(spec: Spec, seed: int, first: int = 0) -> Iterator[Schedule]:
+    """Trials first, first + 1, ... (endless; take what the budget allows)."""
+    trial = first
+    while True:
+        yield draw(spec, seed, trial)
+        trial += 1
+
+
+def _entry(at_s: float, duration_s: float | None, entry: Entry) -> Entry:
+    """at_s, kind, target, duration_s, then the options: the order a spec writes them."""
+    out: dict[str, Any] = {"at_s": at_s, "kind": entry["kind"], "target": entry["target"]}
+    if duration_s is not None:
+        out["duration_s"] = duration_s
+    out.update({k: v for k, v in entry.items() if k not in out})
+    return out
+
+
+def _round(seconds: float) -> float:
+    return round(seconds, 1)

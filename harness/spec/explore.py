@@ -1,0 +1,102 @@
+"""`explore:`: what `harness explore` may draw for a spec (docs/exploring.md).
+
+Shapes only, like every model of the spec; what the cell's cluster supports (modes, broker
+count, controllers) is checked per cell by harness.spec.explore_rules. The model lives in the
+spec layer, not in harness.explore (which draws and shrinks), because the spec holds it as
+an optional key and nothing below the runner may import a layer above it.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import AfterValidator, Field, field_validator
+
+from harness.common.spec_base import MAX_SECONDS, StrictModel
+from harness.faults.registry import ALIASES, SPEC_KINDS
+
+# Targets by role (Jepsen's nemesis targets): one broker, a minority or a majority of the
+# brokers, the leader of a partition of the spec's topic, the active controller.
+Role = Literal["one", "minority", "majority", "leader", "controller"]
+ROLES: tuple[Role, ...] = get_args(Role)
+# Kinds drawn when `kinds` is not given, each kept only where the cell supports it: crashes,
+# pauses and network partitions of a node (Jepsen's kill / pause / partition packages).
+DEFAULT_KINDS = (
+    "kill",
+    "stop",
+    "pause",
+    "restart",
+    "isolate",
+    "split",
+    "cut-replication",
+    "cut-zookeeper",
+    "cut-quorum",
+)
+MAX_FAULTS = 10  # a schedule of more is not a schedule a person can read, nor shrink cheaply
+_DRAWABLE_STYLES = ("node", "split")
+
+
+def drawable_kinds() -> tuple[str, ...]:
+    """Kinds explore can draw: played on the cluster, their target a node (not a topic, a
+    spare or a client process), so that a role names the target."""
+    return tuple(
+        k.name
+        for k in SPEC_KINDS.values()
+        if k.plays == "cluster" and k.target_style in _DRAWABLE_STYLES
+    )
+
+
+def _kind(raw: str) -> str:
+    kind = ALIASES.get(raw, raw)
+    if kind not in drawable_kinds():
+        why = "no fault kind" if kind not in SPEC_KINDS else "not drawable (its target is no node)"
+        raise ValueError(f"{raw!r}: {why}; explore draws {', '.join(drawable_kinds())}")
+    return kind
+
+
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+
+
+def _range(value: list[float]) -> list[float]:
+    if len(value) != 2:
+        raise ValueError(f"expected [min, max] (got {len(value)} number(s))")
+    if value[0] > value[1]:
+        raise ValueError(f"expected min <= max (got {value})")
+    return value
+
+
+Range = Annotated[list[Seconds], AfterValidator(_range)]
+
+
+class QuietSpec(StrictModel):
+    """`explore.quiet`: no fault starts in the workload's first `start_s` seconds (its steady
+    state) nor in its last `end_s` seconds (so the workload sees the cluster after it)."""
+
+    start_s: Seconds = 5.0
+    end_s: Seconds = 5.0
+
+
+class ExploreSpec(StrictModel):
+    """`explore:`; every key optional. `kinds` and `targets` default to every default kind
+    and role the cell's cluster supports."""
+
+    kinds: list[Annotated[str, AfterValidator(_kind)]] | None = Field(default=None, min_length=1)
+    targets: list[Role] | None = Field(default=None, min_length=1)
+    max_faults: int = Field(default=3, ge=1, le=MAX_FAULTS)
+    duration_s: Range = [5.0, 20.0]  # how long a fault lasts (an operation: instant)
+    gap_s: Range = [0.0, 15.0]  # from one fault's start to the next one's (may overlap)
+    quiet: QuietSpec = QuietSpec()
+
+    @field_validator("duration_s")
+    @classmethod
+    def _positive(cls, value: list[float]) -> list[float]:
+        if value[0] <= 0:
+            raise ValueError(f"expected durations > 0 (got {value})")
+        return value
+
+    @field_validator("kinds", "targets")
+    @classmethod
+    def _once(cls, value: list[Any] | None) -> list[Any] | None:
+        if value is not None and len(set(value)) != len(value):
+            raise ValueError(f"expected each at most once (got {value})")
+        return value
