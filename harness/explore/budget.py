@@ -1,0 +1,45 @@
+"""What an explore run may spend: trial cells, minutes, or both (whichever runs out first).
+
+The clock is injected so that a test can spend minutes in no time; every cell an oracle
+runs is counted, the trials' and the shrinker's alike.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+
+@dataclass
+class Budget:
+    cells: int | None = None  # None: no cell limit
+    seconds: float | None = None  # None: no time limit
+    clock: Callable[[], float] = time.monotonic
+    spent: int = 0  # cells run so far
+    started: float = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.started = self.clock()
+
+    def spend(self, cells: int = 1) -> None:
+        self.spent += cells
+
+    @property
+    def elapsed_s(self) -> float:
+        return self.clock() - self.started
+
+    def exhausted(self) -> bool:
+        """No cell may start any more."""
+        if self.cells is not None and self.spent >= self.cells:
+            return True
+        return self.seconds is not None and self.elapsed_s >= self.seconds
+
+    def describe(self) -> dict[str, float | int | None]:
+        """For the summary: the limits and what was spent."""
+        return {
+            "cells": self.cells,
+            "minutes": None if self.seconds is None else round(self.seconds / 60, 2),
+            "cells_run": self.spent,
+            "elapsed_s": round(self.elapsed_s, 1),
+        }
