@@ -7,7 +7,7 @@ verdict flipped from pass; `index` writes results/index.html; `run SUITE --shard
 part of a suite and `merge-shards` joins the parts (harness.suite.shards).
 
 This module builds the app from one module per verb group (validate, run, suite_run,
-calibrate, folders, incidents, cleanup); what they share: terminal (console, exit codes),
+calibrate, explore, folders, incidents, cleanup); what they share: terminal (console, exit codes),
 options, plans and builds. Every verb imports what it runs when it runs (the run side loads Docker).
 """
 
@@ -17,7 +17,16 @@ from typing import Annotated
 
 import typer
 
-from harness.cli import calibrate, cleanup, folders, incidents, run, suite_run, validate
+from harness.cli import (
+    calibrate,
+    cleanup,
+    explore,
+    folders,
+    incidents,
+    run,
+    suite_run,
+    validate,
+)
 
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, help="Chaos experiments on real Kafka clusters."
@@ -49,6 +58,7 @@ app.command()(validate.validate)
 app.command()(incidents.incidents)
 app.command()(run.run)
 app.command()(calibrate.calibrate)
+app.command()(explore.explore)
 app.command("merge-shards")(suite_run.merge_shards_command)
 app.command()(folders.compare)
 app.command()(folders.index)

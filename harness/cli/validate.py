@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from harness.cli.builds import print_builds
+from harness.cli.explore import print_first_schedules
 from harness.cli.options import SpecArg
 from harness.cli.plans import is_suite, load_plan, load_suite_plan, print_plan, print_suite_plan
 from harness.cli.terminal import console
@@ -27,6 +28,7 @@ def validate(spec: SpecArg) -> None:
     print_plan(plan)
     print_builds(plan.cells)
     print_calibration_record(plan)
+    print_first_schedules(plan)
     console.print("[green]spec is valid[/green]")
 
 

@@ -1,0 +1,195 @@
+"""`explore SPEC`: draw fault schedules from the spec's `explore:` (or its defaults), run each as
+an ordinary cell, shrink each expectation's first violation to a minimal-repro.yaml, and write
+the explore run's summary.json (harness.explore; docs/exploring.md). `validate` shows the
+first schedules it would draw (`print_first_schedules`)."""
+
+from __future__ import annotations
+
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from harness.cli.builds import refuse_unbuilt
+from harness.cli.options import SEED_MAX, SparkMasterOpt, SpecArg, use_spark_master
+from harness.cli.plans import is_suite, load_plan
+from harness.cli.terminal import (
+    EXIT_FAIL,
+    EXIT_INFRA,
+    EXIT_INTERRUPTED,
+    EXIT_PASS,
+    EXIT_USAGE,
+    console,
+    fail,
+)
+
+if TYPE_CHECKING:
+    from harness.experiment import Plan
+    from harness.explore.summary import ExploreSummary
+
+DEFAULT_BUDGET_CELLS = 20
+RUNS_MAX = 9
+SHOWN_SCHEDULES = 3
+EXIT_FOR_VERDICT = {"pass": EXIT_PASS, "fail": EXIT_FAIL}
+
+
+def check_options(
+    budget_cells: int | None, budget_minutes: float | None, runs: int, need: int
+) -> tuple[int | None, float | None]:
+    """The budget (cells, seconds) the options give; usage errors for the rest."""
+    if budget_cells is not None and budget_minutes is not None:
+        raise fail(EXIT_USAGE, "give --budget-cells or --budget-minutes, not both")
+    if need > runs:
+        raise fail(EXIT_USAGE, f"--need {need} is more than --runs {runs}")
+    if budget_cells is None and budget_minutes is None:
+        return DEFAULT_BUDGET_CELLS, None
+    return budget_cells, None if budget_minutes is None else budget_minutes * 60
+
+
+def explore(
+    spec: SpecArg,
+    budget_cells: Annotated[
+        int | None,
+        typer.Option(
+            "--budget-cells",
+            min=1,
+            help=f"Cells to run in all, trials and shrinking (default {DEFAULT_BUDGET_CELLS}).",
+        ),
+    ] = None,
+    budget_minutes: Annotated[
+        float | None,
+        typer.Option(
+            "--budget-minutes", min=0.1, help="Minutes to run cells for (instead of a count)."
+        ),
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option(min=0, max=SEED_MAX, help="Seed of the schedules drawn.")
+    ] = None,
+    out: Annotated[
+        Path | None,
+        typer.Option(help="The explore run's folder (default results/<UTC start>-explore-<spec>)."),
+    ] = None,
+    runs: Annotated[
+        int, typer.Option(min=1, max=RUNS_MAX, help="Runs of each shrink candidate (k).")
+    ] = 3,
+    need: Annotated[
+        int, typer.Option(min=1, max=RUNS_MAX, help="Of which must violate to keep it.")
+    ] = 2,
+    cells: Annotated[
+        str | None, typer.Option(help="Only cells whose id matches (comma list, globs).")
+    ] = None,
+    spark_master: SparkMasterOpt = None,
+) -> None:
+    """Search fault schedules for a violation of the spec's expectations and shrink it to a
+    minimal experiment file (exit 1 when one was found, 0 when every trial passed)."""
+    use_spark_master(spark_master)
+    if is_suite(spec):
+        raise fail(EXIT_USAGE, f"explore searches one experiment; {spec} is a suite file")
+    cell_budget, seconds = check_options(budget_cells, budget_minutes, runs, need)
+    plan = load_plan(spec, seed, cells)
+    refuse_unbuilt(plan.cells)
+    started = datetime.now(timezone.utc)
+    folder = out or Path("results") / (
+        f"{started.strftime('%Y%m%dT%H%M%SZ')}-explore-{plan.spec.name}"
+    )
+    console.print(
+        f"exploring {plan.spec.name}: {len(plan.cells)} cell(s), seed {plan.seed}, budget "
+        + (f"{cell_budget} cells" if cell_budget else f"{budget_minutes} min")
+        + f"; folder {folder}",
+        highlight=False,
+    )
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        summary = _search(plan, spec, folder, cell_budget, seconds, runs, need, started)
+    except KeyboardInterrupt:
+        console.print("[yellow]interrupted[/yellow]: the running cell stopped, cluster removed")
+        raise typer.Exit(EXIT_INTERRUPTED) from None
+    except OSError as exc:
+        raise fail(EXIT_INFRA, f"{folder}: {exc}") from None
+    print_summary(summary)
+    raise typer.Exit(EXIT_FOR_VERDICT.get(summary.verdict, EXIT_INFRA))
+
+
+def _search(
+    plan: Plan,
+    spec: Path,
+    folder: Path,
+    cells: int | None,
+    seconds: float | None,
+    runs: int,
+    need: int,
+    started: datetime,
+) -> ExploreSummary:
+    from harness.cli.progress import CellProgress
+    from harness.explore.budget import Budget
+    from harness.explore.search import Search
+    from harness.explore.summary import ExploreSummary, TrialRecord, write_summary
+    from harness.explore.trial import plan_runner
+    from harness.verdict.run_verify import small_cells, spark_checks
+
+    def trial_done(record: TrialRecord) -> None:
+        said = f" violated {', '.join(record.violated)}" if record.violated else ""
+        console.print(
+            f"  trial {record.trial} ({len(record.faults)} faults): {record.verdict}{said}",
+            highlight=False,
+        )
+
+    budget = Budget(cells=cells, seconds=seconds, clock=time.monotonic)
+    summary = ExploreSummary(
+        spec=plan.spec.name,
+        file=str(spec),
+        seed=plan.seed,
+        started=started.isoformat(timespec="seconds"),
+        k=runs,
+        need=need,
+        budget=budget.describe(),
+    )
+    with spark_checks(small=small_cells(plan.cells)) as checks:
+        runner = plan_runner(spec, plan.seed, folder / "trials", CellProgress(), checks)
+        search = Search(plan.cells, plan.seed, runner, folder, budget, runs, need, trial_done)
+        search.explore(summary)
+    console.print(f"written: {write_summary(folder, summary)}", highlight=False)
+    return summary
+
+
+def print_summary(summary: ExploreSummary) -> None:
+    """The coverage table and each violation with its shrunk schedule."""
+    from rich.table import Table
+
+    table = Table(title=f"explore {summary.spec}: {len(summary.trials)} trial(s) - coverage")
+    for column in ("kind", "role", "phase", "trials"):
+        table.add_column(column)
+    for row in summary.coverage:
+        table.add_row(row.kind, row.role, row.phase, str(row.trials))
+    console.print(table)
+    for v in summary.violations:
+        shrunk = v.shrunk
+        said = (
+            "not shrunk"
+            if shrunk is None
+            else f"shrunk {len(v.original)} -> {len(shrunk.faults)} fault(s), reproduced "
+            f"{shrunk.reproduced}" + (f": {shrunk.file}" if shrunk.file else "")
+        )
+        console.print(f"[red]{v.property}[/red] violated (trial {v.trial}, {v.cell}): {said}")
+    console.print(f"explore verdict [bold]{summary.verdict}[/bold]", highlight=False)
+
+
+def print_first_schedules(plan: Any, count: int = SHOWN_SCHEDULES) -> None:
+    """For `validate`: the first schedules explore would draw for each cell (its `explore:`)."""
+    from harness.explore.generator import draw
+
+    for cell in plan.cells:
+        if cell.spec.explore is None:
+            continue
+        console.print(f"explore {cell.id}: first {count} schedules (seed {plan.seed})")
+        for trial in range(count):
+            schedule = draw(cell.spec, plan.seed, trial)
+            faults = "; ".join(
+                f"t={f['at_s']}s {f['kind']} {f['target']}"
+                + (f" {f['side']}" if "side" in f else "")
+                + (f" for {f['duration_s']}s" if "duration_s" in f else "")
+                for f in schedule.faults
+            )
+            console.print(f"  trial {trial}: {faults}", highlight=False)

@@ -1,0 +1,91 @@
+"""The explore run's own `summary.json`: its trials, its violations (each with the original
+schedule and the shrunk one: `shrunk: {faults, reproduced: "k/n", file}`) and its coverage
+(kind x target role x workload phase tried). Typed, so the file a later reader (the index
+page, the nightly) takes is the one this writes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+EXPLORE_SUMMARY = "summary.json"
+SHRINK_LOG = "shrink-log.json"  # beside each violation's minimal-repro.yaml
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class TrialRecord(_Model):
+    trial: int
+    cell: str
+    faults: list[dict[str, Any]]
+    verdict: str  # the trial cell's verdict: pass / fail / unknown
+    violated: list[str] = []  # the `expect:` keys it failed
+    folder: str | None = None  # its run folder (None: it did not run)
+    error: str | None = None
+
+
+class ShrunkRecord(_Model):
+    faults: list[dict[str, Any]]
+    reproduced: str  # "k/n": how many of the shrunk schedule's own runs violated it
+    file: str | None  # its minimal-repro.yaml (None: not confirmed, nothing written)
+    stopped: str  # "fixed point" or "budget"
+    log: str  # its shrink log (each step: schedule, verdicts, kept or not)
+
+
+class ViolationRecord(_Model):
+    property: str
+    trial: int
+    cell: str
+    original: list[dict[str, Any]]
+    shrunk: ShrunkRecord | None = None  # None: the budget ended before shrinking began
+
+
+class CoverageRow(_Model):
+    kind: str
+    role: str
+    phase: str
+    trials: int
+
+
+class ExploreSummary(_Model):
+    spec: str
+    file: str
+    seed: int
+    started: str
+    k: int  # runs of each shrink candidate
+    need: int  # of which must violate for it to be kept
+    budget: dict[str, Any]
+    trials: list[TrialRecord] = []
+    violations: list[ViolationRecord] = []
+    coverage: list[CoverageRow] = []
+    # "sometimes" states reached at least once (ISR at min.insync.replicas, a leaderless
+    # partition...): not measured yet; the key is kept for the readers to come.
+    reached: dict[str, int] = {}
+
+    @property
+    def verdict(self) -> str:
+        """fail with a violation, pass when every trial passed, else unknown."""
+        if self.violations:
+            return "fail"
+        return (
+            "pass" if self.trials and all(t.verdict == "pass" for t in self.trials) else "unknown"
+        )
+
+
+def write_summary(folder: Path, summary: ExploreSummary) -> Path:
+    path = folder / EXPLORE_SUMMARY
+    doc = {"verdict": summary.verdict, **summary.model_dump(mode="json")}
+    path.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def read_summary(path: Path) -> ExploreSummary:
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc.pop("verdict", None)
+    return ExploreSummary.model_validate(doc)
