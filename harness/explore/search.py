@@ -20,6 +20,7 @@ from harness.explore.generator import draw, schedule_problems
 from harness.explore.oracle import failed_properties
 from harness.explore.repro import Found, write_repro
 from harness.explore.shrink import Shrinker
+from harness.explore.states import first_reached
 from harness.explore.summary import (
     SHRINK_LOG,
     CoverageRow,
@@ -42,6 +43,7 @@ class TrialRun:
     verdict: str
     folder: str | None = None
     error: str | None = None
+    reached: tuple[str, ...] = ()  # the "sometimes" states its folder shows (explore.states)
 
 
 RunTrial = Callable[[Cell, list[Entry], str], TrialRun]  # (cell, faults, label)
@@ -78,6 +80,7 @@ class Search:
                 violated=props,
                 folder=result.folder,
                 error=result.error,
+                reached=list(result.reached),
             )
             summary.trials.append(record)
             self.on_trial(record)
@@ -91,6 +94,7 @@ class Search:
                 summary.violations.append(violation)
             trial += 1
         summary.coverage = [CoverageRow.model_validate(r) for r in coverage_table(tried)]
+        summary.reached = first_reached([(t.trial, t.reached) for t in summary.trials])
         summary.budget = self.budget.describe()
         return summary
 

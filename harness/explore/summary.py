@@ -28,6 +28,7 @@ class TrialRecord(_Model):
     violated: list[str] = []  # the `expect:` keys it failed
     folder: str | None = None  # its run folder (None: it did not run)
     error: str | None = None
+    reached: list[str] = []  # the "sometimes" states its cell folder shows (explore.states)
 
 
 class ShrunkRecord(_Model):
@@ -64,9 +65,9 @@ class ExploreSummary(_Model):
     trials: list[TrialRecord] = []
     violations: list[ViolationRecord] = []
     coverage: list[CoverageRow] = []
-    # "sometimes" states reached at least once (ISR at min.insync.replicas, a leaderless
-    # partition...): not measured yet; the key is kept for the readers to come.
-    reached: dict[str, int] = {}
+    # "sometimes" states (harness.explore.states.STATES: ISR at min.insync.replicas, a
+    # leaderless partition...): each with the first trial that reached it, None: never.
+    reached: dict[str, int | None] = {}
 
     @property
     def verdict(self) -> str:

@@ -13,6 +13,7 @@ from typing import Any
 from harness.experiment import Plan, run_plan
 from harness.explore.generator import with_faults
 from harness.explore.search import RunTrial, TrialRun
+from harness.explore.states import cell_states
 from harness.nemesis.schedule import plan_faults
 from harness.results.layout import RunPaths
 from harness.runner.status import Reporter
@@ -40,7 +41,8 @@ def plan_runner(
         try:
             folder.mkdir(parents=True, exist_ok=True)
             run_dir, _, _ = run_plan(plan, folder, report, on_cell_done, checks=checks)
-            summary = json.loads(RunPaths(run_dir).cell(one.id).summary.read_text())
+            cell_dir = RunPaths(run_dir).cell(one.id)
+            summary = json.loads(cell_dir.summary.read_text())
         except Exception as exc:  # one trial lost, not the exploration
             first = (str(exc).splitlines() or [""])[0]
             return TrialRun([], "unknown", None, f"{type(exc).__name__}: {first}")
@@ -49,6 +51,7 @@ def plan_runner(
             [{k: str(c.get(k, "")) for k in ("name", "verdict", "detail")} for c in found],
             str(summary.get("verdict", "unknown")),
             str(run_dir),
+            reached=tuple(cell_states(cell_dir.root)),
         )
 
     return run
