@@ -26,6 +26,8 @@ from harness.cli.terminal import (
 )
 
 if TYPE_CHECKING:
+    from rich.table import Table
+
     from harness.experiment import Plan
     from harness.explore.summary import ExploreSummary
 
@@ -155,15 +157,10 @@ def _search(
 
 
 def print_summary(summary: ExploreSummary) -> None:
-    """The coverage table and each violation with its shrunk schedule."""
-    from rich.table import Table
-
-    table = Table(title=f"explore {summary.spec}: {len(summary.trials)} trial(s) - coverage")
-    for column in ("kind", "role", "phase", "trials"):
-        table.add_column(column)
-    for row in summary.coverage:
-        table.add_row(row.kind, row.role, row.phase, str(row.trials))
-    console.print(table)
+    """The coverage table (kind x role, trials per workload phase), the "sometimes" states
+    reached, and each violation with its shrunk schedule."""
+    console.print(coverage_table(summary))
+    console.print(states_table(summary))
     for v in summary.violations:
         shrunk = v.shrunk
         said = (
@@ -174,6 +171,36 @@ def print_summary(summary: ExploreSummary) -> None:
         )
         console.print(f"[red]{v.property}[/red] violated (trial {v.trial}, {v.cell}): {said}")
     console.print(f"explore verdict [bold]{summary.verdict}[/bold]", highlight=False)
+
+
+def coverage_table(summary: ExploreSummary) -> Table:
+    """One line per (kind, role) tried, its trials per workload phase."""
+    from rich.table import Table
+
+    from harness.explore.coverage import PHASES, coverage_grid
+
+    table = Table(title=f"explore {summary.spec}: {len(summary.trials)} trial(s) - coverage")
+    for column in ("kind", "role", *PHASES):
+        table.add_column(column, justify="right" if column in PHASES else "left")
+    rows = [(r.kind, r.role, r.phase, r.trials) for r in summary.coverage]
+    for kind, role, phases in coverage_grid(rows):
+        table.add_row(kind, role, *(str(phases[p] or "-") for p in PHASES))
+    return table
+
+
+def states_table(summary: ExploreSummary) -> Table:
+    """Each "sometimes" state with the first trial that reached it (never: a gap)."""
+    from rich.table import Table
+
+    from harness.explore.states import STATES
+
+    table = Table(title="states reached (sometimes)")
+    table.add_column("state")
+    table.add_column("first trial", justify="right")
+    for state in [*STATES, *(s for s in summary.reached if s not in STATES)]:
+        first = summary.reached.get(state)
+        table.add_row(state, "[yellow]never[/yellow]" if first is None else str(first))
+    return table
 
 
 def print_first_schedules(plan: Any, count: int = SHOWN_SCHEDULES) -> None:

@@ -26,3 +26,15 @@ def coverage_table(tried: Iterable[tuple[str, str, str]]) -> list[dict[str, str 
         {"kind": kind, "role": role, "phase": phase, "trials": n}
         for (kind, role, phase), n in sorted(counts.items())
     ]
+
+
+def coverage_grid(
+    rows: Iterable[tuple[str, str, str, int]],
+) -> list[tuple[str, str, dict[str, int]]]:
+    """The short form of the coverage rows (kind, role, phase, trials): one line per (kind,
+    role), its trials per phase (every phase present, 0 when none), sorted."""
+    grid: dict[tuple[str, str], dict[str, int]] = {}
+    for kind, role, phase, n in rows:
+        cells = grid.setdefault((kind, role), dict.fromkeys(PHASES, 0))
+        cells[phase] = cells.get(phase, 0) + n
+    return [(kind, role, cells) for (kind, role), cells in sorted(grid.items())]

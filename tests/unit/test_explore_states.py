@@ -3,14 +3,20 @@ known answers, and the explore summary's `reached` (the first trial of each stat
 
 from __future__ import annotations
 
+import io
 import json
+import re
 from pathlib import Path
 from typing import Any
 
+from rich.console import Console
+
+from harness.cli.explore import coverage_table, states_table
 from harness.explore.budget import Budget
+from harness.explore.coverage import coverage_grid
 from harness.explore.search import Search, TrialRun
 from harness.explore.states import STATES, cell_states, first_reached, min_isr
-from harness.explore.summary import ExploreSummary, read_summary, write_summary
+from harness.explore.summary import CoverageRow, ExploreSummary, read_summary, write_summary
 from harness.spec import Cell
 from harness.spec.explore_roles import Entry
 from tests.unit.test_explore_search import cells
@@ -166,3 +172,33 @@ def test_the_search_fills_reached_and_the_summary_round_trips(tmp_path: Path) ->
     assert summary.reached["unclean_election"] is None
     back = read_summary(write_summary(tmp_path, summary))
     assert back.reached == summary.reached and back.trials[1].reached == summary.trials[1].reached
+
+
+def test_the_coverage_grid_folds_phases_into_one_line_per_kind_and_role() -> None:
+    rows = [
+        ("kill", "leader", "early", 2),
+        ("kill", "leader", "late", 1),
+        ("pause", "one", "middle", 1),
+    ]
+    assert coverage_grid(rows) == [
+        ("kill", "leader", {"early": 2, "middle": 0, "late": 1}),
+        ("pause", "one", {"early": 0, "middle": 1, "late": 0}),
+    ]
+
+
+def test_explore_prints_its_coverage_and_the_states_reached() -> None:
+    summary = ExploreSummary(
+        spec="s", file="s.yaml", seed=1, started="now", k=3, need=2, budget={},
+        coverage=[
+            CoverageRow(kind="kill", role="leader", phase="early", trials=2),
+            CoverageRow(kind="kill", role="leader", phase="late", trials=1),
+        ],
+        reached={**first_reached([]), "leaderless": 4},
+    )  # fmt: skip
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(coverage_table(summary))
+    console.print(states_table(summary))
+    text = console.export_text()
+    assert re.search(r"kill\s+│\s+leader\s+│\s+2\s+│\s+-\s+│\s+1", text)
+    assert re.search(r"leaderless\s+│\s+4", text)
+    assert re.search(r"elr_election\s+│\s+never", text)
