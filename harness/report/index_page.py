@@ -112,6 +112,25 @@ class MarginView:
 
 
 @dataclass(frozen=True)
+class ExploreView:
+    """The newest explore run of one spec in the results folder (harness explore): its verdict,
+    violations, coverage (kind x role, trials per workload phase) and "sometimes" states."""
+
+    spec: str
+    run: str  # its folder's name
+    started: str
+    verdict: str
+    trials: int
+    spent: str  # what its budget spent ("14 cells, 31 min")
+    summary_href: str
+    # (property, what the shrink gave, its minimal-repro.yaml relative to index.html or None)
+    violations: list[tuple[str, str, str | None]] = field(default_factory=list)
+    phases: tuple[str, ...] = ()
+    coverage: list[tuple[str, str, list[int]]] = field(default_factory=list)
+    states: list[tuple[str, int | None]] = field(default_factory=list)  # None: never reached
+
+
+@dataclass(frozen=True)
 class IndexPage:
     suite: str
     run_id: str
@@ -131,6 +150,7 @@ class IndexPage:
     margin_low: float = 0.2  # a margin under it is listed
     margin_runs: int = 7  # over the latest run and the ones just before it
     margins_known: bool = True  # some run has margins (older histories have none)
+    explorations: list[ExploreView] = field(default_factory=list)  # one per spec explored
 
     @property
     def cells(self) -> list[CellView]:

@@ -51,6 +51,7 @@ from harness.suite.changes import (
 )
 from harness.suite.compare import Key
 from harness.suite.cost import night_costs, summed
+from harness.suite.index_explore import explore_views
 from harness.suite.index_inputs import (
     Damage,
     SuiteFolder,
@@ -244,6 +245,7 @@ def build_index(
         margin_low=MARGIN_LOW,
         margin_runs=MARGIN_RUNS,
         margins_known=any(row_margins(r) for r in [*latest, *rows]),
+        explorations=explore_views(results, notes, damage),
     )
 
 
