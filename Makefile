@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: help docs incidents setup venv actionlint toxiproxy plfs chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge weekly weekly-merge index calibrate
+.PHONY: help docs incidents setup venv actionlint toxiproxy plfs chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge nightly-explore weekly weekly-merge index calibrate
 
 help: ## this list (the default target: a bare `make` installs nothing)
 	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
@@ -95,6 +95,20 @@ soak: venv ## experiments/soak/high-volume.yaml: 5 M records at full rate, a lea
 
 nightly: venv ## the nightly suite: every experiment on 3.9.2 and 4.3.1; results/<run>/, results/history.parquet, results/index.html (a part: ARGS="--shard K/N --out shards")
 	$(PY) -m harness run experiments/suites/nightly.yaml $(ARGS)
+
+# The nightly's explore part (docs/exploring.md, "In the nightly"): SPEC:CELLS entries whose
+# property should hold, each searched for EXPLORE_MINUTES with a new seed every day (printed,
+# stored in each summary.json). Exit 1 when one found a violation (its minimal-repro.yaml named),
+# else the worst other exit code. One entry: make nightly-explore NIGHTLY_EXPLORE=SPEC:CELLS.
+NIGHTLY_EXPLORE ?= experiments/incidents/acks1-leader-loss.yaml:*acks=all_client=librdkafka experiments/operations/split-brain.yaml:*acks=all
+EXPLORE_MINUTES ?= 30
+EXPLORE_SEED ?= $(shell date -u +%Y%m%d)
+nightly-explore: venv ## the nightly's explore part: `harness explore` over NIGHTLY_EXPLORE's specs, EXPLORE_MINUTES (30) each; results/<start>-explore-<spec>/
+	@set -f; rc=0; for entry in $(NIGHTLY_EXPLORE); do \
+	  spec=$${entry%%:*}; cells=$${entry#*:}; \
+	  $(PY) -m harness explore "$$spec" --cells "$$cells" --budget-minutes $(EXPLORE_MINUTES) --seed $(EXPLORE_SEED) $(ARGS); \
+	  code=$$?; if [ $$code -eq 1 ] || [ $$rc -ne 1 -a $$code -gt $$rc ]; then rc=$$code; fi; \
+	done; exit $$rc
 
 calibrate: venv ## the calibration still to run per experiment (docs/experiments.md "Still to run"); ARGS="[SPEC|SUITE…] --run [--phase quiet|loaded] [--budget-minutes M]" runs it down, one at a time
 	$(PY) scripts/calibration_queue.py $(ARGS)

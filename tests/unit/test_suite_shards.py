@@ -289,7 +289,7 @@ def test_the_nightly_workflow_runs_every_shard_and_merges_them() -> None:
     steps = " ".join(str(s.get("run", "")) for s in jobs["shard"]["steps"])
     assert "--shard ${{ matrix.shard }}/${{ strategy.job-total }}" in steps
     results = jobs["results"]
-    assert results["needs"] == ["shard"] and results["if"] == "always()"
+    assert results["needs"] == ["shard", "explore"] and results["if"] == "always()"
     assert "make nightly-merge" in " ".join(str(s.get("run", "")) for s in results["steps"])
     whole = make_suite_plan(NIGHTLY_SUITE)
     parts = [make_suite_plan(NIGHTLY_SUITE, shard=Shard(k, len(shards))) for k in shards]
