@@ -82,6 +82,14 @@ def explore(
     cells: Annotated[
         str | None, typer.Option(help="Only cells whose id matches (comma list, globs).")
     ] = None,
+    max_trials: Annotated[
+        int | None,
+        typer.Option(
+            "--max-trials",
+            min=1,
+            help="Draw at most this many schedules (shrinking counts on the budget only).",
+        ),
+    ] = None,
     spark_master: SparkMasterOpt = None,
 ) -> None:
     """Search fault schedules for a violation of the spec's expectations and shrink it to a
@@ -104,7 +112,9 @@ def explore(
     )
     try:
         folder.mkdir(parents=True, exist_ok=True)
-        summary = _search(plan, spec, folder, cell_budget, seconds, runs, need, started)
+        summary = _search(
+            plan, spec, folder, (cell_budget, seconds, max_trials), runs, need, started
+        )
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: the running cell stopped, cluster removed")
         raise typer.Exit(EXIT_INTERRUPTED) from None
@@ -118,8 +128,7 @@ def _search(
     plan: Plan,
     spec: Path,
     folder: Path,
-    cells: int | None,
-    seconds: float | None,
+    limits: tuple[int | None, float | None, int | None],  # cells, seconds, trials
     runs: int,
     need: int,
     started: datetime,
@@ -138,6 +147,7 @@ def _search(
             highlight=False,
         )
 
+    cells, seconds, max_trials = limits
     budget = Budget(cells=cells, seconds=seconds, clock=time.monotonic)
     summary = ExploreSummary(
         spec=plan.spec.name,
@@ -150,7 +160,9 @@ def _search(
     )
     with spark_checks(small=small_cells(plan.cells)) as checks:
         runner = plan_runner(spec, plan.seed, folder / "trials", CellProgress(), checks)
-        search = Search(plan.cells, plan.seed, runner, folder, budget, runs, need, trial_done)
+        search = Search(
+            plan.cells, plan.seed, runner, folder, budget, runs, need, max_trials, trial_done
+        )
         search.explore(summary)
     console.print(f"written: {write_summary(folder, summary)}", highlight=False)
     return summary

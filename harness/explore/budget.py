@@ -7,7 +7,8 @@ runs is counted, the trials' and the shrinker's alike.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 
@@ -17,6 +18,7 @@ class Budget:
     seconds: float | None = None  # None: no time limit
     clock: Callable[[], float] = time.monotonic
     spent: int = 0  # cells run so far
+    reserved: int = 0  # cells kept back (for a shrink's confirmation): `reserve`
     started: float = field(init=False)
 
     def __post_init__(self) -> None:
@@ -30,10 +32,24 @@ class Budget:
         return self.clock() - self.started
 
     def exhausted(self) -> bool:
-        """No cell may start any more."""
-        if self.cells is not None and self.spent >= self.cells:
+        """No cell may start any more (the reserved cells kept back: with a time limit, as
+        many times the mean cell so far)."""
+        if self.cells is not None and self.spent + self.reserved >= self.cells:
             return True
-        return self.seconds is not None and self.elapsed_s >= self.seconds
+        if self.seconds is None:
+            return False
+        mean = self.elapsed_s / self.spent if self.spent else 0.0
+        return self.elapsed_s + self.reserved * mean >= self.seconds
+
+    @contextmanager
+    def reserve(self, cells: int) -> Iterator[None]:
+        """Keep `cells` back while inside: a shrink stops early enough that its schedule can
+        still be confirmed (k runs) within the budget."""
+        self.reserved += cells
+        try:
+            yield
+        finally:
+            self.reserved -= cells
 
     def describe(self) -> dict[str, float | int | None]:
         """For the summary: the limits and what was spent."""

@@ -58,6 +58,7 @@ class Search:
     budget: Budget
     k: int = 3
     need: int = 2
+    max_trials: int | None = None  # drawn schedules at most (None: until the budget is spent)
     on_trial: Callable[[TrialRecord], None] = lambda record: None
 
     def explore(self, summary: ExploreSummary) -> ExploreSummary:
@@ -65,7 +66,7 @@ class Search:
         shrunk: set[str] = set()
         tried: list[tuple[str, str, str]] = []
         trial = 0
-        while not self.budget.exhausted():
+        while not self.budget.exhausted() and (self.max_trials is None or trial < self.max_trials):
             cell = self.cells[trial % len(self.cells)]
             schedule = draw(cell.spec, self.seed, trial)
             result = self.run(cell, schedule.faults, f"trial-{trial:03d}")
@@ -95,7 +96,7 @@ class Search:
             trial += 1
         summary.coverage = [CoverageRow.model_validate(r) for r in coverage_table(tried)]
         summary.reached = first_reached([(t.trial, t.reached) for t in summary.trials])
-        summary.budget = self.budget.describe()
+        summary.budget = {**self.budget.describe(), "max_trials": self.max_trials}
         return summary
 
     def _shrink(self, cell: Cell, trial: int, prop: str, faults: list[Entry]) -> ShrunkRecord:

@@ -73,19 +73,22 @@ class Shrinker:
 
     def run(self, faults: list[Entry], confirm: bool = True) -> Shrunk:
         """The smallest schedule found; `confirm`: run it k times more to say how often it
-        reproduces (its `incident:` figures)."""
+        reproduces (its `incident:` figures), with k cells of the budget kept back for it."""
         original = [dict(f) for f in faults]
         current = [dict(f) for f in faults]
-        while not self.budget.exhausted():
-            before = _key(current)
-            current = self._fewer(current)
-            for index in range(len(current)):
-                current = self._halve(current, index, "duration_s", "shorter", self.min_duration_s)
-                current = self._halve(current, index, "at_s", "earlier", self.earliest_s)
-                current = self._simplify(current, index)
-            if _key(current) == before:
-                break
-        stopped = BUDGET if self.budget.exhausted() else FIXED_POINT
+        with self.budget.reserve(self.k if confirm else 0):  # the confirmation's k runs
+            while not self.budget.exhausted():
+                before = _key(current)
+                current = self._fewer(current)
+                for index in range(len(current)):
+                    current = self._halve(
+                        current, index, "duration_s", "shorter", self.min_duration_s
+                    )
+                    current = self._halve(current, index, "at_s", "earlier", self.earliest_s)
+                    current = self._simplify(current, index)
+                if _key(current) == before:
+                    break
+            stopped = BUDGET if self.budget.exhausted() else FIXED_POINT
         out = Shrunk(original, current, stopped, self.log)
         if confirm and not self.budget.exhausted():
             out.confirmed = repeat(
