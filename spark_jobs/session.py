@@ -99,6 +99,7 @@ def master_url(given: str | None = None) -> str:
 
 
 CONNECT_SCHEME = "sc://"
+CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"  # set by pyspark in a process using Connect
 # The session settings the checks depend on that a Connect client may set (runtime SQL
 # settings); the server's JVM settings are its own (spark_jobs.connect_server starts one
 # with spark_session's).
@@ -163,6 +164,10 @@ def spark_session(
     url = master_url(master)
     if is_connect(url):
         return _connect_session(url, conf)
+    # pyspark marks a process that opened a Connect session by an environment variable its
+    # children inherit, and refuses a classic session there (CONNECT_URL_NOT_SET): a Spark
+    # query process started by a harness whose checks went through Spark Connect.
+    os.environ.pop(CONNECT_MODE_ENV, None)
     builder = (
         SparkSession.builder.master(url)
         .appName(app)

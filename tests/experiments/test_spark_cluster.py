@@ -148,10 +148,11 @@ def test_a_lane_on_spark_connect_is_cancelled(spark_connect_master: str | None) 
     tests/unit/test_verify.py)."""
     import threading
 
-    from spark_jobs.session import spark_session
+    from spark_jobs.session import CONNECT_MODE_ENV, spark_session
     from spark_jobs.verify import _Lane
 
     assert spark_connect_master is not None
+    mode_before = os.environ.get(CONNECT_MODE_ENV)
     spark = spark_session(master=spark_connect_master)
     done: list[int] = []
     errors: list[str] = []
@@ -176,6 +177,9 @@ def test_a_lane_on_spark_connect_is_cancelled(spark_connect_master: str | None) 
         assert spark.range(5).count() == 5  # the session goes on
     finally:
         spark.stop()
+        # This process's later classic sessions (and its children's) as before the test.
+        if mode_before is None:
+            os.environ.pop(CONNECT_MODE_ENV, None)
 
 
 def test_a_bad_master_url_is_a_usage_error(tmp_path: Path) -> None:
