@@ -1,5 +1,6 @@
 """One small, quiet Spark session shared by the checks and their tests: `local[2]` by
-default, or any master a user names (`--spark-master`, KAFKA_CHAOS_SPARK_MASTER)."""
+default, or any master a user names (`--spark-master`, KAFKA_CHAOS_SPARK_MASTER), or a Spark
+Connect server (`sc://host:port`: the checks then start no JVM of their own)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +98,43 @@ def master_url(given: str | None = None) -> str:
     return given or os.environ.get(MASTER_ENV) or DEFAULT_MASTER
 
 
+CONNECT_SCHEME = "sc://"
+CONNECT_MODE_ENV = "SPARK_CONNECT_MODE_ENABLED"  # set by pyspark in a process using Connect
+# The session settings the checks depend on that a Connect client may set (runtime SQL
+# settings); the server's JVM settings are its own (spark_jobs.connect_server starts one
+# with spark_session's).
+_CONNECT_CONF = {
+    "spark.sql.shuffle.partitions": "4",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.session.timeZone": "UTC",
+}
+
+
+def is_connect(url: str) -> bool:
+    """A Spark Connect address (`sc://host:port`), not a master."""
+    return url.startswith(CONNECT_SCHEME)
+
+
+def is_connect_session(spark: SparkSession) -> bool:
+    """A session through Spark Connect (no SparkContext, no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
+
+
+def _connect_session(url: str, conf: dict[str, str] | None) -> SparkSession:
+    """A new session on a running Spark Connect server: a warm JVM shared by every process
+    that names it (make test's integration lane: one server instead of a cold JVM per test).
+    The executors read the cell's Parquet files by the path the client names, so the
+    server must see the same file system (the same machine, or a shared mount)."""
+    # The checks order whole-run series in one window on purpose (checks.stall); the classic
+    # session silences the same notice in its log4j2 profile.
+    warnings.filterwarnings("ignore", "WARN WindowExpression: No Partition Defined", UserWarning)
+    builder = SparkSession.builder.remote(url)
+    for key, value in {**_CONNECT_CONF, **(conf or {})}.items():
+        builder = builder.config(key, value)
+    session: SparkSession = builder.create()
+    return session
+
+
 def spark_session(
     app: str = "kafka-chaos-verify",
     jars: list[Path] | None = None,
@@ -122,8 +161,15 @@ def spark_session(
     )
     if small_cells:
         java_opts += f" {SMALL_CELLS_JVM}"
+    url = master_url(master)
+    if is_connect(url):
+        return _connect_session(url, conf)
+    # pyspark marks a process that opened a Connect session by an environment variable its
+    # children inherit, and refuses a classic session there (CONNECT_URL_NOT_SET): a Spark
+    # query process started by a harness whose checks went through Spark Connect.
+    os.environ.pop(CONNECT_MODE_ENV, None)
     builder = (
-        SparkSession.builder.master(master_url(master))
+        SparkSession.builder.master(url)
         .appName(app)
         .config("spark.sql.shuffle.partitions", "4")
         # With few fixed shuffle partitions AQE has little to tune, and re-planning each

@@ -26,6 +26,7 @@ from spark_jobs.cell_data import read_cell
 from spark_jobs.check import MAIN, REVIEW, Check, failed, merge
 from spark_jobs.checks import CHECKS
 from spark_jobs.context import CellContext
+from spark_jobs.session import is_connect_session
 
 
 def verify_cell(
@@ -141,11 +142,14 @@ def compose(checks: Sequence[Check], ctx: CellContext) -> Figures:
 
 
 class _Lane:
-    """One function run in a thread of its own, its Spark jobs in a job group of their own:
-    cancelled when the caller fails or is interrupted, so nothing runs on after it."""
+    """One function run in a thread of its own, its Spark jobs under a label of their own:
+    cancelled when the caller fails or is interrupted, so nothing runs on after it. The label:
+    a job group on a classic session; an operation tag through Spark Connect, which has no
+    SparkContext (a classic session's interruptTag cancelled nothing here, Spark 4.0.0)."""
 
     def __init__(self, spark: SparkSession, name: str) -> None:
-        self._context = spark.sparkContext
+        self._spark = spark
+        self._connect = is_connect_session(spark)
         self._name = name
         self._group = f"kafka-chaos-verify-{uuid.uuid4().hex}"
         self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verify-lane")
@@ -153,7 +157,11 @@ class _Lane:
 
     def start(self, fn: Callable[..., None], *args: Any) -> None:
         def run() -> None:
-            self._context.setJobGroup(self._group, f"kafka-chaos verify: {self._name}", True)
+            if self._connect:
+                self._spark.addTag(self._group)  # this thread's operations only
+            else:
+                description = f"kafka-chaos verify: {self._name}"
+                self._spark.sparkContext.setJobGroup(self._group, description, True)
             fn(*args)
 
         self._future = self._pool.submit(run)
@@ -168,8 +176,11 @@ class _Lane:
         # A job the thread starts after a cancel is cancelled on the next round; the
         # function has a bounded number of jobs, so this ends.
         while self._future is not None and not self._future.done():
-            # A context already gone cancels nothing and fails the thread's next call too.
+            # A session already gone cancels nothing and fails the thread's next call too.
             with contextlib.suppress(Exception):
-                self._context.cancelJobGroup(self._group)
+                if self._connect:
+                    self._spark.interruptTag(self._group)
+                else:
+                    self._spark.sparkContext.cancelJobGroup(self._group)
             wait([self._future], timeout=0.2)
         self._pool.shutdown(wait=True, cancel_futures=True)

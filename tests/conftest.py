@@ -44,6 +44,19 @@ def run_shared_clusters_users_together(items: list[pytest.Item]) -> None:
     items[:] = [items[i] for i in order]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def spark_connect_master(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """A run that selected integration tests: one warm Spark Connect server for every
+    check they run (tests/spark_connect.py); any other run: nothing."""
+    if not any(item.get_closest_marker("integration") for item in request.session.items):
+        yield None
+        return
+    from tests.spark_connect import connect_master
+
+    with connect_master() as url:
+        yield url
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:  # a SparkSession, imported late: only a Spark test starts the JVM
     """One local Spark session for every test module that checks on Spark (marked `spark`),

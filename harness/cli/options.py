@@ -16,9 +16,9 @@ SparkMasterOpt = Annotated[
     str | None,
     typer.Option(
         "--spark-master",
-        help="Spark master URL the checks run on (e.g. spark://host:7077); default "
-        "$KAFKA_CHAOS_SPARK_MASTER, else local[2]. Its executors must reach the result "
-        "folder by the same path.",
+        help="Spark master URL the checks run on (e.g. spark://host:7077), or a Spark Connect "
+        "server (sc://host:15002); default $KAFKA_CHAOS_SPARK_MASTER, else local[2]. Its "
+        "executors must reach the result folder by the same path.",
     ),
 ]
 
@@ -30,7 +30,9 @@ def use_spark_master(url: str | None) -> None:
         return
     if not (url.startswith("local") or url == "yarn" or "://" in url):
         raise fail(
-            EXIT_USAGE, f"--spark-master {url!r}: expected local[N] or a URL like spark://host:7077"
+            EXIT_USAGE,
+            f"--spark-master {url!r}: expected local[N], a URL like spark://host:7077 "
+            "or a Spark Connect address like sc://host:15002",
         )
     import os
 

@@ -21,6 +21,7 @@ from harness.nodes.capabilities.base import NEXT_ENTRYPOINT_ENV, Wiring
 from harness.nodes.container_files import read_folder, write_file
 from harness.nodes.disks import DiskPlan, NodeDisks
 from harness.nodes.dynamic_quorum import FORMAT_ARGS_ENV
+from harness.nodes.ports import host_ephemeral_range, inner_port_range
 from harness.nodes.reaper import run_labels
 from harness.nodes.segment_copy import copy_topic
 from harness.nodes.topology import METRICS_PORT, NodeSpec
@@ -137,8 +138,15 @@ class ClusterNode:
             .with_network(self.network)
             .with_network_aliases(spec.name)
             .with_envs(**self._env)
-            .with_kwargs(labels=run_labels(self.run_id), cap_add=["NET_ADMIN"], hostname=spec.name)
         )
+        base: dict[str, Any] = {
+            "labels": run_labels(self.run_id),
+            "cap_add": ["NET_ADMIN"],
+            "hostname": spec.name,
+        }
+        inner = inner_port_range(host_ephemeral_range())
+        if inner is not None:  # outgoing connections never hold a listener's port
+            base["sysctls"] = {"net.ipv4.ip_local_port_range": inner}
         if spec.host_port is not None:
             # Same port inside and out, on loopback only: the advertised address stays valid.
             container.ports[f"{spec.host_port}/tcp"] = ("127.0.0.1", spec.host_port)  # type: ignore[assignment]
@@ -163,9 +171,7 @@ class ClusterNode:
             if len(wiring.entrypoints) > 1:
                 chain = ":".join(e.path for e in wiring.entrypoints[1:])
                 container.with_env(NEXT_ENTRYPOINT_ENV, chain)
-        if kwargs:
-            kwargs.setdefault("cap_add", ["NET_ADMIN"])
-            container.with_kwargs(labels=run_labels(self.run_id), hostname=spec.name, **kwargs)
+        container.with_kwargs(**{**base, **kwargs})
         if self._disks is not None:
             for volume, bind in self._disks.volumes.items():
                 container.with_volume_mapping(volume, bind["bind"], "rw")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import socket
 from contextlib import ExitStack
+from pathlib import Path
 
 # Docker's words when a published port is taken: by a host process ("listen tcp4
 # 127.0.0.1:PORT: bind: address already in use") or by another container ("Bind for
@@ -35,3 +36,35 @@ def busy_ports(error: BaseException) -> list[int] | None:
     if not _BIND_FAILED.search(text):
         return None
     return sorted({int(port) for port in _ADDRESS.findall(text)})
+
+
+HOST_EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
+PORT_MAX = 65535
+INNER_RANGE_MIN = 1000  # ports a node's own outgoing connections need at the very least
+INNER_FLOOR = 10000  # below: the nodes' fixed listener and metrics ports
+
+
+def host_ephemeral_range(path: Path = HOST_EPHEMERAL) -> tuple[int, int] | None:
+    """The host's ephemeral port range (where `free_ports` draws), None if unreadable."""
+    try:
+        low, high = (int(x) for x in path.read_text().split())
+    except (OSError, ValueError):
+        return None
+    return low, high
+
+
+def inner_port_range(host: tuple[int, int] | None) -> str | None:
+    """The ephemeral range for a node's container (`net.ipv4.ip_local_port_range`), disjoint
+    from the host's: a broker binds its client listener inside at the host port's own number,
+    which `free_ports` drew from the host's ephemeral range, and an outgoing connection the
+    broker had opened a moment earlier (to a controller, say) could hold that very port
+    inside ("Socket server failed to bind to 0.0.0.0:46375: Address already in use", a
+    make test run, 2026-11-28). None when no disjoint range of INNER_RANGE_MIN ports fits."""
+    if host is None:
+        return None
+    low, high = host
+    if PORT_MAX - high >= INNER_RANGE_MIN:
+        return f"{high + 1} {PORT_MAX}"
+    if low - 1 - INNER_FLOOR >= INNER_RANGE_MIN:
+        return f"{INNER_FLOOR} {low - 1}"
+    return None

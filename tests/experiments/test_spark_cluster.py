@@ -113,7 +113,7 @@ def test_verify_on_a_standalone_cluster_equals_local(
     url, env = standalone
     run, cell_id, known = _result_folder(tmp_path)
 
-    local = harness("verify", run)
+    local = harness("verify", run, "--spark-master", "local[2]")  # not the tests' Connect server
     assert local.returncode in (0, 1), local.stderr[-3000:]
     on_local = _figures(run, cell_id)
 
@@ -128,6 +128,58 @@ def test_verify_on_a_standalone_cluster_equals_local(
     assert on_cluster == on_local == known
     # It really ran there: the master knows the application.
     assert (tmp_path / "work").is_dir() and any((tmp_path / "work").iterdir())
+
+
+def test_verify_over_spark_connect_gives_the_known_figures(
+    tmp_path: Path, spark_connect_master: str | None
+) -> None:
+    """The tests' Spark Connect server (tests/spark_connect.py), named as a user names one:
+    every figure of the synthetic cell as known."""
+    assert spark_connect_master is not None and spark_connect_master.startswith("sc://")
+    run, cell_id, known = _result_folder(tmp_path)
+    done = harness("verify", run, "--spark-master", spark_connect_master)
+    assert done.returncode in (0, 1), done.stderr[-3000:]
+    assert _figures(run, cell_id) == known
+
+
+def test_a_lane_on_spark_connect_is_cancelled(spark_connect_master: str | None) -> None:
+    """A check lane's operations are tagged, not grouped, through Spark Connect (no
+    SparkContext): stopping the lane interrupts them (the classic session's job groups:
+    tests/unit/test_verify.py)."""
+    import threading
+
+    from spark_jobs.session import CONNECT_MODE_ENV, spark_session
+    from spark_jobs.verify import _Lane
+
+    assert spark_connect_master is not None
+    mode_before = os.environ.get(CONNECT_MODE_ENV)
+    spark = spark_session(master=spark_connect_master)
+    done: list[int] = []
+    errors: list[str] = []
+    started = threading.Event()
+
+    def many_jobs() -> None:
+        try:
+            for i in range(1000):  # bounded: ~1000 small jobs if nothing cancelled them
+                started.set()
+                spark.range(0, 2_000_000, numPartitions=2).selectExpr("sum(id)").collect()
+                done.append(i)
+        except Exception as exc:  # the cancellation: the outcome asserted
+            errors.append(str(exc))
+
+    lane = _Lane(spark, "test")
+    lane.start(many_jobs)
+    started.wait()
+    lane.stop()
+    try:
+        assert errors and "operation_canceled" in errors[0].lower(), errors
+        assert len(done) < 1000
+        assert spark.range(5).count() == 5  # the session goes on
+    finally:
+        spark.stop()
+        # This process's later classic sessions (and its children's) as before the test.
+        if mode_before is None:
+            os.environ.pop(CONNECT_MODE_ENV, None)
 
 
 def test_a_bad_master_url_is_a_usage_error(tmp_path: Path) -> None:

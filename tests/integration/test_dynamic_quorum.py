@@ -14,7 +14,10 @@ from harness.nodes.dynamic_quorum import directory_id
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import produce, read_all
 
-pytestmark = pytest.mark.docker
+# make test-slow (nightly): the replace-controller incident (experiments/incidents/, nightly
+# on 3.9.2 and 4.3.1) runs the same add-controller and remove-controller on a dynamic quorum;
+# the format arguments, plans and tool output are tests/unit/test_dynamic_quorum.py's.
+pytestmark = [pytest.mark.docker, pytest.mark.slow_lane]
 
 
 def test_a_spare_controller_replaces_a_dead_voter(start_cluster: ClusterFactory) -> None:

@@ -30,8 +30,8 @@ def _log_bytes(cluster: object, broker: int) -> int:
 
 # ZooKeeper mode and the sized (64 MB) directories are in make test-slow (nightly): the wipe (log
 # directories set aside, SIGKILL, back on empty ones, the old copy deleted) is the KRaft unsized
-# case's path; ZooKeeper-mode kills are test_offsets_incident[3-zookeeper]'s, a sized directory's
-# own filesystem test_disk_full's.
+# case's path; ZooKeeper-mode kills are the nightly incidents' (controller-failover,
+# consumer-offsets-rf1), a sized directory's own filesystem test_disk_full's.
 @pytest.mark.parametrize(
     ("mode", "controllers", "size_mb"),
     [

@@ -13,8 +13,8 @@ from tests.integration.kafka_io import ProduceResult, produce, read_all, wait_un
 pytestmark = pytest.mark.docker
 
 
-# ZooKeeper mode is in make test-slow (nightly): a ZooKeeper-mode broker's kill is
-# test_offsets_incident[3-zookeeper]'s and test_kill_the_controller[zookeeper]'s path.
+# ZooKeeper mode is in make test-slow (nightly): the kill acts on the container as in KRaft
+# mode; ZooKeeper-mode kills are the nightly's controller-failover and consumer-offsets-rf1.
 @pytest.mark.parametrize("mode", MODES_ZOOKEEPER_SLOW)
 def test_kill_leader_while_producing(start_cluster: ClusterFactory, mode: str) -> None:
     cluster = start_cluster(mode=mode, brokers=3)

@@ -11,7 +11,11 @@ from harness.faults.registry import make_fault
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import producing, read_all
 
-pytestmark = pytest.mark.docker
+# make test-slow (nightly): the migration is the zk-to-kraft-migration experiment's too
+# (experiments/operations/, in the nightly suite on real load); its steps' spec rules and
+# timing are tests/unit/test_migrate_to_kraft.py's. make test keeps ZooKeeper mode in
+# test_network_faults.py's ZooKeeper cut and test_produce_consume.py.
+pytestmark = [pytest.mark.docker, pytest.mark.slow_lane]
 
 
 def test_zookeeper_392_migrates_to_kraft_under_acks_all_load_losing_nothing(

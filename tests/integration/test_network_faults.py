@@ -75,6 +75,10 @@ def produce_from_inside(cluster: KafkaCluster, broker: int, topic: str) -> str:
     return out
 
 
+# make test-slow (nightly): a split's iptables rules are the isolation's and the cut's
+# (test_partition.py, test_fault_kinds.py's cut, make test); the minority leader refusing
+# acks=all writes is the split-brain experiment's (experiments/operations/, nightly).
+@pytest.mark.slow_lane
 def test_split_minority_leader_stops_taking_acks_all_writes(start_cluster: ClusterFactory) -> None:
     cluster = start_cluster(mode="kraft", brokers=3, broker_config=MIN_ISR)
     cluster.create_topic("t", partitions=1, replication_factor=3)

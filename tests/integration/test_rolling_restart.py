@@ -9,7 +9,9 @@ from harness.faults.registry import make_fault
 from tests.integration.conftest import ClusterFactory
 from tests.integration.kafka_io import producing, read_all
 
-pytestmark = pytest.mark.docker
+# make test-slow (nightly): a restart is test_fault_kinds.py's test_stop_start_and_restart
+# (make test); the rolling restart under load is the rolling-restart experiment's (nightly).
+pytestmark = [pytest.mark.docker, pytest.mark.slow_lane]
 
 
 def test_rolling_restart_under_acks_all_load_loses_nothing(start_cluster: ClusterFactory) -> None:

@@ -13,6 +13,10 @@ from tests.integration.kafka_io import producing, read_all, wait_until
 pytestmark = pytest.mark.docker
 
 
+# make test-slow (nightly): an upgrade step is a container replaced on another image, as
+# test_power_loss.py's and test_kill_wipe.py's restarts are (make test); the whole upgrade
+# under load is the rolling-upgrade experiment's (experiments/operations/, nightly).
+@pytest.mark.slow_lane
 def test_upgrade_392_to_431_under_acks_all_load_loses_nothing(
     start_cluster: ClusterFactory,
 ) -> None:
