@@ -95,7 +95,7 @@ def draw(spec: Spec, seed: int, trial: int) -> Schedule:
             entries = tuple(_entry(at, duration, e) for e in role_entries(kind, role, cell, rng))
             one = Drawn(kind, role, phase_of(at, workload_s), entries)
             faults = [e for d in (*drawn, one) for e in d.entries]
-            if not schedule_problems(base, faults):
+            if not _overlaps(faults) and not schedule_problems(base, faults):
                 drawn.append(one)
                 used += len(entries)
                 break
@@ -111,6 +111,22 @@ def schedules(spec: Spec, seed: int, first: int = 0) -> Iterator[Schedule]:
     while True:
         yield draw(spec, seed, trial)
         trial += 1
+
+
+def _overlaps(faults: list[Entry]) -> bool:
+    """Two faults on the same target whose windows overlap: a kill of a broker already down,
+    a pause of a paused one - the second would find nothing to do (its cell `unknown`), or
+    heal the first early. Targets are compared as written (a role resolved when the fault
+    fires, like `controller`, may still land on a node another fault holds)."""
+    windows: dict[str, list[tuple[float, float]]] = {}
+    for f in faults:
+        start = float(f["at_s"])
+        end = start + float(f.get("duration_s") or 0.0)
+        held = windows.setdefault(str(f["target"]), [])
+        if any(start <= e and s <= end for s, e in held):
+            return True
+        held.append((start, end))
+    return False
 
 
 def _entry(at_s: float, duration_s: float | None, entry: Entry) -> Entry:

@@ -191,6 +191,12 @@ def test_schedules_are_bounded_and_only_what_the_cluster_supports(
     assert 1 <= len(faults) <= max_faults
     assert {f["kind"] for f in faults} <= set(kinds)
     assert schedule_problems(spec, faults) == []  # a runnable cell by the spec's own rules
+    windows: dict[str, list[tuple[float, float]]] = {}
+    for f in faults:  # never a second fault on a target another one still holds
+        start, end = f["at_s"], f["at_s"] + f.get("duration_s", 0.0)
+        held = windows.setdefault(str(f["target"]), [])
+        assert not any(start <= e and s <= end for s, e in held), faults
+        held.append((start, end))
     for f in faults:
         if mode == "zookeeper":
             assert f["kind"] not in ("cut-quorum",)
