@@ -152,6 +152,9 @@ def spark_session(
 
     getOrCreate reuses a running session (JVM options and the master then no longer apply).
     """
+    url = master_url(master)
+    if is_connect(url):
+        return _connect_session(url, conf)
     # The parallel collector: the checks are batch work on a small heap, and G1's concurrent
     # threads took ~5 s of CPU per 10 M-row cell from two cores (docs/benchmarks.md).
     scratch = scratch_dir()
@@ -161,9 +164,6 @@ def spark_session(
     )
     if small_cells:
         java_opts += f" {SMALL_CELLS_JVM}"
-    url = master_url(master)
-    if is_connect(url):
-        return _connect_session(url, conf)
     # pyspark marks a process that opened a Connect session by an environment variable its
     # children inherit, and refuses a classic session there (CONNECT_URL_NOT_SET): a Spark
     # query process started by a harness whose checks went through Spark Connect.

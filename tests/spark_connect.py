@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -17,17 +16,11 @@ from pathlib import Path
 
 from harness.common.processes import ManagedProcess
 from harness.common.waiting import wait_until
+from harness.nodes.ports import free_ports
 from spark_jobs.connect_server import READY
 from spark_jobs.session import MASTER_ENV
 
 START_TIMEOUT_S = 180.0
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -36,7 +29,7 @@ def connect_server() -> Iterator[str]:
     folder = Path(tempfile.mkdtemp(prefix="kafka-chaos-connect-"))
     out, err = folder / "stdout", folder / "stderr"
     process = ManagedProcess(
-        [sys.executable, "-m", "spark_jobs.connect_server", "--port", str(free_port())],
+        [sys.executable, "-m", "spark_jobs.connect_server", "--port", str(free_ports(1)[0])],
         stdout=out,
         stderr=err,
     ).start()

@@ -146,34 +146,16 @@ def test_a_lane_on_spark_connect_is_cancelled(spark_connect_master: str | None) 
     """A check lane's operations are tagged, not grouped, through Spark Connect (no
     SparkContext): stopping the lane interrupts them (the classic session's job groups:
     tests/unit/test_verify.py)."""
-    import threading
-
     from spark_jobs.session import CONNECT_MODE_ENV, spark_session
-    from spark_jobs.verify import _Lane
+    from tests.spark_lanes import JOBS, stop_a_busy_lane
 
     assert spark_connect_master is not None
     mode_before = os.environ.get(CONNECT_MODE_ENV)
     spark = spark_session(master=spark_connect_master)
-    done: list[int] = []
-    errors: list[str] = []
-    started = threading.Event()
-
-    def many_jobs() -> None:
-        try:
-            for i in range(1000):  # bounded: ~1000 small jobs if nothing cancelled them
-                started.set()
-                spark.range(0, 2_000_000, numPartitions=2).selectExpr("sum(id)").collect()
-                done.append(i)
-        except Exception as exc:  # the cancellation: the outcome asserted
-            errors.append(str(exc))
-
-    lane = _Lane(spark, "test")
-    lane.start(many_jobs)
-    started.wait()
-    lane.stop()
+    done, errors = stop_a_busy_lane(spark)
     try:
         assert errors and "operation_canceled" in errors[0].lower(), errors
-        assert len(done) < 1000
+        assert len(done) < JOBS
         assert spark.range(5).count() == 5  # the session goes on
     finally:
         spark.stop()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -577,27 +576,11 @@ def test_a_lane_error_is_raised_when_joined(spark: Any) -> None:
 
 def test_stopping_a_lane_cancels_its_jobs_and_ends_its_thread(spark: Any) -> None:
     """The caller failed: the lane's running job and the ones it starts after are cancelled."""
-    from spark_jobs.verify import _Lane
+    from tests.spark_lanes import JOBS, stop_a_busy_lane
 
-    done: list[int] = []
-    errors: list[str] = []
-    started = threading.Event()
-
-    def many_jobs() -> None:
-        try:
-            for i in range(1000):  # bounded: ~1000 small jobs if nothing cancelled them
-                started.set()
-                spark.range(0, 2_000_000, numPartitions=2).selectExpr("sum(id)").collect()
-                done.append(i)
-        except Exception as exc:  # the cancellation: the outcome asserted
-            errors.append(str(exc))
-
-    lane = _Lane(spark, "test")
-    lane.start(many_jobs)
-    started.wait()
-    lane.stop()
+    done, errors = stop_a_busy_lane(spark)
     assert errors and "cancel" in errors[0].lower(), errors
-    assert len(done) < 1000
+    assert len(done) < JOBS
     assert not spark.sparkContext.statusTracker().getActiveJobsIds()
 
 
