@@ -49,7 +49,7 @@ class Step:
 @dataclass
 class Shrunk:
     original: list[Entry]
-    faults: list[Entry]
+    faults: list[Entry]  # the smallest schedule kept, or the smallest one whose confirmation held
     stopped: str  # FIXED_POINT or BUDGET
     log: list[Step] = field(default_factory=list)
     confirmed: Repeats | None = None  # the shrunk schedule's own k runs (confirm=True)
@@ -73,7 +73,8 @@ class Shrinker:
 
     def run(self, faults: list[Entry], confirm: bool = True) -> Shrunk:
         """The smallest schedule found; `confirm`: run it k times more to say how often it
-        reproduces (its `incident:` figures), with k cells of the budget kept back for it."""
+        reproduces (its `incident:` figures), with k cells of the budget kept back for it
+        (and, when it does not repeat, the larger ones kept before it: `_confirm`)."""
         original = [dict(f) for f in faults]
         current = [dict(f) for f in faults]
         with self.budget.reserve(self.k if confirm else 0):  # the confirmation's k runs
@@ -90,19 +91,41 @@ class Shrinker:
                     break
             stopped = BUDGET if self.budget.exhausted() else FIXED_POINT
         out = Shrunk(original, current, stopped, self.log)
-        if confirm and not self.budget.exhausted():
-            out.confirmed = repeat(
+        if confirm:
+            self._confirm(out, original)
+        return out
+
+    def _confirm(self, out: Shrunk, original: list[Entry]) -> None:
+        """Run the shrunk schedule k times more. A shrink keeps a candidate on need of k runs,
+        and a real cluster can give that by luck: when the confirmation does not repeat it,
+        confirm the schedule kept before it, back to the original, while the budget lasts, so
+        that the result is the smallest schedule that reproduced twice, not none."""
+        chain = [original, *(s.faults for s in self.log if s.kept and s.phase != "confirm")]
+        tried: set[str] = set()
+        for faults in reversed(chain):
+            key = _key(faults)
+            if key in tried:
+                continue
+            if self.budget.exhausted():
+                return
+            tried.add(key)
+            repeats = repeat(
                 self.oracle,
-                current,
+                faults,
                 self.prop,
                 k=self.k,
                 need=self.need,
                 budget=self.budget,
                 early_stop=False,
             )
-            runs = [r.as_dict() for r in out.confirmed.runs]
-            self.log.append(Step("confirm", current, runs, out.confirmed.kept))
-        return out
+            note = "" if repeats.kept else "not repeated: the schedule kept before it is next"
+            runs = [r.as_dict() for r in repeats.runs]
+            self.log.append(Step("confirm", faults, runs, repeats.kept, note))
+            if repeats.kept:
+                out.confirmed, out.faults = repeats, [dict(f) for f in faults]
+                return
+            if out.confirmed is None:  # none repeats: the smallest one's runs are the answer
+                out.confirmed = repeats
 
     # --- one candidate ---------------------------------------------------------------------
     def keeps(self, phase: str, candidate: list[Entry]) -> bool:

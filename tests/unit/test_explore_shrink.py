@@ -157,6 +157,45 @@ def test_kept_exactly_when_need_of_the_runs_violate(seed: int, p: float) -> None
     assert r.kept == (sum(run.violated for run in r.runs) >= 2)
 
 
+def test_a_shrink_kept_by_luck_falls_back_to_the_schedule_kept_before_it() -> None:
+    """The pair always violates; broker:1 alone violates in its first two runs only (kept by
+    luck), so its confirmation fails: the pair is confirmed instead, and the log says so."""
+    calls = {"alone": 0}
+
+    def oracle(faults: list[Entry]) -> list[Judgement]:
+        targets = {f["target"] for f in faults}
+        if targets == {"broker:1", "broker:2"}:
+            return verdicts(True)
+        if targets == {"broker:1"}:
+            calls["alone"] += 1
+            return verdicts(calls["alone"] <= 2)
+        return verdicts(False)
+
+    pair = [fault(5.0, "broker:1"), fault(9.0, "broker:2")]
+    shrinker = Shrinker(oracle, "lost", budget=Budget(cells=100), min_duration_s=10.0)
+    shrunk = shrinker.run(pair)
+    assert sorted(f["target"] for f in shrunk.faults) == ["broker:1", "broker:2"]
+    assert shrunk.confirmed is not None and shrunk.confirmed.reproduced == "3/3"
+    confirms = [s for s in shrunk.log if s.phase == "confirm"]
+    assert [(len(s.faults), s.kept) for s in confirms] == [(1, False), (2, True)]
+    assert "kept before it" in confirms[0].note
+
+
+def test_no_confirmation_holds_reports_the_smallest_ones_runs() -> None:
+    calls = {"n": 0}
+
+    def once(faults: list[Entry]) -> list[Judgement]:
+        calls["n"] += 1
+        return verdicts(calls["n"] <= 2)  # the shrink's first candidate, then never again
+
+    shrunk = Shrinker(once, "lost", budget=Budget(cells=100)).run(
+        [fault(5.0, "broker:1"), fault(9.0, "broker:2")]
+    )
+    assert [f["target"] for f in shrunk.faults] == ["broker:1"]
+    assert shrunk.confirmed is not None and shrunk.confirmed.reproduced == "0/3"
+    assert [s.kept for s in shrunk.log if s.phase == "confirm"] == [False, False]
+
+
 def test_a_flaky_oracle_does_not_lose_the_culprit() -> None:
     """Real clusters: the culprit pair violates 2 runs in 3, anything else violates 1 in 3
     (noise); shrinking keeps the pair and drops every other fault."""
