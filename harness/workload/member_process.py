@@ -11,9 +11,11 @@ processes: pydantic and the standard library only (import-linter "light-processe
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import signal
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,13 +84,36 @@ class Stoppable(Protocol):
     stopping: bool
 
 
+ORPHAN_GRACE_S = 10.0  # for a member's own loop to see its runner gone and end cleanly
+
+
 def run_until_signalled(process: Stoppable, run: Callable[[], int | None]) -> int | None:
     """`run()` with SIGTERM and SIGINT setting `process.stopping` (it ends cleanly after what
-    it has in hand)."""
+    it has in hand), and ended for good when the runner that started it is gone."""
 
     def stop(signum: int, frame: object) -> None:
         process.stopping = True
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGINT, stop)
+    exit_with_parent(os.getppid())
     return run()
+
+
+def exit_with_parent(parent: int, grace_s: float = ORPHAN_GRACE_S) -> None:
+    """End this member `grace_s` after its runner is gone, even while the main thread is
+    blocked in a client call its loop's own check never returns from: a librdkafka
+    consumer's close() waits for a coordinator the runner's cleanup has removed (seen: a
+    group member left running for minutes after `harness explore` was SIGKILLed). A member
+    leads its own process group (harness.common.processes), so the group goes with it
+    (Spark's JVM); one that does not ends alone."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        time.sleep(grace_s)
+        if os.getpgrp() == os.getpid():
+            os.killpg(os.getpid(), signal.SIGKILL)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()

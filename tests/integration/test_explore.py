@@ -27,7 +27,12 @@ from harness.explore.states import STATES
 from harness.spec import load_spec
 from tests.experiments.cli import HERE, ROOT, harness, harness_command
 
-pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
+pytestmark = [
+    pytest.mark.docker,
+    pytest.mark.slow,
+    pytest.mark.slow_lane,
+    pytest.mark.timeout(3 * 3600),
+]
 
 SPEC = HERE / "explore-acks1.yaml"
 MAX_TRIALS = 8

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -131,3 +132,34 @@ def test_not_started() -> None:
     proc.kill()  # nothing to do
     with pytest.raises(RuntimeError, match="not started"):
         _ = proc.pid
+
+
+# A runner that starts a member in its own session and dies once the member watches it: the member, stuck as in a
+# librdkafka close() (SIGTERM ignored, the main thread asleep), with a grandchild in its group.
+ORPHANED = """
+import subprocess, sys
+member = '''
+import os, signal, subprocess, sys, time
+from harness.workload.member_process import exit_with_parent
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+g = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])
+exit_with_parent(os.getppid(), grace_s=0.2)
+print(os.getpid(), g.pid, flush=True)
+time.sleep(60)
+'''
+p = subprocess.Popen([sys.executable, '-c', member], start_new_session=True, stdout=subprocess.PIPE)
+sys.stdout.write(p.stdout.readline().decode())  # the member watches this runner: now it dies
+"""
+
+
+def test_a_member_whose_runner_is_gone_ends_with_its_group(tmp_path: Path) -> None:
+    root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "PYTHONPATH": root}
+    out = tmp_path / "pids"
+    with out.open("w") as sink:  # the runner exits; its member lives on, orphaned
+        subprocess.run([sys.executable, "-c", ORPHANED], stdout=sink, env=env, check=True)
+    wait_until(lambda: len(out.read_text().split()) == 2, 30, "the member's pids", interval_s=0.05)
+    member, grandchild = (int(p) for p in out.read_text().split())
+    wait_until(
+        lambda: not alive(member) and not alive(grandchild), 30, "the orphan gone", interval_s=0.1
+    )

@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
-import os
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -76,7 +74,6 @@ class PipelineMember(GroupMember):
         # Its own commits come after the output is delivered (at-least-once), or inside
         # the transaction (exactly-once): never librdkafka's auto-commit.
         super().__init__(spec, runtime, name, commit="after-process")
-        _exit_with_parent(os.getppid())
         self.pipeline = spec
         self.transactional_id = spec.member_transactional_id(member_index(name))
         self.exactly_once = spec.guarantee == EXACTLY_ONCE
@@ -365,18 +362,6 @@ class PipelineMember(GroupMember):
     def closing(self) -> None:
         with contextlib.suppress(KafkaException):
             self.producer.flush(10)
-
-
-def _exit_with_parent(parent: int) -> None:
-    """End the process when the runner that started it is gone, even while the main thread
-    is blocked in a librdkafka call (which a loop's own check would never reach)."""
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(1)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 def _init(producer: Producer) -> Callable[[], object]:
