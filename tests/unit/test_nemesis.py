@@ -53,6 +53,28 @@ def test_faults_fire_at_their_time_and_heal_after_their_duration() -> None:
     assert [f["spec_kind"] for k, f in kinds(cluster) if k == "fault.inject"] == ["kill", "pause"]
 
 
+def test_a_pause_ended_by_a_kill_of_its_node_heals_without_unpausing() -> None:
+    """A role resolved when it fires can land on a paused node (explore drew `pause
+    controller`, then `kill leader-of:` on the same broker): the kill ends the pause, and the
+    pause's heal records the state it found instead of failing on Docker's "not paused"."""
+    cluster = FakeCluster()
+    nemesis, _ = nemesis_for(
+        cluster,
+        Planned(0, at_s=1, kind="pause", target="broker:2", duration_s=5),
+        Planned(1, at_s=2, kind="kill", target="broker:2", duration_s=1),
+    )
+    play(cluster, nemesis, until=60)
+    assert [(t, op) for t, op, _ in cluster.ops()] == [
+        (1.0, "pause"),
+        (2.0, "kill"),
+        (3.0, "start"),
+    ]
+    heals = {f["fault"]: f for k, f in kinds(cluster) if k == "fault.heal"}
+    assert heals["pause"]["found_at_heal"] == "running" and "found_at_heal" not in heals["kill"]
+    assert not [f for k, f in kinds(cluster) if k == "fault.error"]
+    assert nemesis.done and len(cluster.faults) == 0 and cluster.node(2).status() == "running"
+
+
 def test_nothing_fires_before_its_time() -> None:
     cluster = FakeCluster()
     nemesis, _ = nemesis_for(cluster, Planned(0, at_s=10, kind="stop", target="broker:3"))
