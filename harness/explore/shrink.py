@@ -2,7 +2,8 @@
 
 Passes, in this order, repeated until a whole round keeps nothing (a fixed point) or the
 budget is spent: fewer faults (delta debugging over the fault list, Zeller's ddmin), shorter
-durations (halved towards `min_duration_s`), earlier times (halved towards `earliest_s`),
+durations (halved towards `min_duration_s`), earlier times (halved towards `earliest_s`; a
+step under `min_step_s` is not taken),
 simpler targets (harness.spec.explore_roles.simpler_targets). Every candidate is run through
 the oracle k times and kept only when it violates the same expectation in `need` of them
 (harness.explore.oracle); a candidate the spec's rules refuse (`problems`) is never run. Each
@@ -68,6 +69,7 @@ class Shrinker:
     simpler: Simpler = field(default=lambda entry: [])  # simpler targets of one entry
     min_duration_s: float = 1.0
     earliest_s: float = 0.0
+    min_step_s: float = 1.0  # durations and times move by at least this much (or stay)
     log: list[Step] = field(default_factory=list)
     _seen: dict[str, bool] = field(default_factory=dict)
 
@@ -181,8 +183,8 @@ class Shrinker:
             if not isinstance(value, int | float) or value <= floor:
                 return faults
             smaller = max(floor, round(floor + (value - floor) / 2, 1))
-            if smaller >= value:
-                return faults
+            if value - smaller < self.min_step_s:
+                return faults  # a second either way says nothing new, and costs k cells
             candidate = _with(faults, index, {**faults[index], key: smaller})
             if not self.keeps(phase, candidate):
                 return faults

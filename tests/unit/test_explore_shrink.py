@@ -84,6 +84,17 @@ def test_durations_shorter_and_times_earlier_down_to_what_still_fails() -> None:
     assert {"shorter", "earlier", "confirm"} <= phases
 
 
+def test_no_step_under_a_second() -> None:
+    """Halving towards the floor stops once a step would move a time by under min_step_s:
+    a schedule whose fault starts at 5.8 s instead of 6.5 s says nothing new for k cells."""
+    shrunk = Shrinker(lambda faults: verdicts(True), "lost", earliest_s=5.0, k=1, need=1).run(
+        [fault(17.3, "broker:1", duration=6.0)], confirm=False
+    )
+    moves = [s.faults[0]["at_s"] for s in shrunk.log if s.phase == "earlier"]
+    assert moves == [11.2, 8.1, 6.5]  # 5.8 would be a step of 0.7 s
+    assert [s.faults[0]["duration_s"] for s in shrunk.log if s.phase == "shorter"] == [3.5, 2.2]
+
+
 def test_simpler_targets_taken_when_they_still_fail() -> None:
     def simpler(entry: Entry) -> list[Entry]:  # as harness.spec.explore_roles.simpler_targets
         out = [{**entry, "side": "minority"}] if entry.get("side") == "majority" else []
