@@ -114,27 +114,32 @@ def schedules(spec: Spec, seed: int, first: int = 0) -> Iterator[Schedule]:
 
 
 SYMBOLIC = ("controller", "leader-of:")  # targets resolved when the fault fires
+DOWN = ("kill", "stop")  # kinds that leave their node not running until they heal
 
 
 def _overlaps(faults: list[Entry]) -> bool:
-    """Two faults whose windows overlap and that may land on one node: the same target, or
-    the same kind where either target is resolved only when it fires (`controller`,
-    `leader-of:`: a pause of the leader while broker 2, that leader, is paused finds it
-    paused already - Docker refuses - and the trial turns `unknown`; seen in a safe-twin
-    run). A different kind on such a node still plays (a kill of a paused node ends the
-    pause: harness.faults.pause)."""
-    windows: list[tuple[str, str, float, float]] = []
-    for f in faults:
+    """Two faults whose windows overlap on what may be one node (the same target, or either
+    target resolved only when it fires: `controller`, `leader-of:`), where the later one
+    would find nothing to do and turn the trial `unknown`: the same kind (a pause of the
+    leader, broker 2, then of broker 2: "already paused"), or any fault on a node a kill or
+    stop holds down (a pause of a killed broker: "not running"). Both seen in explore runs.
+    A kill of a paused or isolated node still plays (it ends the pause: harness.faults.pause).
+    """
+    held: list[tuple[str, str, float, float]] = []
+    for f in sorted(faults, key=lambda f: float(f["at_s"])):
         start = float(f["at_s"])
         end = start + float(f.get("duration_s") or 0.0)
         target, kind = str(f["target"]), str(f["kind"])
-        for t, k, s, e in windows:
-            same = t == target or (
-                k == kind and (t.startswith(SYMBOLIC) or target.startswith(SYMBOLIC))
-            )
-            if same and start <= e and s <= end:
+        for t, k, s, e in held:
+            if not (start <= e and s <= end):
+                continue
+            if t == target:
                 return True
-        windows.append((target, kind, start, end))
+            maybe_same = t.startswith(SYMBOLIC) or target.startswith(SYMBOLIC)
+            down_first = k in DOWN or (kind in DOWN and s == start)  # at once: either order
+            if maybe_same and (k == kind or down_first):
+                return True
+        held.append((target, kind, start, end))
     return False
 
 

@@ -196,8 +196,12 @@ def test_schedules_are_bounded_and_only_what_the_cluster_supports(
     for a, b in itertools.combinations(faults, 2):  # never two faults that may hit one node
         a_end, b_end = (f["at_s"] + f.get("duration_s", 0.0) for f in (a, b))
         overlap = a["at_s"] <= b_end and b["at_s"] <= a_end
+        first = min((a, b), key=lambda f: f["at_s"])
         resolved_late = any(str(f["target"]).startswith(symbolic) for f in (a, b))
-        same_node = a["target"] == b["target"] or (a["kind"] == b["kind"] and resolved_late)
+        down = ("kill", "stop")
+        at_once = a["at_s"] == b["at_s"] and (a["kind"] in down or b["kind"] in down)
+        clash = a["kind"] == b["kind"] or first["kind"] in down or at_once
+        same_node = a["target"] == b["target"] or (resolved_late and clash)
         assert not (overlap and same_node), faults
     for f in faults:
         if mode == "zookeeper":
