@@ -20,7 +20,7 @@ from harness.explore.coverage import phase_of
 from harness.faults.registry import is_operation
 from harness.spec import Spec, SpecError
 from harness.spec.explore import Role
-from harness.spec.explore_roles import Entry, role_entries
+from harness.spec.explore_roles import CONTROLLER, LEADER_OF, Entry, role_entries
 from harness.spec.explore_rules import drawable_pairs, fault_window, section
 from harness.spec.models import parse_fault
 from harness.spec.problems import cell_view, spec_problems
@@ -113,7 +113,7 @@ def schedules(spec: Spec, seed: int, first: int = 0) -> Iterator[Schedule]:
         trial += 1
 
 
-SYMBOLIC = ("controller", "leader-of:")  # targets resolved when the fault fires
+SYMBOLIC = (CONTROLLER, LEADER_OF)  # targets resolved when the fault fires
 DOWN = ("kill", "stop")  # kinds that leave their node not running until they heal
 
 

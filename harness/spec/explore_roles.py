@@ -16,6 +16,7 @@ from harness.faults.cell_view import CellView
 from harness.spec.explore import Role
 
 Entry = dict[str, Any]  # a fault as a spec's `faults:` holds it
+CONTROLLER, LEADER_OF = "controller", "leader-of:"  # targets resolved when the fault fires
 
 
 def minority_size(brokers: int) -> int:
@@ -66,9 +67,9 @@ def role_of(entry: Entry) -> Role:
     target = str(entry.get("target", ""))
     if entry.get("side") == "majority":
         return "majority"
-    if target == "controller":
+    if target == CONTROLLER:
         return "controller"
-    if target.startswith("leader-of:"):
+    if target.startswith(LEADER_OF):
         return "leader"
     return "one"
 
