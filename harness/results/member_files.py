@@ -70,7 +70,7 @@ class ShareLine(NamedTuple):
 
 
 DELIVERED, ACKED = "delivered", "acked"
-ACK_TYPES = ("accept", "release", "reject")
+ACK_TYPES = ("accept", "release", "reject", "renew")  # renew: refused renewals only
 
 # The columns of the member CSV files, in file order (no header line).
 CONSUMED_CSV: tuple[str, ...] = ConsumedLine._fields

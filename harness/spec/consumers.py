@@ -49,6 +49,9 @@ class GroupConsumerSpec(StrictModel):
         return self.client_config.over(self.config, self.client)
 
 
+KAFKA_LOCK_MS = 30_000  # Kafka's group.share.record.lock.duration.ms
+
+
 class ShareConsumerSpec(StrictModel):
     """A share group (KIP-932, Kafka 4.2+): `members` processes share the topic's partitions;
     the broker hands each record to one member under an acquisition lock and counts its
@@ -58,7 +61,9 @@ class ShareConsumerSpec(StrictModel):
     `implicit` lets the client accept a poll's records on the next poll. `lock_ms` and
     `delivery_limit` set the brokers' `group.share.record.lock.duration.ms` and
     `group.share.delivery.count.limit` (Kafka's 30000 and 5 otherwise), `session_timeout_ms`
-    their `group.share.session.timeout.ms`."""
+    their `group.share.session.timeout.ms`. `renew` (explicit, Java client: KIP-1222's RENEW,
+    which confluent-kafka 2.16 lacks) keeps the locks of records still being worked on,
+    renewing them every half lock."""
 
     kind: Literal["share"] = "share"
     client: Client = "librdkafka"
@@ -74,6 +79,7 @@ class ShareConsumerSpec(StrictModel):
     # The brokers' group.share.session.timeout.ms (45 s by default, and its floor): how long
     # a killed member keeps its partitions assigned to nobody else.
     session_timeout_ms: int | None = Field(default=None, ge=3000, le=3_600_000)
+    renew: bool = False
     config: Settings = {}
     client_config: ClientSettings = ClientSettings()
 
@@ -81,6 +87,12 @@ class ShareConsumerSpec(StrictModel):
     def client_settings(self) -> Settings:
         """What the chosen client is given: `config`, its `client_config` block over it."""
         return self.client_config.over(self.config, self.client)
+
+    @property
+    def renew_ms(self) -> int:
+        """How often a renewing member renews what it works on (0: it does not): half the
+        lock, so one late renewal still lands before the lock expires."""
+        return (self.lock_ms or KAFKA_LOCK_MS) // 2 if self.renew else 0
 
     def answer(self, seq: int) -> str:
         """What an explicit member answers a delivery of `seq`: reject, release or accept (a

@@ -84,6 +84,16 @@ def share_problems(spec: Spec) -> list[tuple[str, str]]:
                     "release_every / reject_every need ack: explicit (implicit accepts all)",
                 )
             )
+        if c.renew and c.ack != "explicit":
+            out.append((f"{path}.renew", "renew needs ack: explicit (KIP-1222)"))
+        if c.renew and c.client != "java":
+            out.append(
+                (
+                    f"{path}.renew",
+                    "renew needs client: java (confluent-kafka 2.16's ShareConsumer has no "
+                    "RENEW acknowledgement, KIP-1222)",
+                )
+            )
         for key in ("group.id", "share.acknowledgement.mode", "bootstrap.servers"):
             if key in c.client_settings:
                 owner = {"group.id": "group", "share.acknowledgement.mode": "ack"}.get(key)

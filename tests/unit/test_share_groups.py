@@ -349,3 +349,46 @@ def test_the_share_state_partition_is_kafkas() -> None:
     key = "g:AAAAAAAAAAAAAAAAAAAAAA:0"
     assert java_string_hash(key) == -92982199
     assert offsets_partition_for(key, 50) == 92982199 % 50 == 49
+
+
+def test_renew_needs_explicit_acks_and_the_java_client(tmp_path: Path) -> None:
+    assert "consumer.renew" not in _problems(tmp_path, "{kind: share, client: java, renew: true}")
+    rdkafka = _problems(tmp_path, "{kind: share, renew: true}")
+    assert "renew needs client: java" in rdkafka["consumer.renew"]
+    implicit = _problems(tmp_path, "{kind: share, client: java, ack: implicit, renew: true}")
+    assert implicit["consumer.renew"] == "renew needs ack: explicit (KIP-1222)"
+
+
+def test_a_renewing_java_member_renews_every_half_lock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from harness.spec.consumers import ShareConsumerSpec
+    from harness.workload.java.share import command
+    from harness.workload.runtime import Runtime
+
+    monkeypatch.setattr(
+        "harness.workload.java.launch.classpath", lambda version, extra=(): f"cp-{version}"
+    )
+    run = Runtime("127.0.0.1:9092", "chaos", tmp_path, 600.0, 7, "4.3.1")
+    paths = MemberPaths(tmp_path, "share/m0")
+
+    def renew_ms(spec: ShareConsumerSpec) -> str:
+        argv = command(spec, run, paths)
+        return argv[argv.index("--renew-ms") + 1]
+
+    assert renew_ms(ShareConsumerSpec(client="java")) == "0"
+    assert renew_ms(ShareConsumerSpec(client="java", renew=True, lock_ms=3000)) == "1500"
+    assert renew_ms(ShareConsumerSpec(client="java", renew=True)) == "15000"  # Kafka's 30 s
+
+
+def test_a_refused_renewal_is_an_ack_line_that_counts_as_an_expired_lock() -> None:
+    from harness.workload.java.share import map_share_events
+
+    refused = (
+        '{"timestamp":1795866885700,"name":"share_acked","seq":9,"partition":0,"offset":4,'
+        '"ack":"renew","error":"InvalidRecordStateException"}'
+    )
+    rows = map_share_events([refused], {"client": "java"})
+    assert [line.csv() for line in rows.share] == [
+        "acked,9,0,4,-1,renew,InvalidRecordStateException,1795866885700\n"
+    ]

@@ -6,7 +6,8 @@ The mapping (one event per stdout line, harness.workload.java.events's shape):
 `share_delivered` -> a `delivered` share line (the broker's delivery count: the record's
 deliveryCount()); `share_consumed` -> a `consumed` line (printed before its ACCEPT is sent);
 `share_acked` -> an `acked` share line (error: the exception's simple name, e.g.
-InvalidRecordStateException for an expired lock; none when the broker took it);
+InvalidRecordStateException for an expired lock; none when the broker took it; ack `renew`:
+a RENEW the broker refused, written only then);
 `startup_complete` / `shutdown_complete` -> `consumer.start` (with the share fields) /
 `consumer.stop`; `consumer_error` and any line that is not an event -> `consumer.error`.
 """
@@ -49,6 +50,7 @@ def command(spec: ShareConsumerSpec, runtime: Runtime, paths: MemberPaths) -> li
         *("--processing-ms", str(spec.processing_ms)),
         *("--jitter-ms", str(spec.processing_jitter_ms)),
         *("--release-every", str(spec.release_every), "--reject-every", str(spec.reject_every)),
+        *("--renew-ms", str(spec.renew_ms)),
         *("--seed", f"{runtime.seed}/{paths.consumer}", "--config", str(props)),
     ]
     return java_command(runtime, SHARE_MEMBER, args, extra=[SHARE_JAR])

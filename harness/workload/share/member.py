@@ -45,7 +45,7 @@ from harness.results.member_files import (
     ShareLine,
     open_for_append,
 )
-from harness.spec.consumers import ShareConsumerSpec
+from harness.spec.consumers import KAFKA_LOCK_MS, ShareConsumerSpec
 from harness.workload.member_process import (
     parse_member_args,
     run_until_signalled,
@@ -55,7 +55,7 @@ from harness.workload.records import decode_seq
 from harness.workload.runtime import Runtime
 
 DEFAULT_DELIVERY_LIMIT = 5  # Kafka's group.share.delivery.count.limit
-DEFAULT_LOCK_MS = 30_000  # Kafka's group.share.record.lock.duration.ms
+DEFAULT_LOCK_MS = KAFKA_LOCK_MS
 ACK_TYPES = {
     "accept": AcknowledgeType.ACCEPT,
     "release": AcknowledgeType.RELEASE,
