@@ -68,7 +68,7 @@ SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_th
 # The Spark figures also summed over the Spark sets, at the summary's top level.
 SPARK_METRICS = ("read_twice", "sink_duplicates")
 # Figures of one share-group set (summary "share_by_set" -> set -> figure; spark_jobs/checks/
-# share.py): records delivered more than once, ACCEPTs the broker took twice for one record,
+# share.py): records delivered more than once, records handed out again after an ACCEPT,
 # records archived, acknowledgements refused because the acquisition lock had expired, and
 # the longest wait from a record's delivery to its next one.
 SHARE_FIGURES = (
@@ -245,7 +245,11 @@ class ShareSetFigures(TypedDict):
     redelivered: int | None  # records delivered more than once
     delivery_counts: dict[str, int]  # highest delivery count -> records
     accepted: int  # records whose ACCEPT the broker took
-    accepted_twice: int | None  # records whose ACCEPT the broker took more than once
+    # records delivered again after the broker took an ACCEPT for them (the broken promise)
+    accepted_twice: int | None
+    # records with more than one ACCEPT answered "taken": a second one alone breaks nothing
+    # (Kafka takes an acknowledgement below the share-partition start offset as a no-op)
+    accept_taken_twice: int
     archived: int | None  # records rejected, or handed out delivery_limit times, not accepted
     archived_by: dict[str, int]  # reject | limit -> records
     lock_expired: int | None  # acknowledgements refused with INVALID_RECORD_STATE

@@ -1,7 +1,7 @@
 """share: what each share group's members were handed and what the broker made of their
 answers (share.parquet), per set: records delivered more than once and the spread of their
-delivery counts, ACCEPTs the broker took twice for one record (the promise share groups
-make is that an accepted record is never handed out again), records archived (rejected, or
+delivery counts, records handed out again after the broker took their ACCEPT (the promise
+share groups make is that an accepted record is never handed out again), records archived (rejected, or
 handed out `delivery_limit` times without an ACCEPT the broker took), and acknowledgements
 refused because the acquisition lock had expired.
 
@@ -69,11 +69,22 @@ def _unsettled(name: str, figures: ShareSetFigures, reason: str) -> dict[str, st
 def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
     delivered = F.col("event") == DELIVERED
     ok = (F.col("event") == ACKED) & F.col("error").isNull()
-    per_record = rows.groupBy("partition", "offset").agg(
-        F.sum(delivered.cast("int")).alias("deliveries"),
-        F.max("delivery_count").alias("top"),
-        F.sum((ok & (F.col("ack") == "accept")).cast("int")).alias("accepts"),
-        F.sum((ok & (F.col("ack") == "reject")).cast("int")).alias("rejects"),
+    taken = ok & (F.col("ack") == "accept")
+    # The broker's first "taken" answer to an ACCEPT of the record; a delivery after it is
+    # the broken promise. Two taken answers alone are not: Kafka answers an acknowledgement
+    # of an offset below the share-partition's start offset with success and changes nothing.
+    record = Window.partitionBy("partition", "offset")
+    first_taken = F.min(F.when(taken, F.col("ts"))).over(record)
+    per_record = (
+        rows.withColumn("after_taken", delivered & (F.col("ts") > first_taken))
+        .groupBy("partition", "offset")
+        .agg(
+            F.sum(delivered.cast("int")).alias("deliveries"),
+            F.max("delivery_count").alias("top"),
+            F.sum(taken.cast("int")).alias("accepts"),
+            F.sum((ok & (F.col("ack") == "reject")).cast("int")).alias("rejects"),
+            F.sum(F.coalesce(F.col("after_taken"), F.lit(False)).cast("int")).alias("after"),
+        )
     )
     never_accepted = F.col("accepts") == 0
     rejected = never_accepted & (F.col("rejects") > 0)
@@ -83,7 +94,8 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         F.coalesce(F.sum("deliveries"), F.lit(0)).alias("deliveries"),
         F.sum(((F.col("deliveries") > 1) | (F.col("top") > 1)).cast("int")).alias("redelivered"),
         F.sum((F.col("accepts") > 0).cast("int")).alias("accepted"),
-        F.sum((F.col("accepts") > 1).cast("int")).alias("accepted_twice"),
+        F.sum(((F.col("accepts") > 0) & (F.col("after") > 0)).cast("int")).alias("accepted_twice"),
+        F.sum((F.col("accepts") > 1).cast("int")).alias("accept_taken_twice"),
         F.sum(rejected.cast("int")).alias("rejected"),
         F.sum(at_limit.cast("int")).alias("at_limit"),
     ).first()
@@ -114,6 +126,7 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         "delivery_counts": dict(sorted(counts.items(), key=lambda kv: int(kv[0]))),
         "accepted": total("accepted"),
         "accepted_twice": total("accepted_twice"),
+        "accept_taken_twice": total("accept_taken_twice"),
         "archived": total("rejected") + total("at_limit"),
         "archived_by": {"reject": total("rejected"), "limit": total("at_limit")},
         "lock_expired": sum(n for e, n in errors.items() if e in LOCK_EXPIRED),

@@ -130,19 +130,21 @@ def d(seq: int, o: int, count: int, member: str = "share/m0", ts: int = 0) -> tu
 
 
 def a(
-    seq: int, o: int, ack: str, error: str | None = None, member: str = "share/m0"
+    seq: int, o: int, ack: str, error: str | None = None, member: str = "share/m0", ts: int = 1
 ) -> tuple[Any, ...]:
-    return (member, ACKED, seq, 0, o, None, ack, error, T + 1)
+    return (member, ACKED, seq, 0, o, None, ack, error, T + ts)
 
 
 # Records 1..6 at offsets 0..5 of partition 0, limit 3:
-# 1 accepted once; 2 delivered twice (the first member crashed), accepted by m1;
-# 3 accepted twice (a broken promise); 4 rejected: archived; 5 released three times:
+# 1 accepted, its ACCEPT answered "taken" twice (no delivery after: no broken promise);
+# 2 delivered twice (the first member crashed), accepted by m1;
+# 3 accepted, handed out again 5 s later and accepted again (a broken promise); 4 rejected: archived; 5 released three times:
 # archived at the limit; 6 accepted, refused (lock expired), redelivered, accepted.
 SHARE_ROWS = [
-    d(1, 0, 1), a(1, 0, "accept"),
-    d(2, 1, 1), d(2, 1, 2, "share/m1", ts=5000), a(2, 1, "accept", member="share/m1"),
-    d(3, 2, 1), a(3, 2, "accept"), d(3, 2, 2, "share/m1"), a(3, 2, "accept", member="share/m1"),
+    d(1, 0, 1), a(1, 0, "accept"), a(1, 0, "accept"),
+    d(2, 1, 1), d(2, 1, 2, "share/m1", ts=5000), a(2, 1, "accept", member="share/m1", ts=5001),
+    d(3, 2, 1), a(3, 2, "accept"), d(3, 2, 2, "share/m1", ts=5000),
+    a(3, 2, "accept", member="share/m1", ts=5001),
     d(4, 3, 1), a(4, 3, "reject"),
     d(5, 4, 1), a(5, 4, "release"), d(5, 4, 2), a(5, 4, "release"), d(5, 4, 3), a(5, 4, "release"),
     d(6, 5, 1), a(6, 5, "accept", "INVALID_RECORD_STATE"), d(6, 5, 2), a(6, 5, "accept"),
@@ -186,11 +188,12 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
         "accepted": 4,  # 1, 2, 3, 6
     }
     assert figures["accepted_twice"] == 1  # 3
+    assert figures["accept_taken_twice"] == 2  # 1 and 3
     assert figures["archived"] == 2 and figures["archived_by"] == {"reject": 1, "limit": 1}
     assert figures["delivery_counts"] == {"1": 2, "2": 3, "3": 1}
     assert figures["lock_expired"] == 1
     assert figures["ack_errors"] == {"INVALID_RECORD_STATE": 1}
-    # 2 came back 5 s after its first delivery; every other redelivery at once
+    # 2 and 3 came back 5 s after their first delivery; every other redelivery at once
     assert figures["redelivery_wait_s"] == 5.0 and figures["redelivery_wait_p50_s"] == 0.0
     # Never ACCEPTed by the set: 4 and 5 (archived on purpose here); reprocessed leaves the
     # share set out although it processed 2, 3 and 6 twice.
