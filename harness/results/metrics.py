@@ -245,7 +245,7 @@ class ShareSetFigures(TypedDict):
     redelivered: int | None  # records delivered more than once
     delivery_counts: dict[str, int]  # highest delivery count -> records
     accepted: int  # records whose ACCEPT the broker took
-    # records delivered again after the broker took an ACCEPT for them (the broken promise)
+    # records handed to another member after the broker took one member's ACCEPT
     accepted_twice: int | None
     # records with more than one ACCEPT answered "taken": a second one alone breaks nothing
     # (Kafka takes an acknowledgement below the share-partition start offset as a no-op)
@@ -258,6 +258,9 @@ class ShareSetFigures(TypedDict):
     redelivery_wait_s: float | None
     redelivery_wait_p50_s: float | None
     ack_errors: dict[str, int]  # every refused acknowledgement's error -> count
+    # lock_expired per answer refused (accept | release | reject | renew): an ACCEPT refused
+    # is finished work wasted, a RENEW refused a record lost before the work was done
+    lock_expired_by_ack: dict[str, int]
     delivery_limit: int  # the brokers' group.share.delivery.count.limit the set ran under
     lock_ms: int  # their group.share.record.lock.duration.ms
     note: str

@@ -1,7 +1,7 @@
 """share: what each share group's members were handed and what the broker made of their
 answers (share.parquet), per set: records delivered more than once and the spread of their
-delivery counts, records handed out again after the broker took their ACCEPT (the promise
-share groups make is that an accepted record is never handed out again), records archived (rejected, or
+delivery counts, records handed to another member after the broker took one member's
+ACCEPT (the promise share groups make is that an accepted record is never handed out again), records archived (rejected, or
 handed out `delivery_limit` times without an ACCEPT the broker took), and acknowledgements
 refused because the acquisition lock had expired.
 
@@ -70,13 +70,22 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
     delivered = F.col("event") == DELIVERED
     ok = (F.col("event") == ACKED) & F.col("error").isNull()
     taken = ok & (F.col("ack") == "accept")
-    # The broker's first "taken" answer to an ACCEPT of the record; a delivery after it is
-    # the broken promise. Two taken answers alone are not: Kafka answers an acknowledgement
-    # of an offset below the share-partition's start offset with success and changes nothing.
+    # The broken promise: a record handed to another member after the broker took one
+    # member's ACCEPT (that member held the record's acquisition then, so the other's came
+    # later). A later delivery to the accepting member itself proves nothing: a client that
+    # fetched ahead may hold an acquisition the broker made before the ACCEPT, which the
+    # ACCEPT then settled. Two taken answers alone prove nothing either: Kafka answers an
+    # acknowledgement of an offset below the share-partition's start offset with success.
     record = Window.partitionBy("partition", "offset")
     first_taken = F.min(F.when(taken, F.col("ts"))).over(record)
+    taker = F.first(F.when(taken, F.col("consumer")), ignorenulls=True).over(
+        record.orderBy("ts").rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing)
+    )
     per_record = (
-        rows.withColumn("after_taken", delivered & (F.col("ts") > first_taken))
+        rows.withColumn(
+            "after_taken",
+            delivered & (F.col("ts") > first_taken) & (F.col("consumer") != taker),
+        )
         .groupBy("partition", "offset")
         .agg(
             F.sum(delivered.cast("int")).alias("deliveries"),
@@ -108,13 +117,19 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         .collect()
     }
     waits = _redelivery_waits(rows)
-    errors = {
-        str(r["error"]): int(r["n"])
-        for r in rows.filter((F.col("event") == ACKED) & F.col("error").isNotNull())
-        .groupBy("error")
+    refusals = (
+        rows.filter((F.col("event") == ACKED) & F.col("error").isNotNull())
+        .groupBy("ack", "error")
         .agg(F.count(F.lit(1)).alias("n"))
         .collect()
-    }
+    )
+    errors: dict[str, int] = {}
+    expired_by_ack: dict[str, int] = {}
+    for r in refusals:
+        errors[str(r["error"])] = errors.get(str(r["error"]), 0) + int(r["n"])
+        if r["error"] in LOCK_EXPIRED:
+            ack = str(r["ack"])
+            expired_by_ack[ack] = expired_by_ack.get(ack, 0) + int(r["n"])
 
     def total(key: str) -> int:
         return int((totals[key] if totals is not None else 0) or 0)
@@ -133,6 +148,7 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         "redelivery_wait_s": waits[0],
         "redelivery_wait_p50_s": waits[1],
         "ack_errors": dict(sorted(errors.items())),
+        "lock_expired_by_ack": dict(sorted(expired_by_ack.items())),
         "delivery_limit": limit,
         "lock_ms": lock_ms,
         "note": NOTE,

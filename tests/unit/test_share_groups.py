@@ -136,14 +136,15 @@ def a(
 
 
 # Records 1..6 at offsets 0..5 of partition 0, limit 3:
-# 1 accepted, its ACCEPT answered "taken" twice (no delivery after: no broken promise);
+# 1 accepted, then shown again to the same member and accepted again (a client that fetched
+#   ahead: no broken promise that can be told);
 # 2 delivered twice (the first member crashed), accepted by m1;
 # 3 accepted, handed out again 5 s later and accepted again (a broken promise); 4 rejected: archived; 5 released three times:
 # archived at the limit; 6 accepted, refused (lock expired), redelivered, accepted.
 SHARE_ROWS = [
-    d(1, 0, 1), a(1, 0, "accept"), a(1, 0, "accept"),
+    d(1, 0, 1), a(1, 0, "accept"), d(1, 0, 2, ts=5000), a(1, 0, "accept", ts=5001),
     d(2, 1, 1), d(2, 1, 2, "share/m1", ts=5000), a(2, 1, "accept", member="share/m1", ts=5001),
-    d(3, 2, 1), a(3, 2, "accept"), d(3, 2, 2, "share/m1", ts=5000),
+    d(3, 2, 1), a(3, 2, "accept"), d(3, 2, 2, "share/m1", ts=5000),  # another member: broken
     a(3, 2, "accept", member="share/m1", ts=5001),
     d(4, 3, 1), a(4, 3, "reject"),
     d(5, 4, 1), a(5, 4, "release"), d(5, 4, 2), a(5, 4, "release"), d(5, 4, 3), a(5, 4, "release"),
@@ -183,17 +184,18 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
     figures = summary["share_by_set"]["share"]
     assert {k: figures[k] for k in ("records", "deliveries", "redelivered", "accepted")} == {
         "records": 6,
-        "deliveries": 11,
-        "redelivered": 4,  # 2, 3, 5, 6
+        "deliveries": 12,
+        "redelivered": 5,  # 1, 2, 3, 5, 6
         "accepted": 4,  # 1, 2, 3, 6
     }
     assert figures["accepted_twice"] == 1  # 3
     assert figures["accept_taken_twice"] == 2  # 1 and 3
     assert figures["archived"] == 2 and figures["archived_by"] == {"reject": 1, "limit": 1}
-    assert figures["delivery_counts"] == {"1": 2, "2": 3, "3": 1}
+    assert figures["delivery_counts"] == {"1": 1, "2": 4, "3": 1}
     assert figures["lock_expired"] == 1
     assert figures["ack_errors"] == {"INVALID_RECORD_STATE": 1}
-    # 2 and 3 came back 5 s after their first delivery; every other redelivery at once
+    assert figures["lock_expired_by_ack"] == {"accept": 1}
+    # 1, 2 and 3 came back 5 s after their first delivery; every other redelivery at once
     assert figures["redelivery_wait_s"] == 5.0 and figures["redelivery_wait_p50_s"] == 0.0
     # Never ACCEPTed by the set: 4 and 5 (archived on purpose here); reprocessed leaves the
     # share set out although it processed 2, 3 and 6 twice.
@@ -202,7 +204,7 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
     from harness.verdict.checks import lookup
 
     assert lookup("accepted_twice.share", summary) == 1
-    assert lookup("redelivered.share", summary) == 4
+    assert lookup("redelivered.share", summary) == 5
 
 
 def test_a_share_group_needs_the_offsets_topic_too(tmp_path: Path) -> None:
@@ -293,8 +295,8 @@ def test_an_unsettled_drain_leaves_zeros_undecided_and_positives_as_lower_bounds
     cell = write_cell(tmp_path / "c", ledger, SHARE_CONSUMED, log, [], history)
     write_rows(cell / "share.parquet", SHARE, rows)
     summary = verify_cell(spark, cell)
-    # m0 alone: 5 and 6 came back to it (redelivered 2), nothing accepted twice by it
-    assert lookup("redelivered.share", summary) == 2
+    # m0 alone: 1, 5 and 6 came back to it (redelivered 3), nothing handed to another member
+    assert lookup("redelivered.share", summary) == 3
     assert "a lower bound" in why_undecided("redelivered.share", summary)
     assert lookup("accepted_twice.share", summary) is None
     assert "drain" in why_undecided("accepted_twice.share", summary)
