@@ -63,7 +63,7 @@ class ShareConsumerSpec(StrictModel):
     `group.share.delivery.count.limit` (Kafka's 30000 and 5 otherwise), `session_timeout_ms`
     their `group.share.session.timeout.ms`. `renew` (explicit, Java client: KIP-1222's RENEW,
     which confluent-kafka 2.16 lacks) keeps the locks of records still being worked on,
-    renewing them every half lock."""
+    renewing them on every turn of the poll loop (docs/workload.md)."""
 
     kind: Literal["share"] = "share"
     client: Client = "librdkafka"
@@ -90,8 +90,8 @@ class ShareConsumerSpec(StrictModel):
 
     @property
     def renew_ms(self) -> int:
-        """How often a renewing member renews what it works on (0: it does not): half the
-        lock, so one late renewal still lands before the lock expires."""
+        """The longest a renewing member's poll loop waits between renewals (0: it does not
+        renew): half the lock, and the member's own cap (500 ms) when that is shorter."""
         return (self.lock_ms or KAFKA_LOCK_MS) // 2 if self.renew else 0
 
     def answer(self, seq: int) -> str:
