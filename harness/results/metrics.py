@@ -68,9 +68,9 @@ SPARK_FIGURES = ("read_twice", "sink_duplicates", "data_loss_stop", "consumed_th
 # The Spark figures also summed over the Spark sets, at the summary's top level.
 SPARK_METRICS = ("read_twice", "sink_duplicates")
 # Figures of one share-group set (summary "share_by_set" -> set -> figure; spark_jobs/checks/
-# share.py): records delivered more than once, records handed out again after an ACCEPT,
-# records archived, acknowledgements refused because the acquisition lock had expired, and
-# the longest wait from a record's delivery to its next one.
+# share.py): records delivered more than once, records handed to another member after an
+# ACCEPT, records archived, acknowledgements refused because the acquisition lock had
+# expired, and the longest wait from a record's delivery to its next one.
 SHARE_FIGURES = (
     "redelivered",
     "accepted_twice",

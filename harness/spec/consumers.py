@@ -90,8 +90,8 @@ class ShareConsumerSpec(StrictModel):
 
     @property
     def renew_ms(self) -> int:
-        """The longest a renewing member's poll loop waits between renewals (0: it does not
-        renew): half the lock, and the member's own cap (500 ms) when that is shorter."""
+        """The longest a renewing member's poll loop may wait between renewals (0: it does
+        not renew): half the lock; the Java member caps it at its 500 ms poll."""
         return (self.lock_ms or KAFKA_LOCK_MS) // 2 if self.renew else 0
 
     def answer(self, seq: int) -> str:

@@ -1,9 +1,9 @@
 """share: what each share group's members were handed and what the broker made of their
 answers (share.parquet), per set: records delivered more than once and the spread of their
 delivery counts, records handed to another member after the broker took one member's
-ACCEPT (the promise share groups make is that an accepted record is never handed out again), records archived (rejected, or
-handed out `delivery_limit` times without an ACCEPT the broker took), and acknowledgements
-refused because the acquisition lock had expired.
+ACCEPT (the promise share groups make is that an accepted record is never handed out
+again), records archived (rejected, or handed out `delivery_limit` times without an ACCEPT
+the broker took), and acknowledgements refused because the acquisition lock had expired.
 
 A record is a (partition, offset), not a seq: a producer that wrote one seq twice wrote two
 records. `reprocessed` leaves share sets out (redelivery is their contract: `redelivered`
