@@ -55,7 +55,6 @@ from harness.workload.records import decode_seq
 from harness.workload.runtime import Runtime
 
 DEFAULT_DELIVERY_LIMIT = 5  # Kafka's group.share.delivery.count.limit
-DEFAULT_LOCK_MS = KAFKA_LOCK_MS
 ACK_TYPES = {
     "accept": AcknowledgeType.ACCEPT,
     "release": AcknowledgeType.RELEASE,
@@ -70,7 +69,7 @@ def start_fields(spec: ShareConsumerSpec) -> dict[str, Any]:
         "share_group": spec.group,
         "ack": spec.ack,
         "delivery_limit": spec.delivery_limit or DEFAULT_DELIVERY_LIMIT,
-        "lock_ms": spec.lock_ms or DEFAULT_LOCK_MS,
+        "lock_ms": spec.lock_ms or KAFKA_LOCK_MS,
     }
 
 
