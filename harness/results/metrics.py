@@ -106,6 +106,9 @@ BROKER_FIGURES = (
     "under_replicated_max",  # max over time of UnderReplicatedPartitions summed over brokers
     "under_replicated_s",  # seconds that sum was > 0
     "offline_partitions_s",  # seconds the active controller's OfflinePartitionsCount was > 0
+    # ... and its max over time: a count, so a busy machine leaves it decided (a partition
+    # offline at all, where the seconds would say how long; rolling-upgrade's claim)
+    "offline_partitions_max",
     "isr_shrinks",  # increase of IsrShrinksPerSec's count, summed over brokers
     "isr_expands",  # ... IsrExpandsPerSec's
     "leader_elections",  # ... LeaderElectionRateAndTimeMs's count (ZooKeeper mode only)

@@ -180,9 +180,9 @@ def controller_changes(frame: pd.DataFrame) -> int:
     return changes
 
 
-def offline_seconds(frame: pd.DataFrame) -> float:
-    """Seconds the active controller (the node with ActiveControllerCount 1 in that round)
-    reported OfflinePartitionsCount > 0; rounds without an active controller count nothing."""
+def offline_rounds(frame: pd.DataFrame) -> pd.Series:
+    """Each round's OfflinePartitionsCount as the active controller (the node with
+    ActiveControllerCount 1 in that round) reported it; a round without one counts 0."""
     active = _series(frame, bm.ACTIVE_CONTROLLER)
     active = active[active["value"] >= 1][["ts", "node"]]
     offline = _series(frame, bm.OFFLINE_PARTITIONS)[["ts", "node", "value"]]
@@ -190,7 +190,12 @@ def offline_seconds(frame: pd.DataFrame) -> float:
     rounds = joined.groupby("ts")["value"].max()
     all_rounds = pd.Series(0.0, index=sorted(frame["ts"].unique()))
     all_rounds.loc[rounds.index] = rounds
-    return _seconds_where(all_rounds)
+    return all_rounds
+
+
+def offline_seconds(frame: pd.DataFrame) -> float:
+    """Seconds the active controller reported OfflinePartitionsCount > 0."""
+    return _seconds_where(offline_rounds(frame))
 
 
 def under_replicated(frame: pd.DataFrame) -> tuple[float, float]:
@@ -248,12 +253,14 @@ def broker_figures(frame: pd.DataFrame, history: list[Event], version: str = "")
         "produce_p99_ms_max": (brokers, bm.REQUEST_TIME),
         "fetch_p99_ms_max": (brokers, bm.REQUEST_TIME),
         "offline_partitions_s": (controllers, bm.OFFLINE_PARTITIONS),
+        "offline_partitions_max": (controllers, bm.OFFLINE_PARTITIONS),
         "leader_elections": (controllers, bm.LEADER_ELECTIONS),
         "unclean_elections": (controllers, bm.UNCLEAN_ELECTIONS),
         "elr_elections": (controllers, bm.ELR_ELECTIONS),
         "controller_changes": (controllers, bm.ACTIVE_CONTROLLER),
     }
     urp_max, urp_s = under_replicated(frame)
+    offline = offline_rounds(frame)
     values: dict[str, float | int | None] = {
         "under_replicated_max": int(urp_max),
         "under_replicated_s": urp_s,
@@ -261,7 +268,8 @@ def broker_figures(frame: pd.DataFrame, history: list[Event], version: str = "")
         "isr_expands": int(counter_increase(_series(frame, bm.ISR_EXPANDS))),
         "produce_p99_ms_max": p99_max(frame, "Produce"),
         "fetch_p99_ms_max": p99_max(frame, "FetchConsumer"),
-        "offline_partitions_s": offline_seconds(frame),
+        "offline_partitions_s": _seconds_where(offline),
+        "offline_partitions_max": int(offline.max()) if not offline.empty else 0,
         "leader_elections": int(counter_increase(_series(frame, bm.LEADER_ELECTIONS))),
         "unclean_elections": int(counter_increase(_series(frame, bm.UNCLEAN_ELECTIONS))),
         "elr_elections": int(counter_increase(_series(frame, bm.ELR_ELECTIONS))),

@@ -99,12 +99,13 @@ def test_controller_change_and_offline_seconds_of_the_active_controller() -> Non
                 s,
                 node,
                 active_controller=1.0 if node == active else 0.0,
-                # only the active one's count matters
-                offline_partitions=2.0 if node == active and s in (3, 4) else 0.0,
+                # only the active one's count matters: a stale 7 from the other is not it
+                offline_partitions=(2.0 if s in (3, 4) else 0.0) if node == active else 7.0,
             )
     frame = f.frame()
     assert cb.controller_changes(frame) == 1
     assert cb.offline_seconds(frame) == 2.0
+    assert cb.offline_rounds(frame).max() == 2.0  # offline_partitions_max
 
 
 def test_under_replicated_sum_over_brokers_and_its_seconds() -> None:
@@ -166,6 +167,7 @@ def test_a_gap_inside_the_nodes_own_fault_window_is_explained() -> None:
     assert figures["isr_expands"] == 1
     assert figures["controller_changes"] == 0
     assert figures["offline_partitions_s"] == 0.0
+    assert figures["offline_partitions_max"] == 0
     assert figures["unclean_elections"] == 0
 
 
