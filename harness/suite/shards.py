@@ -128,6 +128,10 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
 
 # Lists whose entries the merge and the summary read as objects (`.get`).
 _LISTS_OF_OBJECTS = frozenset({"experiments", "impossible", "confirmations"})
+# ... and the fields of those entries the summary reads, with the types each may have.
+_ENTRY_TYPES: dict[str, dict[str, tuple[type, ...]]] = {
+    "impossible": {"params": (dict,), "reason": (str,)},
+}
 
 
 def _shape_problems(data: dict[str, Any], where: str) -> list[str]:
@@ -153,6 +157,14 @@ def _shape_problems(data: dict[str, Any], where: str) -> list[str]:
                     f"{prefix}{key}[{i}]: expected an object, found {entry!r:.60}"
                     for i, entry in enumerate(value)
                     if not isinstance(entry, dict)
+                ]
+                problems += [
+                    f"{prefix}{key}[{i}].{field}: expected "
+                    f"{' or '.join(t.__name__ for t in types)} or null, found {entry[field]!r:.60}"
+                    for i, entry in enumerate(value)
+                    if isinstance(entry, dict)
+                    for field, types in _ENTRY_TYPES.get(key, {}).items()
+                    if entry.get(field) is not None and not isinstance(entry[field], types)
                 ]
     return problems
 

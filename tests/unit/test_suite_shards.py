@@ -213,6 +213,23 @@ def test_a_shard_summary_whose_impossible_cells_are_not_objects_is_refused(
         merge_shards([p.folder for p in parts], tmp_path / "merged")
 
 
+def test_a_shard_summary_whose_impossible_params_are_not_a_mapping_is_refused(
+    tmp_path: Path,
+) -> None:
+    """Found by the input fuzz (2026-11-29): an impossible cell whose `params` was a list
+    crashed the merged summary's Markdown (`'list' object has no attribute 'items'`)."""
+    parts = run_shards(tmp_path, 2, FakeRunner())
+    summary = SuitePaths(parts[0].folder).summary
+    data = json.loads(summary.read_text())
+    data["experiments"][0]["impossible"] = [{"params": [{"k": 1}], "reason": "r"}]
+    summary.write_text(json.dumps(data))
+    with pytest.raises(
+        ConfigError, match=r"impossible\[0\]\.params: expected dict or null, found \[\{'k': 1\}\]"
+    ):
+        merge_shards([p.folder for p in parts], tmp_path / "merged")
+    assert not (tmp_path / "merged").exists() or not any((tmp_path / "merged").iterdir())
+
+
 # --- through the command line --------------------------------------------------------------
 
 
