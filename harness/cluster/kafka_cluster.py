@@ -17,13 +17,14 @@ from docker.errors import APIError
 from testcontainers.core.network import Network
 
 from harness.admin import ClusterAdmin
-from harness.cluster.membership import PORT_ATTEMPTS, Membership
+from harness.cluster.membership import Membership
 from harness.cluster.migration import KraftMigration
 from harness.cluster.node_versions import NodeVersions
 from harness.cluster.operations import ClusterOperations
 from harness.cluster.quorum_members import QuorumMembership
 from harness.cluster.segment_capture import SegmentCapture
 from harness.cluster.shortcuts import FaultShortcuts
+from harness.cluster.spare_start import PORT_ATTEMPTS
 from harness.cluster.views import AdminViews
 from harness.cluster.wiring import NodeWiring, Wired
 from harness.common.client_log import CLIENT_LOGGER

@@ -6,23 +6,16 @@ Spares are planned with the cluster, their ports picked at start (harness.cluste
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import time
 from typing import Protocol
 
-from docker.errors import APIError, DockerException
-
 from harness.admin import ClusterAdmin
+from harness.cluster.spare_start import start_spare
 from harness.common.waiting import wait_until
 from harness.errors import ConfigError
 from harness.faults.control import ActiveFaults
-from harness.nodes.images import docker_client, require_image
 from harness.nodes.node import ClusterNode, NodeRef
-from harness.nodes.ports import busy_ports, free_ports
 from harness.nodes.topology import INTERNAL_PORT, NodeSpec
-
-PORT_ATTEMPTS = 5  # picks of host ports before a start gives up on bind failures
 
 
 class Members(Protocol):
@@ -69,8 +62,8 @@ class Membership:
             )
         self._spares.remove(spec)
         deadline = time.monotonic() + self.start_timeout_s
-        node = _create_spare(self, spec)
-        try:
+
+        def registered(node: ClusterNode) -> None:
             node.wait_started(max(1.0, deadline - time.monotonic()))
             wait_until(
                 lambda: broker_id in self.admin.registered_brokers(timeout_s=5),
@@ -78,13 +71,8 @@ class Membership:
                 f"broker {broker_id} registered",
                 retry_on=Exception,
             )
-        except BaseException:
-            with contextlib.suppress(Exception):
-                node.stop()
-            self.retired.append(node)
-            raise
-        self.nodes.append(node)
-        return node
+
+        return start_spare(self, spec, registered)
 
     def retire(self: Members, broker_id: int) -> None:
         """Stop a broker for good; heal_all no longer brings it back, wait_registered no longer
@@ -114,27 +102,6 @@ class Membership:
             f"broker {broker_id} gone from the cluster's metadata",
             retry_on=Exception,
         )
-
-
-def _create_spare(cluster: Members, spec: NodeSpec) -> ClusterNode:
-    """The spare's container on the cluster network; a new host port if its own (picked
-    at start) was taken since: it has never advertised the old one."""
-    cluster._running()  # HarnessError if the cluster is not running
-    image = require_image(docker_client(), cluster.version)  # after an upgrade: the new one
-    for attempt in range(1, PORT_ATTEMPTS + 1):
-        node = cluster._node(spec, image)
-        try:
-            node.create()
-            return node
-        except APIError as exc:
-            if busy_ports(exc) is None or attempt == PORT_ATTEMPTS:
-                raise
-        with contextlib.suppress(DockerException):
-            docker_client().containers.get(f"kc-{cluster.run_id}-{spec.name}").remove(force=True)
-        spec = dataclasses.replace(spec, host_port=free_ports(1)[0])
-        if spec.metrics_port is not None:
-            spec = dataclasses.replace(spec, metrics_port=free_ports(1)[0])
-    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 def _unregister(cluster: Members, broker_id: int, deadline: float) -> None:

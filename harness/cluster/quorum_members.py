@@ -8,16 +8,15 @@ retires the nodes and answers what the quorum says (`describe --status`, Kafka's
 
 from __future__ import annotations
 
-import contextlib
 import time
 from typing import Protocol
 
 from docker.errors import APIError
 
+from harness.cluster.spare_start import start_spare
 from harness.errors import ConfigError, HarnessError
 from harness.faults.control import ActiveFaults
 from harness.nodes.dynamic_quorum import QuorumStatus, describe_argv, gist, parse_status
-from harness.nodes.images import docker_client, require_image
 from harness.nodes.node import ClusterNode
 from harness.nodes.topology import NodeSpec
 from harness.results import events as ev
@@ -28,6 +27,7 @@ class QuorumMembers(Protocol):
     """What the mixin needs of the cluster it is mixed into."""
 
     version: str
+    run_id: str
     start_timeout_s: float
     dynamic_quorum: bool
     nodes: list[ClusterNode]
@@ -61,17 +61,7 @@ class QuorumMembership:
             raise ConfigError(f"{node_id} is no spare controller of this cluster (left: {left})")
         self._running()  # HarnessError if the cluster is not running
         self._spare_controllers.remove(spec)
-        node = self._node(spec, require_image(docker_client(), self.version))
-        try:
-            node.create()
-            node.wait_started(self.start_timeout_s)
-        except BaseException:
-            with contextlib.suppress(Exception):
-                node.stop()
-            self.retired.append(node)
-            raise
-        self.nodes.append(node)
-        return node
+        return start_spare(self, spec, lambda node: node.wait_started(self.start_timeout_s))
 
     def quorum_status(self: QuorumMembers, timeout_s: float = 60) -> QuorumStatus:
         """The quorum as Kafka's tool describes it (`describe --status`), asked inside each
