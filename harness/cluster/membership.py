@@ -60,6 +60,7 @@ class Membership:
                 f"broker {broker_id} is no spare of this cluster (spares left: "
                 f"{Membership.spare_ids(self)})"
             )
+        self._running()  # HarnessError if the cluster is not running; the spare stays a spare
         self._spares.remove(spec)
         deadline = time.monotonic() + self.start_timeout_s
 

@@ -150,6 +150,20 @@ def test_a_dynamic_cluster_plans_its_spare_controllers() -> None:
     assert cluster.spare_ids() == []
 
 
+def test_a_spare_asked_of_a_cluster_not_running_stays_a_spare() -> None:
+    """A call outside `with` says so and leaves the spare listed (it used to drop a broker's)."""
+    cluster = KafkaCluster(
+        brokers=3, spare_brokers=1, controllers=3, dynamic_quorum=True, spare_controllers=1
+    )
+    cluster._plan()
+    broker, controller = cluster.spare_ids()[0], cluster.spare_controller_ids()[0]
+    with pytest.raises(HarnessError, match="not running"):
+        cluster.add_broker(broker)
+    with pytest.raises(HarnessError, match="not running"):
+        cluster.start_spare_controller(controller)
+    assert (cluster.spare_ids(), cluster.spare_controller_ids()) == ([broker], [controller])
+
+
 # --- the spec ----------------------------------------------------------------------------------
 BASE = "name: q\nproducer: {records: 100}\n"
 DYNAMIC = "{controllers: 3, dynamic_quorum: true, spare_controllers: 1}"
