@@ -60,8 +60,6 @@ class Membership:
                 f"broker {broker_id} is no spare of this cluster (spares left: "
                 f"{Membership.spare_ids(self)})"
             )
-        self._running()  # HarnessError if the cluster is not running; the spare stays a spare
-        self._spares.remove(spec)
         deadline = time.monotonic() + self.start_timeout_s
 
         def registered(node: ClusterNode) -> None:
@@ -73,7 +71,7 @@ class Membership:
                 retry_on=Exception,
             )
 
-        return start_spare(self, spec, registered)
+        return start_spare(self, self._spares, spec, registered)
 
     def retire(self: Members, broker_id: int) -> None:
         """Stop a broker for good; heal_all no longer brings it back, wait_registered no longer

@@ -59,9 +59,11 @@ class QuorumMembership:
         if spec is None:
             left = QuorumMembership.spare_controller_ids(self)
             raise ConfigError(f"{node_id} is no spare controller of this cluster (left: {left})")
-        self._running()  # HarnessError if the cluster is not running
-        self._spare_controllers.remove(spec)
-        return start_spare(self, spec, lambda node: node.wait_started(self.start_timeout_s))
+
+        def started(node: ClusterNode) -> None:
+            node.wait_started(self.start_timeout_s)
+
+        return start_spare(self, self._spare_controllers, spec, started)
 
     def quorum_status(self: QuorumMembers, timeout_s: float = 60) -> QuorumStatus:
         """The quorum as Kafka's tool describes it (`describe --status`), asked inside each

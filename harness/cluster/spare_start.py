@@ -35,13 +35,20 @@ class Spared(Protocol):
 
 
 def start_spare(
-    cluster: Spared, spec: NodeSpec, ready: Callable[[ClusterNode], None]
+    cluster: Spared,
+    spares: list[NodeSpec],
+    spec: NodeSpec,
+    ready: Callable[[ClusterNode], None],
 ) -> ClusterNode:
-    """Create the spare's container, wait until `ready` returns, then count it in `nodes`.
+    """Take `spec` off `spares`, create its container, wait until `ready` returns, then
+    count it in `nodes`.
 
-    It joins `nodes` only then, so admin requests, heal_all and wait_registered count it
-    from that moment on. A spare that does not come up is stopped and kept with the retired
-    (its log is saved)."""
+    A cluster not running raises before the spare leaves `spares` (a call outside `with`
+    loses nothing). The node joins `nodes` only when ready, so admin requests, heal_all and
+    wait_registered count it from that moment on. A spare that does not come up is stopped
+    and kept with the retired (its log is saved): it is no spare any more."""
+    cluster._running()  # HarnessError if the cluster is not running
+    spares.remove(spec)
     node = _create(cluster, spec)
     try:
         ready(node)
@@ -57,7 +64,6 @@ def start_spare(
 def _create(cluster: Spared, spec: NodeSpec) -> ClusterNode:
     """The spare's container on the cluster network, of the cluster's image now (after an
     upgrade: the new one); new host ports if its own were taken since."""
-    cluster._running()  # HarnessError if the cluster is not running
     image = require_image(docker_client(), cluster.version)
     for attempt in range(1, PORT_ATTEMPTS + 1):
         node = cluster._node(spec, image)
