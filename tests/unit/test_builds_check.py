@@ -79,6 +79,18 @@ def test_cells_need_every_version_jar_and_binary(tmp_path: Path) -> None:
     assert cells_need(up) == Needs(("3.9.2", "4.1.2"), ())
 
 
+def test_a_java_share_member_needs_its_versions_jars(tmp_path: Path) -> None:
+    """A share set with `client: java` runs Kafka's jars of the cell's version (once missed:
+    a cell on 4.2.2 started and ended `unknown` on the missing jars)."""
+    text = "name: s\ncluster: {version: 4.2.2}\nproducer: {records: 10}\n"
+    java = expand_cells(
+        load_spec(spec_file(tmp_path, text + "consumers: [{kind: share, client: java}]\n"))
+    )
+    assert cells_need(java) == Needs(("4.2.2",), ("4.2.2",))
+    native = expand_cells(load_spec(spec_file(tmp_path, text + "consumers: [{kind: share}]\n")))
+    assert cells_need(native) == Needs(("4.2.2",), ())
+
+
 def test_missing_spark_jars_and_toxiproxy_name_their_make_targets() -> None:
     needs = Needs(("3.9.2",), (), spark=True, toxiproxy=True)
     lines = missing_builds(needs, probes(spark=False, toxiproxy=False))
