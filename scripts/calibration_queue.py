@@ -6,7 +6,8 @@
 
 Without --run: per shipped experiment (or the given specs, or a suite's experiments), how many
 runs its calibration record holds per cell against the goal (harness.suite.calibration_debt:
-3 quiet, 3 beside 2 CPU burners) and the planned machine time to close the gap. --json prints
+3 quiet, 3 beside 2 CPU burners) and the planned machine time to close the gap: the suite
+estimate scaled by what the spec's recorded calibrations took against it. --json prints
 the specs that still lack runs (the calibrate workflow's matrix).
 
 With --run: `harness calibrate SPEC --record` for each batch, one at a time (a calibration
@@ -68,7 +69,8 @@ def shown(path: Path) -> str:
 
 def table(debts: list[SpecDebt]) -> str:
     lines = [
-        f"{'experiment':<30} {'cells':>5} {'quiet':>7} {'burners':>7} {'to close':>12}  notes",
+        f"{'experiment':<30} {'cells':>5} {'quiet':>7} {'burners':>7} {'to close':>12} "
+        f"{'x plan':>13}  notes",
     ]
     for d in debts:
         notes = []
@@ -78,13 +80,16 @@ def table(debts: list[SpecDebt]) -> str:
             notes.append(f"{d.loaded_failing} run(s) beside burners failed")
         lines.append(
             f"{d.name:<30} {len(d.cells):>5} {d.quiet_runs:>4}/{GOAL_QUIET} "
-            f"{d.loaded_runs:>5}/{GOAL_LOADED} {format_duration(d.planned_s()):>12}  {'; '.join(notes)}"
+            f"{d.loaded_runs:>5}/{GOAL_LOADED} {format_duration(d.planned_s()):>12} "
+            f"{d.factors[0]:>6.2f} {d.factors[1]:>6.2f}  {'; '.join(notes)}"
         )
     total = sum(d.planned_s() for d in debts)
     quiet = sum(d.planned_s(0) for d in debts)
     lines.append(
         f"planned machine time to close: {format_duration(total)} ({format_duration(quiet)} quiet, "
-        f"{format_duration(total - quiet)} beside {GOAL_BURNERS} burners), one calibration at a time"
+        f"{format_duration(total - quiet)} beside {GOAL_BURNERS} burners), one calibration at a time;\n"
+        "x plan: what the spec's recorded calibrations took over the suite estimate, quiet and "
+        "beside burners (the plan above is scaled by it)"
     )
     return "\n".join(lines)
 

@@ -108,7 +108,9 @@ def debt_table(root: Path) -> str:
     lines += [
         "",
         f"Still to run: {format_duration(total)} of planned machine time ({format_duration(quiet)} quiet, "
-        f"{format_duration(total - quiet)} beside burners), one calibration at a time.",
+        f"{format_duration(total - quiet)} beside burners), one calibration at a time: the suite "
+        "estimate of each batch scaled by what the experiment's recorded calibrations took "
+        "against it (quiet and beside burners apart).",
     ]
     return "\n".join(lines) + "\n"
 

@@ -242,6 +242,13 @@ class Spec(StrictModel):
             out.append((c.kind if seen[c.kind] == 1 else f"{c.kind}{seen[c.kind]}", c))
         return out
 
+    def clients(self) -> frozenset[str]:
+        """The client libraries the cell runs: the producer's and every consumer set's that has
+        a `client` (a new consumer kind with one is counted without being listed anywhere, so
+        the pre-flight cannot miss its jars again)."""
+        sets = (getattr(c, "client", None) for _, c in self.consumer_sets())
+        return frozenset({self.producer.client, *(c for c in sets if isinstance(c, str))})
+
     def pipeline_input(self) -> str:
         return self.topic.name
 

@@ -22,8 +22,7 @@ from dataclasses import dataclass
 
 from harness.nodes.capabilities import LinkProxies
 from harness.nodes.versions import version_key
-from harness.spec import Cell, GroupConsumerSpec, SparkConsumerSpec
-from harness.spec.consumers import ShareConsumerSpec
+from harness.spec import Cell, SparkConsumerSpec
 from harness.suite.plan import ExperimentPlan
 
 # version -> True (built), False (missing), None (cannot tell: Docker does not answer)
@@ -70,15 +69,8 @@ class Build:
 
 
 def uses_java(cell: Cell) -> bool:
-    """Whether a cell runs a Java client (its producer's, or a group or share set's
-    `client: java`)."""
-    spec = cell.spec
-    if spec.producer.client == "java":
-        return True
-    return any(
-        isinstance(c, GroupConsumerSpec | ShareConsumerSpec) and c.client == "java"
-        for _, c in spec.consumer_sets()
-    )
+    """Whether a cell runs a Java client (its producer's, or any consumer set's `client: java`)."""
+    return "java" in cell.spec.clients()
 
 
 def cells_need(cells: Iterable[Cell]) -> Needs:

@@ -5,8 +5,14 @@ GOAL_LOADED beside at least GOAL_BURNERS CPU burners, all in the spec's calibrat
 (experiments/calibrations/<spec name>.json). Calibrating everything takes many machine hours,
 far more than a working session, so the gap is a figure like any other: per cell, the runs
 recorded; per spec, the `harness calibrate` batches that would close it and their planned
-machine time (harness.suite.estimate), which `scripts/calibration_queue.py` prints and runs
-down (sequentially here, or one spec per job in the calibrate workflow).
+machine time, which `scripts/calibration_queue.py` prints and runs down (sequentially here,
+or one spec per job in the calibrate workflow).
+
+The plan is the suite estimate (harness.suite.estimate) scaled by what the spec's own
+calibrations took against that estimate (`duration_s` over their plan), beside burners and
+quiet apart: the estimate plans a healthy run's phases and knows nothing of a check that reads
+five million records (high-volume took 6.2x its estimate) or of burners slowing every phase.
+With no recorded duration of one load class, the other's factor; with none at all, 1.
 
 Pure: the record is read by the caller; cells come from the spec's plan.
 """
@@ -68,6 +74,10 @@ class SpecDebt:
     name: str
     file: Path
     cells: tuple[CellRuns, ...]  # the cells with a numeric bound
+    factors: tuple[float, float] = (1.0, 1.0)  # measured over planned: quiet, beside burners
+
+    def factor(self, load: int) -> float:
+        return self.factors[1 if load else 0]
 
     def batches(self, load: int) -> list[Batch]:
         """The calls that bring every cell to the goal: cells lacking the same number of runs
@@ -78,7 +88,7 @@ class SpecDebt:
             chosen = [c for c in self.cells if missing[c.cell] == runs]
             ids = () if len(chosen) == len(self.cells) else tuple(c.cell for c in chosen)
             planned = runs * sum(c.planned_s for c in chosen) + EXPERIMENT_S
-            out.append(Batch(load, runs, ids, planned))
+            out.append(Batch(load, runs, ids, planned * self.factor(load)))
         return out
 
     @property
@@ -106,28 +116,59 @@ class SpecDebt:
         return sum(b.planned_s for lo in loads for b in self.batches(lo))
 
 
+def _is_loaded(cal: Mapping[str, Any]) -> bool | None:
+    """Quiet (False), beside >= GOAL_BURNERS burners (True), or neither (None: fewer burners
+    are not the noise the nightly must stand)."""
+    load = int(cal.get("load") or 0)
+    return None if 0 < load < GOAL_BURNERS else load > 0
+
+
+def measured_factors(
+    record: Mapping[str, Any] | None, planned_by_cell: Mapping[str, float]
+) -> tuple[float, float]:
+    """What the record's calibrations took over what the estimate plans for them (the
+    same runs of the same cells), quiet and beside burners; a class with no duration borrows
+    the other's, and with neither the factor is 1."""
+    took = [0.0, 0.0]
+    plan = [0.0, 0.0]
+    for cal in (record or {}).get("calibrations", []):
+        loaded = _is_loaded(cal)
+        ids = [str(c.get("cell")) for c in cal.get("cells", [])]
+        duration = cal.get("duration_s")
+        if loaded is None or not duration or not ids or any(i not in planned_by_cell for i in ids):
+            continue
+        took[loaded] += float(duration)
+        plan[loaded] += int(cal.get("runs") or 1) * sum(planned_by_cell[i] for i in ids)
+        plan[loaded] += EXPERIMENT_S
+    own = [t / p if p else None for t, p in zip(took, plan, strict=True)]
+    quiet = own[0] or own[1] or 1.0
+    loaded_f = own[1] or own[0] or 1.0
+    return round(quiet, 2), round(loaded_f, 2)
+
+
 def recorded_runs(record: Mapping[str, Any] | None, cell_id: str) -> tuple[list[str], list[str]]:
     """The cell's verdicts in the record: quiet runs, and runs beside >= GOAL_BURNERS burners
     (fewer burners count as neither: they are not the noise the nightly must stand)."""
     quiet: list[str] = []
     loaded: list[str] = []
     for cal in (record or {}).get("calibrations", []):
-        load = int(cal.get("load") or 0)
-        if 0 < load < GOAL_BURNERS:
+        is_loaded = _is_loaded(cal)
+        if is_loaded is None:
             continue
         for cell in cal.get("cells", []):
             if cell.get("cell") == cell_id:
-                (loaded if load else quiet).extend(str(v) for v in cell.get("verdicts") or [])
+                (loaded if is_loaded else quiet).extend(str(v) for v in cell.get("verdicts") or [])
     return quiet, loaded
 
 
 def spec_debt(
     name: str, file: Path, cells: Sequence[Cell], record: Mapping[str, Any] | None
 ) -> SpecDebt:
+    planned = {cell.id: estimate_cell_s(cell.spec) for cell in cells}
     rows = []
     for cell in cells:
         if not has_numeric_bound(cell):
             continue
         quiet, loaded = recorded_runs(record, cell.id)
-        rows.append(CellRuns(cell.id, tuple(quiet), tuple(loaded), estimate_cell_s(cell.spec)))
-    return SpecDebt(name, file, tuple(rows))
+        rows.append(CellRuns(cell.id, tuple(quiet), tuple(loaded), planned[cell.id]))
+    return SpecDebt(name, file, tuple(rows), measured_factors(record, planned))

@@ -193,11 +193,6 @@ def offline_rounds(frame: pd.DataFrame) -> pd.Series:
     return all_rounds
 
 
-def offline_seconds(frame: pd.DataFrame) -> float:
-    """Seconds the active controller reported OfflinePartitionsCount > 0."""
-    return _seconds_where(offline_rounds(frame))
-
-
 def under_replicated(frame: pd.DataFrame) -> tuple[float, float]:
     """(max over rounds of the brokers' sum, seconds that sum was > 0)."""
     rows = _series(frame, bm.UNDER_REPLICATED)

@@ -91,6 +91,17 @@ def test_a_java_share_member_needs_its_versions_jars(tmp_path: Path) -> None:
     assert cells_need(native) == Needs(("4.2.2",), ())
 
 
+def test_a_spec_names_every_client_its_cell_runs(tmp_path: Path) -> None:
+    """Every consumer set with a `client` counts (Spark has none), so a new kind needs no list."""
+    text = (
+        "name: s\ncluster: {version: 4.2.2}\nproducer: {records: 10, client: java}\n"
+        "consumers: [{kind: group}, {kind: share, client: java}, {kind: spark}]\n"
+    )
+    assert load_spec(spec_file(tmp_path, text)).clients() == {"java", "librdkafka"}
+    plain = load_spec(spec_file(tmp_path, "name: s\nproducer: {records: 10}\n"))
+    assert plain.clients() == {"librdkafka"}
+
+
 def test_missing_spark_jars_and_toxiproxy_name_their_make_targets() -> None:
     needs = Needs(("3.9.2",), (), spark=True, toxiproxy=True)
     lines = missing_builds(needs, probes(spark=False, toxiproxy=False))

@@ -70,6 +70,28 @@ def test_a_calibrated_spec_owes_nothing(tmp_path: Path) -> None:
     assert debt.batches(0) == [] and debt.batches(2) == [] and debt.planned_s() == 0
 
 
+def test_the_plan_learns_what_the_specs_own_calibrations_took(tmp_path: Path) -> None:
+    plan = make_spec(tmp_path)
+    one_run = sum(estimate_cell_s(c.spec) for c in plan.cells)
+    both = {CELL_1: ["pass"], CELL_2: ["pass"]}
+
+    def timed(load: int, runs: int, factor: float) -> dict[str, Any]:
+        return {
+            **cal(load, both),
+            "runs": runs,
+            "duration_s": factor * (runs * one_run + EXPERIMENT_S),
+        }
+
+    quiet_only = {"calibrations": [timed(0, 1, 2.0), cal(0, both)]}  # no duration: not counted
+    debt = spec_debt("cal", tmp_path / "cal.yaml", plan.cells, quiet_only)
+    assert debt.factors == (2.0, 2.0)  # beside burners borrows the quiet figure
+    (loaded,) = debt.batches(GOAL_BURNERS)
+    assert loaded.planned_s == pytest.approx(2.0 * (3 * one_run + EXPERIMENT_S))
+    record = {"calibrations": [timed(0, 1, 2.0), timed(2, 2, 3.0), timed(1, 1, 9.0)]}
+    assert spec_debt("cal", tmp_path / "cal.yaml", plan.cells, record).factors == (2.0, 3.0)
+    assert spec_debt("cal", tmp_path / "cal.yaml", plan.cells, None).factors == (1.0, 1.0)
+
+
 def test_cells_without_a_numeric_bound_are_not_owed(tmp_path: Path) -> None:
     text = SPEC.replace('  lost: 0\n  max_stall_s: ">= 54"\n', "").replace(
         '  stall_s.group: ">= 0.8 * faults.0.duration_s"\n  unavailable_s: "< 15.3"\n', ""
