@@ -78,6 +78,8 @@ def table(debts: list[SpecDebt]) -> str:
             notes.append(f"{d.quiet_not_passing} quiet run(s) not passing")
         if d.loaded_failing:
             notes.append(f"{d.loaded_failing} run(s) beside burners failed")
+        if d.loaded_not_the_load:
+            notes.append(f"{d.loaded_not_the_load} run(s) beside burners unknown, not for the load")
         lines.append(
             f"{d.name:<30} {len(d.cells):>5} {d.quiet_runs:>4}/{GOAL_QUIET} "
             f"{d.loaded_runs:>5}/{GOAL_LOADED} {format_duration(d.planned_s()):>12} "

@@ -10,6 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from harness.cli.terminal import console
+from harness.verdict.calibration import LOAD
 
 STYLES = {"ok": "green", "thin": "yellow", "failed": "red", "undecided": "magenta"}
 UNDECIDED, OVERLOADED = "?", "!"  # marks after a run's figure
@@ -73,8 +74,13 @@ def cell_table(cell: dict[str, Any]) -> Table:
 
 
 def bound_notes(cell: dict[str, Any]) -> list[str]:
-    """Why a figure is missing or flagged, and why nothing is suggested."""
-    notes = []
+    """Why a run is unknown for more than the load, why a figure is missing or flagged, and
+    why nothing is suggested."""
+    notes = [
+        f"run {n} unknown, not for the load: {why}"
+        for n, why in enumerate(cell.get("unknown_why") or [], start=1)
+        if why not in (None, LOAD)
+    ]
     for b in cell["bounds"]:
         for entry in b.get("undecided") or []:
             notes.append(f"{b['metric']}: run {entry['run']} undecided: {entry['reason']}")

@@ -43,7 +43,10 @@ def record_entry(calibration: Mapping[str, Any]) -> dict[str, Any]:
             entry["overloaded_runs"] = [o["run"] for o in b.get("overloaded", [])]
             entry["undecided_runs"] = [u["run"] for u in b.get("undecided", [])]
             bounds.append(entry)
-        cells.append({"cell": cell["cell"], "verdicts": cell.get("verdicts", []), "bounds": bounds})
+        entry_cell: dict[str, Any] = {"cell": cell["cell"], "verdicts": cell.get("verdicts", [])}
+        if "unknown_why" in cell:
+            entry_cell["unknown_why"] = cell["unknown_why"]
+        cells.append({**entry_cell, "bounds": bounds})
     runs = calibration.get("run_folders", [])
     return {
         "started": calibration.get("started"),

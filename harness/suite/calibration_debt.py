@@ -26,11 +26,14 @@ from typing import Any
 
 from harness.spec import Cell
 from harness.suite.estimate import EXPERIMENT_S, estimate_cell_s
-from harness.verdict.calibration import has_numeric_bound
+from harness.verdict.calibration import LOAD, has_numeric_bound
 
 GOAL_QUIET = 3
 GOAL_LOADED = 3
 GOAL_BURNERS = 2
+# A run beside burners that ended `unknown` for a reason other than the load (a missing jar, a
+# fault that did not fire): it says nothing of the bounds under noise, so it does not count.
+NOT_THE_LOAD = "unknown (not the load)"
 
 
 @dataclass(frozen=True)
@@ -47,8 +50,12 @@ class CellRuns:
         return max(0, GOAL_QUIET - len(self.quiet))
 
     @property
+    def loaded_counted(self) -> int:
+        return sum(1 for v in self.loaded if v != NOT_THE_LOAD)
+
+    @property
     def missing_loaded(self) -> int:
-        return max(0, GOAL_LOADED - len(self.loaded))
+        return max(0, GOAL_LOADED - self.loaded_counted)
 
 
 @dataclass(frozen=True)
@@ -98,7 +105,12 @@ class SpecDebt:
 
     @property
     def loaded_runs(self) -> int:
-        return min((len(c.loaded) for c in self.cells), default=GOAL_LOADED)
+        return min((c.loaded_counted for c in self.cells), default=GOAL_LOADED)
+
+    @property
+    def loaded_not_the_load(self) -> int:
+        """Runs beside burners `unknown` for another reason than the load (not counted)."""
+        return sum(1 for c in self.cells for v in c.loaded if v == NOT_THE_LOAD)
 
     @property
     def quiet_not_passing(self) -> int:
@@ -148,7 +160,9 @@ def measured_factors(
 
 def recorded_runs(record: Mapping[str, Any] | None, cell_id: str) -> tuple[list[str], list[str]]:
     """The cell's verdicts in the record: quiet runs, and runs beside >= GOAL_BURNERS burners
-    (fewer burners count as neither: they are not the noise the nightly must stand)."""
+    (fewer burners count as neither: they are not the noise the nightly must stand). A run
+    beside burners `unknown` for another reason than the load is NOT_THE_LOAD; records from
+    before `unknown_why` (2026-11-29) were read by hand and count as they are."""
     quiet: list[str] = []
     loaded: list[str] = []
     for cal in (record or {}).get("calibrations", []):
@@ -156,8 +170,18 @@ def recorded_runs(record: Mapping[str, Any] | None, cell_id: str) -> tuple[list[
         if is_loaded is None:
             continue
         for cell in cal.get("cells", []):
-            if cell.get("cell") == cell_id:
-                (loaded if is_loaded else quiet).extend(str(v) for v in cell.get("verdicts") or [])
+            if cell.get("cell") != cell_id:
+                continue
+            verdicts = [str(v) for v in cell.get("verdicts") or []]
+            if not is_loaded:
+                quiet.extend(verdicts)
+                continue
+            why = list(cell.get("unknown_why") or [])
+            why += [None] * (len(verdicts) - len(why))
+            loaded.extend(
+                NOT_THE_LOAD if v == "unknown" and w not in (None, LOAD) else v
+                for v, w in zip(verdicts, why, strict=False)
+            )
     return quiet, loaded
 
 

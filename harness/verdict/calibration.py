@@ -235,6 +235,30 @@ def bound_entry(
     }
 
 
+LOAD = "load"
+WHY_CAP = 300  # characters of the other reasons kept per run
+
+
+def unknown_why(run: CellRun) -> str | None:
+    """Why a run of the cell is `unknown`: LOAD when every check it left undecided is a figure
+    the overload rule took (issue 40: beside burners a run must pass, or be unknown naming the
+    load), else the other checks' names and details; None for a run judged pass or fail."""
+    if run.summary is None:
+        return run.missing[:WHY_CAP] or "no summary"
+    if run.summary.get("verdict") != "unknown":
+        return None
+    checks = [c for c in run.summary.get("checks") or [] if isinstance(c, Mapping)]
+    undecided = [c for c in checks if c.get("verdict") != "pass"]
+    if not undecided:
+        return "unknown with no check saying why"
+    others = [
+        f"{c.get('name')}: {c.get('detail') or 'unknown'}"
+        for c in undecided
+        if overload_reason(str(c.get("name")), run.summary) is None
+    ]
+    return "; ".join(others)[:WHY_CAP] if others else LOAD
+
+
 def cell_entry(cell: Cell, runs: Sequence[CellRun]) -> dict[str, Any]:
     """Every numeric bound of the cell (its relative ones resolved for it) over the runs."""
     bounds = []
@@ -244,7 +268,8 @@ def cell_entry(cell: Cell, runs: Sequence[CellRun]) -> dict[str, Any]:
         ref_value = number_at(cell.spec, bound.ref) if bound.ref is not None else None
         bounds.append(bound_entry(metric, bound, runs, ref_value))
     verdicts = [str(r.summary.get("verdict")) if r.summary else "unknown" for r in runs]
-    return {"cell": cell.id, "verdicts": verdicts, "bounds": bounds}
+    why = [unknown_why(r) for r in runs]
+    return {"cell": cell.id, "verdicts": verdicts, "unknown_why": why, "bounds": bounds}
 
 
 def has_numeric_bound(cell: Cell) -> bool:

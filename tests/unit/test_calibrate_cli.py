@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from harness.cli import app
+from harness.cli.calibration_table import bound_notes
 from harness.cli.terminal import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE
 from harness.common.processes import ManagedProcess
 from harness.errors import HarnessError
@@ -276,3 +277,8 @@ def test_from_refuses_another_specs_run_and_burners(
     assert empty.exit_code == EXIT_USAGE and "not a finished run's folder" in empty.output
     loaded = runner.invoke(app, ["calibrate", str(spec), "--from", str(other), "--load", "2"])
     assert loaded.exit_code == EXIT_USAGE and "--load cannot apply" in loaded.output
+
+
+def test_a_run_unknown_for_more_than_the_load_is_named_under_its_cell() -> None:
+    cell = {"cell": CELL_1, "bounds": [], "unknown_why": [None, "load", "faults: never fired"]}
+    assert bound_notes(cell) == ["run 3 unknown, not for the load: faults: never fired"]

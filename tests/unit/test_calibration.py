@@ -12,10 +12,12 @@ from harness.experiment import Plan, make_plan
 from harness.spec import parse_bound
 from harness.verdict.calibration import (
     COUNT_NOTE,
+    LOAD,
     CellRun,
     bound_entry,
     calibration,
     is_count,
+    unknown_why,
     worst_status,
 )
 from tests.unit.suite_folders import cell_summary, write_run
@@ -205,3 +207,23 @@ def test_worst_status() -> None:
     assert worst_status(["ok", "thin", "undecided"]) == "thin"
     assert worst_status(["ok", "undecided"]) == "undecided"
     assert worst_status([]) == "ok"
+
+
+def test_an_unknown_run_says_whether_the_load_alone_left_it_undecided() -> None:
+    """Issue 40: beside burners a run must pass or be unknown *naming the load*; an unknown
+    with any other undecided check (a fault that did not fire) is not the noise's."""
+    load = {"stall_s.group": "machine overloaded for 51.1 s of this 51.1 s window"}
+
+    def run(verdict: str, *checks: tuple[str, str]) -> CellRun:
+        listed = [{"name": n, "verdict": v, "detail": f"{n} detail"} for n, v in checks]
+        return CellRun({"verdict": verdict, "checks": listed, "overloaded": load})
+
+    assert unknown_why(run("pass", ("lost", "pass"))) is None
+    assert unknown_why(run("fail", ("lost", "fail"))) is None
+    assert unknown_why(run("unknown", ("lost", "pass"), ("stall_s.group", "unknown"))) == LOAD
+    both = run("unknown", ("faults", "unknown"), ("stall_s.group", "unknown"))
+    assert unknown_why(both) == "faults: faults detail"
+    assert unknown_why(run("unknown", ("lost", "pass"))) == "unknown with no check saying why"
+    assert unknown_why(CellRun(None, "no summary.json: the cell did not finish")).startswith(
+        "no summary.json"
+    )

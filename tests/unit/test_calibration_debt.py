@@ -62,6 +62,22 @@ def test_runs_are_counted_per_cell_and_batched_by_what_is_missing(tmp_path: Path
     assert [b.args() for b in debt.batches(2)] == [["--runs", "2", "--load", "2"]]
 
 
+def test_a_run_beside_burners_unknown_for_another_reason_does_not_count(tmp_path: Path) -> None:
+    plan = make_spec(tmp_path)
+    loaded = cal(2, {CELL_1: ["unknown", "unknown", "pass"], CELL_2: ["pass"] * 3})
+    loaded["cells"][0]["unknown_why"] = ["load", "faults: kill broker-1 never fired", None]
+    old = cal(2, {CELL_1: ["unknown"]})  # before unknown_why: read by hand, counts
+    debt = spec_debt("cal", tmp_path / "cal.yaml", plan.cells, {"calibrations": [loaded, old]})
+    by_cell = {c.cell: c for c in debt.cells}
+    assert by_cell[CELL_1].loaded_counted == 3 and by_cell[CELL_1].missing_loaded == 0
+    assert debt.loaded_not_the_load == 1
+    without_old = spec_debt("cal", tmp_path / "cal.yaml", plan.cells, {"calibrations": [loaded]})
+    assert without_old.loaded_runs == 2
+    assert [b.args() for b in without_old.batches(2)] == [
+        ["--runs", "1", "--load", "2", "--cells", CELL_1]
+    ]
+
+
 def test_a_calibrated_spec_owes_nothing(tmp_path: Path) -> None:
     plan = make_spec(tmp_path)
     full = {CELL_1: ["pass"] * 3, CELL_2: ["pass"] * 3}

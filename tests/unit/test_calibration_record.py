@@ -79,6 +79,7 @@ def test_the_record_keeps_figures_verdicts_and_flags_and_merges_once(tmp_path: P
     stall = next(b for b in cell["bounds"] if b["metric"] == "stall_s.group")
     assert stall["figures"] == [None]
     assert stall["overloaded_runs"] == [1] and stall["undecided_runs"] == [1]
+    assert cell["verdicts"] == ["pass"] and cell["unknown_why"] == [None]  # kept, judged
     assert record["calibrations"][0]["loadavg_max"] == 2.25
     assert headline(record) == (
         "calibrated 2026-11-28: 2 quiet run(s) (load ≤ 2.25), 1 beside 2 CPU burner(s)"
