@@ -12,9 +12,10 @@ the specs that still lack runs (the calibrate workflow's matrix).
 
 With --run: `harness calibrate SPEC --record` for each batch, one at a time (a calibration
 is only as quiet as the machine: never run two side by side), every quiet batch before any
-beside burners; a batch that would end past --budget-minutes is not started. Exit 0 when every
-batch ran and recorded, 1 when a calibration found a bound failed or thin (its own exit 1),
-2 on bad input, 3 when a batch was left undecided or unbuilt or the budget stopped the queue.
+beside burners; a batch that would end past --budget-minutes is skipped (the next that fits
+runs). Exit 0 when every batch ran and recorded, 1 when a calibration found a bound failed or
+thin (its own exit 1), 2 on bad input, 3 when a batch was left undecided or unbuilt or the
+budget skipped one.
 """
 
 from __future__ import annotations
@@ -106,9 +107,12 @@ def run_batch(debt: SpecDebt, batch: Batch, out: Path, n: int) -> int:
 
 
 def run_queue(debts: list[SpecDebt], phase: str, budget_s: float | None, out: Path) -> int:
+    """Every batch in order; one that would end past the budget is skipped and the next that
+    fits runs (a long spec does not idle the rest of a session)."""
     t0 = time.monotonic()
     worst = 0
     n = 0
+    skipped = False
     for load in PHASES[phase]:
         for debt in debts:
             for batch in debt.batches(load):
@@ -116,16 +120,17 @@ def run_queue(debts: list[SpecDebt], phase: str, budget_s: float | None, out: Pa
                 if budget_s is not None and elapsed + batch.planned_s > budget_s:
                     print(
                         f"budget: {debt.name} {' '.join(batch.args())} (planned "
-                        f"{format_duration(batch.planned_s)}) would end past it; stopping",
+                        f"{format_duration(batch.planned_s)}) would end past it; skipped",
                         flush=True,
                     )
-                    return 3
+                    skipped = True
+                    continue
                 n += 1
                 rc = run_batch(debt, batch, out, n)
                 if rc == 2:
                     return 2
                 worst = max(worst, rc)
-    return worst
+    return 3 if skipped else worst
 
 
 def main(argv: list[str]) -> int:

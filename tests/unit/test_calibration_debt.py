@@ -160,6 +160,28 @@ def test_the_queue_runs_quiet_before_loaded_and_stops_at_its_budget(
     assert calls == [] and "would end past it" in capsys.readouterr().out
 
 
+def test_a_batch_past_the_budget_is_skipped_and_the_next_that_fits_runs(
+    project: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    big = project.parent / "big.yaml"  # no record: both cells owe 3 quiet runs
+    big.write_text(SPEC.replace("name: cal", "name: big"), encoding="utf-8")
+    small_s = calibration_queue.debt_of(project).planned_s(0)
+    assert calibration_queue.debt_of(big).planned_s(0) > small_s
+    calls: list[list[str]] = []
+
+    def fake_run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(cmd[3:])
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(calibration_queue.subprocess, "run", fake_run)
+    budget = ["--budget-minutes", str((small_s + 1) / 60), "--out", str(project.parent / "o")]
+    assert (
+        calibration_queue.main([str(big), str(project), "--run", "--phase", "quiet", *budget]) == 3
+    )
+    assert [c[1] for c in calls] == [str(project)]  # big skipped, the small one ran
+    assert "big --runs 3" in capsys.readouterr().out
+
+
 def test_the_queue_names_a_missing_file(capsys: pytest.CaptureFixture[str]) -> None:
     assert calibration_queue.main(["no/such.yaml"]) == 2
     assert "no/such.yaml: no such spec or suite file" in capsys.readouterr().err
