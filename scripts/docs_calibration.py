@@ -47,6 +47,9 @@ def _margin(row: CalibratedBound) -> str:
     if row.status == "unmeasured":
         return "unmeasured"
     if row.kind == "count":
+        if row.status == "older-allow":
+            n = row.older_allow.count("fail")
+            return f"holds; {n} run(s) failed under an allow-list changed since"
         return "fails" if row.status == "failed" else "holds"
     text = "-" if row.margin is None else f"{row.margin * 100:.0f} %"
     return f"{text} ({row.status})" if row.status != "ok" else text
@@ -58,10 +61,13 @@ def _resolved(row: CalibratedBound) -> str:
 
 
 def _before(row: CalibratedBound) -> str:
-    if row.before is None:
-        return ""
-    margin = "-" if row.margin_before is None else f"{row.margin_before * 100:.0f} %"
-    return f"`{row.before}`: {margin}"
+    parts = []
+    if row.before is not None:
+        margin = "-" if row.margin_before is None else f"{row.margin_before * 100:.0f} %"
+        parts.append(f"`{row.before}`: {margin}")
+    if row.rejudged:
+        parts.append(f"{row.rejudged} run(s) judged otherwise by the allow-list then")
+    return "; ".join(parts)
 
 
 def _loaded(row: CalibratedBound) -> str:

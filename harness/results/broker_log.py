@@ -16,9 +16,10 @@ TEMPLATE_CHARS, so that one failure on three brokers or partitions is one templa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Any
 
 from harness.results.metrics import BrokerLogTemplate
 
@@ -177,6 +178,16 @@ def allowed_by(patterns: Iterable[re.Pattern[str]]) -> Callable[[LogEvent], bool
         return any(p.search(text) for p in compiled for text in texts)
 
     return allowed
+
+
+def row_allowed(patterns: Iterable[re.Pattern[str]], row: Mapping[str, Any]) -> bool:
+    """Whether a grouped row (`group`'s template, example line and detail, as a summary or a
+    calibration record keeps them) is allowed by `patterns`: re-judging a recorded count
+    under an allow-list changed since (harness.verdict.calibrated). The example is the whole
+    first line (time and level included), so a pattern anchored on the message alone may
+    miss it where `allowed_by` would not."""
+    texts = [str(row.get(k) or "") for k in ("template", "example", "detail")]
+    return any(p.search(text) for p in patterns for text in texts)
 
 
 # --- grouping ---------------------------------------------------------------------------------

@@ -42,10 +42,13 @@ def record_entry(calibration: Mapping[str, Any]) -> dict[str, Any]:
             entry = {k: b.get(k) for k in BOUND_KEYS}
             entry["overloaded_runs"] = [o["run"] for o in b.get("overloaded", [])]
             entry["undecided_runs"] = [u["run"] for u in b.get("undecided", [])]
+            if "counted" in b:  # broker_errors' templates: re-judged under a changed allow-list
+                entry["counted"] = b["counted"]
             bounds.append(entry)
         entry_cell: dict[str, Any] = {"cell": cell["cell"], "verdicts": cell.get("verdicts", [])}
-        if "unknown_why" in cell:
-            entry_cell["unknown_why"] = cell["unknown_why"]
+        for key in ("unknown_why", "broker_logs_allow"):
+            if key in cell:
+                entry_cell[key] = cell[key]
         cells.append({**entry_cell, "bounds": bounds})
     runs = calibration.get("run_folders", [])
     return {

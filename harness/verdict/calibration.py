@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Literal, cast
 
 from harness.results.layout import RunPaths
-from harness.results.metrics import Figures
+from harness.results.metrics import BROKER_LOG_METRICS, Figures
 from harness.spec import Cell
 from harness.spec.expect import Bound, split_per_set, split_section
 from harness.spec.paths import number_at
@@ -214,7 +214,7 @@ def bound_entry(
         if suggestion.threshold is None
         else worst_margin(suggestion.op, suggestion.threshold, decided)
     )
-    return {
+    entry: dict[str, Any] = {
         "metric": metric,
         "bound": str(bound),
         "threshold": threshold,
@@ -233,6 +233,28 @@ def bound_entry(
         "suggested_margin": None if suggested_margin is None else round(suggested_margin, 6),
         "note": suggestion.note,
     }
+    if metric in BROKER_LOG_METRICS:
+        entry["counted"] = [counted_templates(run) for run in runs]
+    return entry
+
+
+COUNTED_KEYS = ("template", "example", "detail", "count")
+COUNTED_CAP = 50  # templates kept per run; more and the run cannot be re-judged (None)
+
+
+def counted_templates(run: CellRun) -> list[dict[str, Any]] | None:
+    """The broker-log templates a run counted in `broker_errors` (the ones its allow-list did
+    not allow), so that the figure can be judged again under a changed `broker_logs.allow`
+    (harness.verdict.calibrated); None when the summary has no rows or too many."""
+    rows = run.summary.get("broker_errors_by_template") if run.summary else None
+    if not isinstance(rows, list):
+        return None
+    counted = [
+        {k: r.get(k) for k in COUNTED_KEYS}
+        for r in rows
+        if isinstance(r, Mapping) and not r.get("allowed")
+    ]
+    return counted if len(counted) <= COUNTED_CAP else None
 
 
 LOAD = "load"
@@ -269,7 +291,14 @@ def cell_entry(cell: Cell, runs: Sequence[CellRun]) -> dict[str, Any]:
         bounds.append(bound_entry(metric, bound, runs, ref_value))
     verdicts = [str(r.summary.get("verdict")) if r.summary else "unknown" for r in runs]
     why = [unknown_why(r) for r in runs]
-    return {"cell": cell.id, "verdicts": verdicts, "unknown_why": why, "bounds": bounds}
+    return {
+        "cell": cell.id,
+        "verdicts": verdicts,
+        "unknown_why": why,
+        # what broker_errors was judged with (a record re-judges it when the spec's changed)
+        "broker_logs_allow": list(cell.spec.broker_logs.allow),
+        "bounds": bounds,
+    }
 
 
 def has_numeric_bound(cell: Cell) -> bool:

@@ -158,3 +158,76 @@ def test_a_damaged_record_stops_the_catalogue_with_its_name(tmp_path: Path) -> N
     bad.write_text("{", encoding="utf-8")
     with pytest.raises(ConfigError, match=r"unclean-election\.json: not JSON"):
         catalogue(tmp_path)
+
+
+ALLOW_SPEC = SPEC.replace("  recovered: true\n", "  recovered: true\n  broker_errors: 0\n")
+LEADER_LINE = (
+    "[2026-11-29 19:31:02,411] ERROR [GroupCoordinator id=2] Failed to load metadata from "
+    "__consumer_offsets-41 ... because the partition is not online or is no longer the leader"
+)
+
+
+def with_allow(spec: str, *patterns: str) -> str:
+    listed = ", ".join(f'"{p}"' for p in patterns)
+    return spec.replace("expect:\n", f"broker_logs: {{allow: [{listed}]}}\nexpect:\n")
+
+
+def errors_run(tmp_path: Path) -> dict[str, Any]:
+    """One quiet run whose cell 1 counted 3 ERRORs of one template, cell 2 none."""
+    rows = [
+        {
+            "logger": "kafka.coordinator.group.GroupCoordinator",
+            "template": "[GroupCoordinator id=<n>] Failed to load ... no longer the leader",
+            "level": "ERROR",
+            "count": 3,
+            "nodes": ["2"],
+            "first_ts": 1,
+            "example": LEADER_LINE,
+            "detail": "",
+            "allowed": False,
+        }
+    ]
+    runs = [
+        [
+            summary(CELL_1, 60.1, 11.2, broker_errors=3, broker_errors_by_template=rows),
+            summary(CELL_2, 80.0, 5.0, broker_errors=0, broker_errors_by_template=[]),
+        ]
+    ]
+    return calibrate(tmp_path, "e", runs, 0, "2026-11-29T19:28:00+00:00", ALLOW_SPEC)
+
+
+def test_broker_errors_are_judged_again_under_an_allow_list_added_since(tmp_path: Path) -> None:
+    record = merged(None, errors_run(tmp_path))
+    (cell,) = [c for c in record["calibrations"][0]["cells"] if c["cell"] == CELL_1]
+    assert cell["broker_logs_allow"] == []
+    errors = next(b for b in cell["bounds"] if b["metric"] == "broker_errors")
+    assert errors["figures"] == [3] and errors["verdicts"] == ["fail"]
+    assert [r["count"] for r in errors["counted"][0]] == [3]
+    # the same spec today: still 3, still a failure
+    assert rows(record, tmp_path, ALLOW_SPEC)[(CELL_1, "broker_errors")].status == "failed"
+    # the line allowed since, with its evidence: counted again, 0, no run judged otherwise kept
+    allowed = with_allow(ALLOW_SPEC, "is no longer the leader")
+    row = rows(record, tmp_path, allowed)[(CELL_1, "broker_errors")]
+    assert row.quiet == [0.0] and row.quiet_verdicts == ["pass"]
+    assert row.rejudged == 1 and row.status == "ok"
+    # an allow entry for another line changes nothing
+    other = rows(record, tmp_path, with_allow(ALLOW_SPEC, "Disk error"))
+    assert other[(CELL_1, "broker_errors")].status == "failed"
+    assert other[(CELL_1, "broker_errors")].rejudged == 0
+
+
+def test_an_older_record_without_templates_is_set_apart_not_passed(tmp_path: Path) -> None:
+    record = merged(None, errors_run(tmp_path))
+    for cell in record["calibrations"][0]["cells"]:
+        for b in cell["bounds"]:
+            b.pop("counted", None)  # as records were before they kept the templates
+    allowed = with_allow(ALLOW_SPEC, "is no longer the leader")
+    row = rows(record, tmp_path, allowed)[(CELL_1, "broker_errors")]
+    assert row.older_allow == ["fail"] and row.quiet == []
+    assert row.status == "older-allow"  # neither a pass nor a failure today's spec would give
+    # a run that counted nothing needs no templates: 0 under any allow-list
+    assert rows(record, tmp_path, allowed)[(CELL_2, "broker_errors")].quiet == [0.0]
+    # with no allow-list recorded either, nothing says it changed: judged as recorded
+    for cell in record["calibrations"][0]["cells"]:
+        cell.pop("broker_logs_allow")
+    assert rows(record, tmp_path, allowed)[(CELL_1, "broker_errors")].status == "failed"
