@@ -125,7 +125,7 @@ def _judged_today(
                 out.rejudged += int(now != figure or judged != verdict)
                 verdict = judged
             figure = now
-        elif changed:
+        elif changed and figure is not None:  # an undecided figure stays undecided
             out.older_allow.append(verdict)
             continue
         out.figures.append(figure)
