@@ -231,3 +231,13 @@ def test_an_older_record_without_templates_is_set_apart_not_passed(tmp_path: Pat
     for cell in record["calibrations"][0]["cells"]:
         cell.pop("broker_logs_allow")
     assert rows(record, tmp_path, allowed)[(CELL_1, "broker_errors")].status == "failed"
+
+
+def test_an_undecided_broker_errors_figure_stays_undecided(tmp_path: Path) -> None:
+    record = merged(None, errors_run(tmp_path))
+    (cell,) = [c for c in record["calibrations"][0]["cells"] if c["cell"] == CELL_1]
+    errors = next(b for b in cell["bounds"] if b["metric"] == "broker_errors")
+    errors.update(figures=[None], verdicts=["unknown"], counted=[None])  # no logs saved
+    row = rows(record, tmp_path, with_allow(ALLOW_SPEC, "is no longer the leader"))
+    assert row[(CELL_1, "broker_errors")].older_allow == []
+    assert row[(CELL_1, "broker_errors")].quiet_verdicts == ["unknown"]
