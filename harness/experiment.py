@@ -12,6 +12,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness._version import revision
 from harness.cluster.kafka_cluster import KafkaCluster
 from harness.nemesis.schedule import PlannedFault, plan_faults
 from harness.report import write_run_summary
@@ -134,6 +135,7 @@ def run_plan(
         "seed": plan.seed,
         "started": started,
         "duration_s": duration_s,
+        "harness": revision(),  # the commit that ran and judged it (None: not a clone)
         # What the run meant to hold: `verify` judges the folder against it (a `--cells` or
         # suite run holds a subset of its spec's cells on purpose).
         "planned_cells": [c.id for c in plan.cells],

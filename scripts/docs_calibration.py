@@ -49,7 +49,8 @@ def _margin(row: CalibratedBound) -> str:
     if row.kind == "count":
         if row.status == "older-allow":
             n = row.older_allow.count("fail")
-            return f"holds; {n} run(s) failed under an allow-list changed since"
+            held = "holds" if row.quiet else "unmeasured"  # no run left that today's list judged
+            return f"{held}; {n} run(s) failed under an allow-list changed since"
         return "fails" if row.status == "failed" else "holds"
     text = "-" if row.margin is None else f"{row.margin * 100:.0f} %"
     return f"{text} ({row.status})" if row.status != "ok" else text

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 
+from harness._version import revision
 from harness.cli.builds import refuse_unbuilt
 from harness.cli.options import SparkMasterOpt, use_spark_master
 from harness.cli.plans import is_suite, load_plan, print_plan
@@ -124,6 +125,7 @@ def earlier_runs(plan: Plan, folders: list[Path]) -> list[dict[str, Any]]:
                 "started": summary.get("started"),
                 "load1_max": max(loads, default=None),
                 "duration_s": summary.get("duration_s"),
+                "harness": summary.get("harness"),
             }
         )
     return records
@@ -188,6 +190,7 @@ def calibrate(
     if from_runs:
         records = earlier_runs(plan, from_runs)
         seeds = {r["seed"] for r in records}
+        revisions = {r["harness"] for r in records}
         info = {
             "spec": plan.spec.name,
             "file": str(spec),
@@ -200,6 +203,8 @@ def calibrate(
             or started.isoformat(timespec="seconds"),
             "from_runs": True,
             "duration_s": 0.0,
+            # the code that ran and judged the runs, when they agree on one
+            "harness": revisions.pop() if len(revisions) == 1 else None,
             "run_folders": records,
         }
         try:
@@ -235,6 +240,7 @@ def calibrate(
         "cells_filter": cells,
         "started": started.isoformat(timespec="seconds"),
         "duration_s": round(time.monotonic() - t0, 1),
+        "harness": revision(),  # the code that ran and judged these runs
         "run_folders": records,
     }
     finish(spec, plan.spec.name, info, plan.cells, folder, record)

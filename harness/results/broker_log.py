@@ -60,6 +60,22 @@ def _ts(stamp: str, millis: str | None) -> int | None:
     return int(at.timestamp()) * 1000 + int((millis or "0").ljust(3, "0"))
 
 
+def _split_logger(text: str) -> tuple[str, str]:
+    """A first line's text after the level as (logger, message): the logger "" when the
+    line does not end in one."""
+    found = _LOGGER.search(text)
+    if found is None:
+        return "", text
+    return found.group(1), text[: found.start()]
+
+
+def _message_of(line: str) -> str:
+    """The message of an event's first line as printed (`LogEvent.message`): the line itself
+    when it does not start an event."""
+    match = _START.match(line)
+    return line if match is None else _split_logger(match.group(4))[1].rstrip()
+
+
 class _Open:
     """An event being read: its first line, then its continuation lines."""
 
@@ -69,12 +85,9 @@ class _Open:
         self.rest: list[str] = []
 
     def close(self, node: str) -> LogEvent:
-        stamp, millis, level, text = self.match.groups()
-        logger = ""
-        found = _LOGGER.search(text)
-        if found is not None:
-            logger, text = found.group(1), text[: found.start()]
-        else:  # a multi-line message: the logger ends its last line, before any stack trace
+        stamp, millis, level, rest = self.match.groups()
+        logger, text = _split_logger(rest)
+        if not logger:  # a multi-line message: the logger ends its last line, before any trace
             for extra in self.rest:
                 if _FRAME.match(extra):
                     break
@@ -174,20 +187,25 @@ def allowed_by(patterns: Iterable[re.Pattern[str]]) -> Callable[[LogEvent], bool
     compiled = list(patterns)
 
     def allowed(event: LogEvent) -> bool:
-        texts = (template(event.message), event.message, *event.detail[:1])
-        return any(p.search(text) for p in compiled for text in texts)
+        return _found(compiled, (template(event.message), event.message, *event.detail[:1]))
 
     return allowed
+
+
+def _found(patterns: Iterable[re.Pattern[str]], texts: Iterable[str]) -> bool:
+    texts = tuple(texts)
+    return any(p.search(text) for p in patterns for text in texts)
 
 
 def row_allowed(patterns: Iterable[re.Pattern[str]], row: Mapping[str, Any]) -> bool:
     """Whether a grouped row (`group`'s template, example line and detail, as a summary or a
     calibration record keeps them) is allowed by `patterns`: re-judging a recorded count
     under an allow-list changed since (harness.verdict.calibrated). The example is the whole
-    first line (time and level included), so a pattern anchored on the message alone may
-    miss it where `allowed_by` would not."""
-    texts = [str(row.get(k) or "") for k in ("template", "example", "detail")]
-    return any(p.search(text) for p in patterns for text in texts)
+    first line; the message is read back out of it, so that a pattern judges a row as
+    `allowed_by` judged its event (a line cut at LINE_CHARS keeps its first 2,000 chars)."""
+    example = str(row.get("example") or "")
+    texts = (str(row.get("template") or ""), _message_of(example), str(row.get("detail") or ""))
+    return _found(patterns, texts)
 
 
 # --- grouping ---------------------------------------------------------------------------------

@@ -59,6 +59,7 @@ def record_entry(calibration: Mapping[str, Any]) -> dict[str, Any]:
         "load": calibration.get("load", 0),
         "cells_filter": calibration.get("cells_filter"),
         "duration_s": calibration.get("duration_s"),
+        "harness": calibration.get("harness"),
         "loadavg_max": _loadavg_max(runs),
         "status": calibration.get("status"),
         "cells": cells,

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from harness._version import revision
 from tests.experiments.cli import HERE, harness
 
 # make test-slow (nightly): the runs are `run_plan`'s, which test_end_to_end runs on this very
@@ -47,6 +48,7 @@ def test_calibrate_runs_the_cell_twice_and_writes_every_bounds_figures(tmp_path:
     for run, folder in zip(doc["run_folders"], folders, strict=True):
         summary = json.loads((folder / "summary.json").read_text())
         assert summary["seed"] == 11 and summary["verdict"] == run["verdict"] == "pass"
+        assert summary["harness"] == doc["harness"] == revision()  # the code that ran it
         assert len(run["loadavg_start"]) == 3 and len(run["loadavg_end"]) == 3
 
     (cell,) = doc["cells"]

@@ -166,6 +166,25 @@ def test_an_allow_pattern_is_searched_in_the_template_and_the_raw_message() -> N
     assert not any(by_cause(e) for e in events)
 
 
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        r"^\[ReplicaManager broker=\d\]",  # anchored on the message's start
+        r"chaos-0$",  # and on its end (the line goes on with the logger)
+        r"partition chaos-<n>$",  # the template
+        "NotEnoughReplicasException",  # the exception line
+        r"^Error processing",  # found nowhere: the message starts with the bracket
+    ],
+)
+def test_a_recorded_row_is_allowed_exactly_where_its_event_was(pattern: str) -> None:
+    """A calibration record re-judges rows (row_allowed) that a run judged as events
+    (allowed_by): each pattern must agree on both, anchored ones too."""
+    compiled = bl.compile_allow([pattern])
+    for event in [*_events(LOG_3), *_events(LOG_4, "2")]:
+        (row,) = bl.group([event])
+        assert bl.row_allowed(compiled, row) == bl.allowed_by(compiled)(event), event.line
+
+
 def test_a_bad_allow_regex_is_refused_at_load_naming_it() -> None:
     with pytest.raises(ValueError, match=r"'Error \(append' is not a regular expression"):
         bl.compile_allow(["fine", "Error (append"])

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from harness._version import revision
 from harness.cli import app
 from harness.cli.calibration_table import bound_notes
 from harness.cli.terminal import EXIT_FAIL, EXIT_INTERRUPTED, EXIT_PASS, EXIT_USAGE
@@ -113,6 +114,7 @@ def test_a_thin_bound_exits_1_with_its_table_and_calibration_json(
     doc = json.loads((out / CALIBRATION).read_text())
     assert (doc["spec"], doc["runs"], doc["load"], doc["seed"]) == ("cal", 3, 0, 5)
     assert doc["status"] == "thin" and doc["cells_filter"] is None
+    assert doc["harness"] == revision()  # the code that ran them: this checkout's
     assert [r["run"] for r in doc["run_folders"]] == [1, 2, 3]
     for run in doc["run_folders"]:
         assert Path(run["folder"]).parent == out and run["verdict"] == "pass"
@@ -245,6 +247,7 @@ def test_from_judges_earlier_run_folders_and_records_them_once(
         run = write_run(tmp_path / "chaos" / f"run{n}", "cal", cells)
         run_summary = json.loads(RunPaths(run).summary.read_text())
         run_summary["started"] = f"2026-11-2{n}T04:00:00+00:00"
+        run_summary["harness"] = "6048c91"  # the commit that ran them: all three agree
         RunPaths(run).summary.write_text(json.dumps(run_summary))
         runs.append(run)
     args = ["calibrate", str(spec), "--out", str(tmp_path / "cal"), "--record"]
@@ -264,6 +267,7 @@ def test_from_judges_earlier_run_folders_and_records_them_once(
     (entry,) = record["calibrations"]
     assert entry["loadavg_max"] == 4.5 and entry["run_ids"] == ["run1", "run2", "run3"]
     assert entry["started"] == "2026-11-21T04:00:00+00:00"  # the earliest run's start
+    assert doc["harness"] == entry["harness"] == "6048c91"  # the runs', not today's code
 
 
 def test_from_refuses_another_specs_run_and_burners(

@@ -20,6 +20,7 @@ from harness.verdict.calibrated import calibrated_bounds, unknown_cells
 from harness.verdict.calibration import calibration
 from tests.unit.suite_folders import write_run
 from tests.unit.test_calibration import CELL_1, CELL_2, SPEC, make_spec, summary
+from tests.unit.test_docs_generated import script
 
 
 def calibrate(
@@ -225,6 +226,9 @@ def test_an_older_record_without_templates_is_set_apart_not_passed(tmp_path: Pat
     row = rows(record, tmp_path, allowed)[(CELL_1, "broker_errors")]
     assert row.older_allow == ["fail"] and row.quiet == []
     assert row.status == "older-allow"  # neither a pass nor a failure today's spec would give
+    # and the docs' cell does not say it holds: no run left that today's list could judge
+    margin = script("docs_calibration")._margin(row)
+    assert margin == "unmeasured; 1 run(s) failed under an allow-list changed since"
     # a run that counted nothing needs no templates: 0 under any allow-list
     assert rows(record, tmp_path, allowed)[(CELL_2, "broker_errors")].quiet == [0.0]
     # with no allow-list recorded either, nothing says it changed: judged as recorded
