@@ -130,6 +130,14 @@ class ExploreView:
     states: list[tuple[str, int | None]] = field(default_factory=list)  # None: never reached
 
 
+def short_commit(revision: str | None) -> str:
+    """`6048c915ca3e` (`-dirty` kept): enough of a commit to find it."""
+    if revision is None:
+        return "?"
+    head, dirty, _ = revision.partition("-dirty")
+    return head[:12] + dirty
+
+
 @dataclass(frozen=True)
 class IndexPage:
     suite: str
@@ -151,6 +159,24 @@ class IndexPage:
     margin_runs: int = 7  # over the latest run and the ones just before it
     margins_known: bool = True  # some run has margins (older histories have none)
     explorations: list[ExploreView] = field(default_factory=list)  # one per spec explored
+    # The commit the latest run's harness and the previous run's were checked out at (None:
+    # not known): a flip across a change of harness may be ours, not Kafka's.
+    harness: str | None = None
+    previous_harness: str | None = None
+
+    @property
+    def harness_short(self) -> str:
+        return short_commit(self.harness)
+
+    @property
+    def previous_harness_short(self) -> str:
+        return short_commit(self.previous_harness)
+
+    @property
+    def harness_changed(self) -> bool:
+        return None not in (self.harness, self.previous_harness) and (
+            self.harness != self.previous_harness
+        )
 
     @property
     def cells(self) -> list[CellView]:

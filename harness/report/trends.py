@@ -58,7 +58,8 @@ def _svg(fig: Figure, salt: str) -> str:
 
 
 def _date_axis(ax: Axes, title: str) -> None:
-    locator = mdates.AutoDateLocator(maxticks=6)  # type: ignore[no-untyped-call]
+    # minticks 3: a 3-day span is 3 daily ticks, not 79 hourly ones past maxticks (a warning)
+    locator = mdates.AutoDateLocator(minticks=3, maxticks=6)  # type: ignore[no-untyped-call]
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(mdates.ConciseDateFormatter(locator))  # type: ignore[no-untyped-call]
     ax.set_title(title, fontsize=8)

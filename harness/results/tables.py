@@ -195,6 +195,9 @@ FIGURE_HISTORY = pa.schema(
         # The flip's confirmation by a re-run (harness.results.flips): confirmed | flaky |
         # unconfirmed; null when the cell did not flip or flips were not confirmed.
         ("confirmation", pa.string()),
+        # The commit the suite run's harness was checked out at (harness._version.revision;
+        # `-dirty`: its code differed); null outside a clone and in rows written before.
+        ("harness", pa.string()),
     ]
 )
 

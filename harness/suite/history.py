@@ -92,6 +92,7 @@ def history_rows(summary: dict[str, Any]) -> list[dict[str, Any]]:
                     **{col: _float(timings.get(key)) for key, col in HISTORY_COLUMNS.items()},
                     "margins": [(str(k), _finite(v)) for k, v in margins.items()],
                     "confirmation": confirmed.get(str(cell.get("cell"))),
+                    "harness": _text(summary.get("harness")),
                 }
             )
     return rows

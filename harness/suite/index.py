@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -246,7 +246,14 @@ def build_index(
         margin_runs=MARGIN_RUNS,
         margins_known=any(row_margins(r) for r in [*latest, *rows]),
         explorations=explore_views(results, notes, damage),
+        harness=_harness(latest),
+        previous_harness=_harness(r for r in rows if runs and r.get("suite_run") == runs[-1]),
     )
+
+
+def _harness(rows: Iterable[Mapping[str, Any]]) -> str | None:
+    """The commit a run's rows say its harness was at (the first that says)."""
+    return next((str(r["harness"]) for r in rows if r.get("harness")), None)
 
 
 def _margins(

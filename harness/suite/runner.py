@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from harness._version import revision
 from harness.errors import ConfigError
 from harness.experiment import Plan
 from harness.report.suite_summary import format_duration, write_suite_summary
@@ -130,6 +131,7 @@ class _Run:
             "seed": plan.seed,
             "started": _now(),
             "duration_s": None,
+            "harness": revision(),  # the code that runs and judges the night
             "planned_s": round(plan.planned_s, 1),
             "axes": {a.key: list(a.values) for a in plan.suite.axes},
             **({"shard": plan.shard.as_json()} if plan.shard is not None else {}),

@@ -108,6 +108,7 @@ _FIELD_TYPES: dict[str, tuple[type, ...]] = {
     "experiment": (str,),
     "run_id": (str,),
     "started": (str,),
+    "harness": (str,),
     "error": (str,),
     "left_out": (str, list),  # a plan experiment's reason; the summary's list
     "seed": (int,),
@@ -404,6 +405,7 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
     summaries = [s.summary for s in shards if s.summary is not None]
     starts = sorted(str(x["started"]) for x in summaries if x.get("started"))
     durations = [x["duration_s"] for x in summaries if isinstance(x.get("duration_s"), int | float)]
+    revisions = {x.get("harness") for x in summaries}
     return {
         "suite": plan.get("suite"),
         "run_id": run_id,
@@ -412,6 +414,8 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
         "started": starts[0] if starts else None,
         # the shards ran side by side: the run took as long as its longest shard
         "duration_s": max(durations) if durations else None,
+        # the code the shards ran, when they agree on it (null: they differ, or none says)
+        "harness": revisions.pop() if len(revisions) == 1 else None,
         "planned_s": plan.get("planned_s"),
         "axes": plan.get("axes") or {},
         "shards": [_shard_line(by_index.get(k), k, count, k in busy) for k in range(1, count + 1)],

@@ -24,7 +24,9 @@ def run_id(n: int, suite: str = "nightly") -> str:
     return f"{night(n).strftime('%Y%m%dT%H%M%SZ')}-suite-{suite}"
 
 
-def suite_summary(n: int, experiments: Cells, suite: str = "nightly") -> dict[str, Any]:
+def suite_summary(
+    n: int, experiments: Cells, suite: str = "nightly", harness: str | None = None
+) -> dict[str, Any]:
     """A suite run's summary.json content, as the suite runner writes it (the fields read)."""
     rid = run_id(n, suite)
     return {
@@ -33,6 +35,7 @@ def suite_summary(n: int, experiments: Cells, suite: str = "nightly") -> dict[st
         "verdict": "pass",
         "started": night(n).isoformat(),
         "duration_s": 3723.0,
+        "harness": harness,
         "experiments": [
             {
                 "experiment": name,
@@ -47,16 +50,24 @@ def suite_summary(n: int, experiments: Cells, suite: str = "nightly") -> dict[st
     }
 
 
-def append_night(results: Path, n: int, experiments: Cells, suite: str = "nightly") -> None:
+def append_night(
+    results: Path, n: int, experiments: Cells, suite: str = "nightly", harness: str | None = None
+) -> None:
     """An earlier night: only its rows in history.parquet (its folder is gone, as in CI)."""
-    append_history(figure_history(results), history_rows(suite_summary(n, experiments, suite)))
+    summary = suite_summary(n, experiments, suite, harness)
+    append_history(figure_history(results), history_rows(summary))
 
 
 def write_suite_folder(
-    results: Path, n: int, experiments: Cells, suite: str = "nightly", history: bool = True
+    results: Path,
+    n: int,
+    experiments: Cells,
+    suite: str = "nightly",
+    history: bool = True,
+    harness: str | None = None,
 ) -> Path:
     """A suite folder with each experiment's run folder and a report.html per cell."""
-    summary = suite_summary(n, experiments, suite)
+    summary = suite_summary(n, experiments, suite, harness)
     paths = SuitePaths(results / summary["run_id"])
     paths.experiments.mkdir(parents=True)
     paths.suite.write_text(f"suite: {suite}\n")

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import warnings
 from pathlib import Path
 from urllib.parse import unquote
 
@@ -63,6 +64,28 @@ def test_the_latest_run_what_changed_and_links(tmp_path: Path) -> None:
         assert e.trend_svg is not None and e.trend_svg.startswith("<svg")
     assert [r.run_id for r in page.earlier] == [run_id(n) for n in range(9, 0, -1)]
     assert page.earlier[0].href is None and page.earlier[0].verdict == "fail"
+
+
+def test_a_change_of_harness_since_the_previous_run_is_said(tmp_path: Path) -> None:
+    """A flip across a change of harness may be ours: the page says the commit changed."""
+    before, after = "6048c915ca3e65d17a16a188dce28ef70d191ac1", "56b6543" + "0" * 33
+    append_night(tmp_path, 1, {"acks": [cell_summary("01")]}, harness=before)
+    write_suite_folder(tmp_path, 2, {"acks": [cell_summary("01", "fail")]}, harness=after)
+    page = build_index(tmp_path)
+    assert (page.harness, page.previous_harness) == (after, before) and page.harness_changed
+    html = render_index(page)
+    assert 'id="harness-changed"' in html and "6048c915ca3e" in html
+    assert f'<code id="harness">{after[:12]}</code>' in html
+    # the same commit, or a night that does not say: nothing to say
+    write_suite_folder(tmp_path, 3, {"acks": [cell_summary("01")]}, harness=after)
+    assert not build_index(tmp_path).harness_changed
+    write_suite_folder(tmp_path, 4, {"acks": [cell_summary("01")]})
+    with warnings.catch_warnings():  # four nights over three days: daily ticks, no warning
+        warnings.simplefilter("error")
+        page = build_index(tmp_path)
+    assert page.experiments[0].trend_svg is not None  # (a warning raised would leave it out)
+    assert page.harness is None and not page.harness_changed
+    assert 'id="harness' not in render_index(page)
 
 
 def test_nights_widens_the_range(tmp_path: Path) -> None:
