@@ -20,7 +20,11 @@ def revision(root: Path = _ROOT) -> str | None:
 
     def git(*args: str) -> str:
         done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, text=True, timeout=10
+            # --no-optional-locks: a run's `git status` never takes the user's index lock
+            ["git", "--no-optional-locks", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
         if done.returncode != 0:
             raise OSError(done.stderr.strip())
