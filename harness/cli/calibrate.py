@@ -21,7 +21,7 @@ from harness.cli.progress import CellProgress
 from harness.cli.terminal import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, console, fail
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Sequence
 
     from harness.experiment import Plan
     from harness.spec import Cell
@@ -131,6 +131,12 @@ def earlier_runs(plan: Plan, folders: list[Path]) -> list[dict[str, Any]]:
     return records
 
 
+def _agreed(values: Iterable[Any]) -> Any:
+    """The one value every run gives, else None (they differ, or there is none)."""
+    distinct = set(values)
+    return distinct.pop() if len(distinct) == 1 else None
+
+
 def calibrate(
     spec: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
     runs: Annotated[
@@ -189,12 +195,10 @@ def calibrate(
     )
     if from_runs:
         records = earlier_runs(plan, from_runs)
-        seeds = {r["seed"] for r in records}
-        revisions = {r["harness"] for r in records}
         info = {
             "spec": plan.spec.name,
             "file": str(spec),
-            "seed": seeds.pop() if len(seeds) == 1 else None,
+            "seed": _agreed(r["seed"] for r in records),
             "runs": len(records),
             "load": 0,
             "cells_filter": cells,
@@ -204,7 +208,7 @@ def calibrate(
             "from_runs": True,
             "duration_s": 0.0,
             # the code that ran and judged the runs, when they agree on one
-            "harness": revisions.pop() if len(revisions) == 1 else None,
+            "harness": _agreed(r["harness"] for r in records),
             "run_folders": records,
         }
         try:

@@ -16,7 +16,7 @@ TEMPLATE_CHARS, so that one failure on three brokers or partitions is one templa
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -192,8 +192,7 @@ def allowed_by(patterns: Iterable[re.Pattern[str]]) -> Callable[[LogEvent], bool
     return allowed
 
 
-def _found(patterns: Iterable[re.Pattern[str]], texts: Iterable[str]) -> bool:
-    texts = tuple(texts)
+def _found(patterns: Iterable[re.Pattern[str]], texts: Sequence[str]) -> bool:
     return any(p.search(text) for p in patterns for text in texts)
 
 
