@@ -19,9 +19,10 @@ from harness.cli.options import SparkMasterOpt, use_spark_master
 from harness.cli.plans import is_suite, load_plan, print_plan
 from harness.cli.progress import CellProgress
 from harness.cli.terminal import EXIT_INFRA, EXIT_INTERRUPTED, EXIT_USAGE, console, fail
+from harness.common.agreement import agreed
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Sequence
 
     from harness.experiment import Plan
     from harness.spec import Cell
@@ -131,12 +132,6 @@ def earlier_runs(plan: Plan, folders: list[Path]) -> list[dict[str, Any]]:
     return records
 
 
-def _agreed(values: Iterable[Any]) -> Any:
-    """The one value every run gives, else None (they differ, or there is none)."""
-    distinct = set(values)
-    return distinct.pop() if len(distinct) == 1 else None
-
-
 def calibrate(
     spec: Annotated[Path, typer.Argument(help="Experiment file (YAML).")],
     runs: Annotated[
@@ -198,7 +193,7 @@ def calibrate(
         info = {
             "spec": plan.spec.name,
             "file": str(spec),
-            "seed": _agreed(r["seed"] for r in records),
+            "seed": agreed(r["seed"] for r in records),
             "runs": len(records),
             "load": 0,
             "cells_filter": cells,
@@ -208,7 +203,7 @@ def calibrate(
             "from_runs": True,
             "duration_s": 0.0,
             # the code that ran and judged the runs, when they agree on one
-            "harness": _agreed(r["harness"] for r in records),
+            "harness": agreed(r["harness"] for r in records),
             "run_folders": records,
         }
         try:

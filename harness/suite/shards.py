@@ -27,6 +27,7 @@ from typing import Any
 
 import yaml
 
+from harness.common.agreement import agreed
 from harness.errors import ConfigError
 from harness.results.layout import SuitePaths, inside, require_regular
 from harness.suite.compare import summary_problems
@@ -405,7 +406,6 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
     summaries = [s.summary for s in shards if s.summary is not None]
     starts = sorted(str(x["started"]) for x in summaries if x.get("started"))
     durations = [x["duration_s"] for x in summaries if isinstance(x.get("duration_s"), int | float)]
-    revisions = {x.get("harness") for x in summaries}
     return {
         "suite": plan.get("suite"),
         "run_id": run_id,
@@ -415,7 +415,7 @@ def merged_info(shards: list[ShardFolder], run_id: str, dest: SuitePaths) -> dic
         # the shards ran side by side: the run took as long as its longest shard
         "duration_s": max(durations) if durations else None,
         # the code the shards ran, when they agree on it (null: they differ, or none says)
-        "harness": revisions.pop() if len(revisions) == 1 else None,
+        "harness": agreed(x.get("harness") for x in summaries),
         "planned_s": plan.get("planned_s"),
         "axes": plan.get("axes") or {},
         "shards": [_shard_line(by_index.get(k), k, count, k in busy) for k in range(1, count + 1)],
