@@ -140,6 +140,7 @@ bench: venv toxiproxy ## the benchmarks (docs/benchmarks.md): tables into benchm
 	$(PY) benchmarks/verify_throughput.py --repeat 3 --out benchmarks/results/verify_throughput.md
 	$(PY) benchmarks/verify_floor.py --repeat 3 --out benchmarks/results/verify_floor.md
 	$(PY) benchmarks/collect_memory.py --out benchmarks/results/collect_memory.md
+	$(PY) benchmarks/decode_throughput.py --repeat 3 --out benchmarks/results/decode_throughput.md
 	$(PY) benchmarks/link_proxy_overhead.py --rounds 3 --out benchmarks/results/link_proxy_overhead.md
 	benchmarks/faketime_cost.sh 200000 3 > benchmarks/results/faketime_cost.txt
 	$(PY) benchmarks/metrics_cost.py --rounds 3 --out benchmarks/results/metrics_cost.md

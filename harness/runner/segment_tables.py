@@ -24,7 +24,7 @@ from harness.nodes.reaper import run_labels
 from harness.results import events as ev
 from harness.results.history import History
 from harness.results.tables import SEGMENT_LOGS, SEGMENTS, write_table
-from harness.runner.dump_log import DumpedFile, DumpedRecord, dump_command, parse_dump
+from harness.runner.dump_log import DumpedFile, dump_command, parse_dump
 
 MOUNT = "/segments"  # where the copies are put in the decoding container
 DUMP_OUT = "/tmp/dump-log.txt"  # and where its output is written
@@ -112,28 +112,31 @@ def _place(file: str) -> tuple[str, str, int] | None:
 
 
 class _Writer:
-    """segments.parquet, written in batches (a long run's copies hold millions of records)."""
+    """segments.parquet, written in batches (a long run's copies hold millions of records).
+    A row is a tuple in SEGMENTS' column order, turned into columns once a batch: per record
+    one tuple, not a keyword dict and eight appends (benchmarks/decode_throughput.py)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.rows: dict[str, list[Any]] = {f.name: [] for f in SEGMENTS}
+        self.rows: list[tuple[Any, ...]] = []
         self.writer: pq.ParquetWriter | None = None
         self.total = 0
 
-    def add(self, **row: Any) -> None:
-        for name, values in self.rows.items():
-            values.append(row.get(name))
-        if len(self.rows["offset"]) >= BATCH_ROWS:
+    def add(self, row: tuple[Any, ...]) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= BATCH_ROWS:
             self.flush()
 
     def flush(self) -> None:
-        table = pa.table({f.name: pa.array(self.rows[f.name], f.type) for f in SEGMENTS})
+        columns = list(zip(*self.rows, strict=True)) or [() for _ in SEGMENTS]
+        table = pa.table(
+            {f.name: pa.array(c, f.type) for f, c in zip(SEGMENTS, columns, strict=True)}
+        )
         if self.writer is None:
             self.writer = pq.ParquetWriter(self.path, SEGMENTS)
         self.writer.write_table(table)
         self.total += table.num_rows
-        for values in self.rows.values():
-            values.clear()
+        self.rows.clear()
 
     def close(self) -> int:
         self.flush()  # an empty batch too: the file exists with its schema
@@ -151,28 +154,31 @@ def tabulate(
     ends: dict[tuple[str, str, int], int] = {}
     counts: dict[tuple[str, str, int], int] = defaultdict(int)
     writer = _Writer(segments)
+    # per segment file (a few hundred a run): its place, or None when it is not a capture's
+    placed: dict[str, tuple[str, str, int] | None] = {}
     try:
         for item in parse_dump(lines):
-            place = _place(item.file)
-            if place is None or place[0] not in by_label:
+            if item.file in placed:
+                place = placed[item.file]
+            else:
+                place = _place(item.file)
+                if place is not None and place[0] not in by_label:
+                    place = None
+                placed[item.file] = place
+            if place is None:
                 continue
             if isinstance(item, DumpedFile):
                 if item.base_offset is not None:
                     starts[place] = min(starts.get(place, item.base_offset), item.base_offset)
                 continue
-            assert isinstance(item, DumpedRecord)
             c = by_label[place[0]]
             counts[place] += 1
-            ends[place] = max(ends.get(place, 0), item.offset + 1)
+            end = item.offset + 1
+            if end > ends.get(place, 0):
+                ends[place] = end
+            # in SEGMENTS' order: capture, node, ts, topic, partition, offset, seq, record_ts
             writer.add(
-                capture=c.label,
-                node=c.node,
-                ts=c.ts,
-                topic=place[1],
-                partition=place[2],
-                offset=item.offset,
-                seq=item.seq,
-                record_ts=item.timestamp,
+                (c.label, c.node, c.ts, place[1], place[2], item.offset, item.seq, item.timestamp)
             )
     finally:
         total = writer.close()

@@ -67,6 +67,21 @@ def test_a_record_without_a_payload_seq_is_read_from_its_key_or_left_null() -> N
     assert [(r.offset, r.seq) for r in records] == [(7, 42), (8, None), (9, None)]
 
 
+def test_only_the_first_payload_and_ascii_digits_give_a_seq() -> None:
+    """The value is what follows the line's first ` payload: `; a later one (inside the
+    value) is not read, and digits beyond ASCII are no seq (they were not ours)."""
+    head = "| offset: 3 CreateTime: 1795580183935 keySize: 3 valueSize: 64 sequence: -1 "
+    lines = [
+        "Dumping /segments/01-heal-broker-1/chaos-0/00000000000000000000.log",
+        head + "headerKeys: [] key: k7 payload: abc payload: 00000000000000000042|x",
+        head + "headerKeys: [] key: kz payload: " + "\u0663" * 20 + "|x",
+        head + "headerKeys: [] key: k9 payload: 0000000000000000004",
+        head + "headerKeys: [] key: k1 payload: 00000000000000000042",
+    ]
+    records = [i for i in parse_dump(lines) if isinstance(i, DumpedRecord)]
+    assert [r.seq for r in records] == [7, None, 9, 42]
+
+
 def test_tabulate_writes_each_copys_records_and_partition_ranges(tmp_path: Path) -> None:
     import pyarrow.parquet as pq
 
