@@ -37,10 +37,11 @@ from harness.runner.dump_log import parse_dump  # noqa: E402
 from harness.runner.segment_tables import tabulate  # noqa: E402
 
 LABEL = "1-collect-kafka-1"
+PARTITIONS = 6
 SOAK_RECORDS = 15_000_000  # high-volume: 5 M records on three replicas
 
 
-def dump_lines(records: int, batch: int, partitions: int = 6) -> Iterator[str]:
+def dump_lines(records: int, batch: int, partitions: int = PARTITIONS) -> Iterator[str]:
     """DumpLogSegments' output for `records` records over `partitions` partitions."""
     per = records // partitions
     for p in range(partitions):
@@ -78,8 +79,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--batch", type=int, default=100)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
-    if args.records < 1 or args.repeat < 1 or args.batch < 1:
-        parser.error("--records, --repeat and --batch must be at least 1")
+    if args.records < PARTITIONS or args.repeat < 1 or args.batch < 1:
+        parser.error(f"--records must be at least {PARTITIONS}, --repeat and --batch at least 1")
     captures = [Capture(LABEL, "kafka-1", "collect", 0, True)]
     times: dict[str, list[float]] = {"lines": [], "parse": [], "tabulate": []}
     with tempfile.TemporaryDirectory() as tmp:
@@ -96,7 +97,7 @@ def main(argv: list[str]) -> int:
             src = dump_lines(args.records, args.batch)
             return tabulate(src, captures, root / "s.parquet", root / "l.parquet", root)
 
-        expected = args.records // 6 * 6
+        expected = args.records // PARTITIONS * PARTITIONS
         for _ in range(args.repeat):
             for name, work in (("lines", lines), ("parse", parse), ("tabulate", table)):
                 seconds, n = timed(work)
