@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from harness.results.machine import OVERLOAD_MIN_S, OVERLOAD_SHARE
 from tests.experiments.cli import HERE, harness
 
 pytestmark = [pytest.mark.docker, pytest.mark.slow]
@@ -41,14 +44,13 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     for name in ("spec.yaml", "summary.md", "junit.xml"):
         assert (run_dir / name).exists(), name
 
-    # The machine, sampled over the cell: the host every ~100 ms, the brokers by name; on
-    # this quiet machine no timing figure is left to it (test_machine_overload.py: loaded).
+    # The machine, sampled over the cell: the host every ~100 ms, the brokers by name.
     machine = pq.read_table(cell_dir / "machine.parquet").to_pydict()
     sources = set(machine["source"])
     assert {"host", "broker-1", "broker-2", "broker-3"} <= sources, sources
     summary = json.loads((cell_dir / "summary.json").read_text())
     assert summary["machine"]["samples"] > 100
-    assert summary["overloaded"] == {}, summary["machine"]
+    _overload_rule_held(summary, counts=cell["counts"])
 
     # What happened: every record acked, none lost, all consumed, the faults in the history.
     counts = cell["counts"]
@@ -88,3 +90,23 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     assert failed.returncode == 1, failed.stderr[-4000:]
     verdicts = json.loads((run_dir / "summary.json").read_text())["cells"][0]["checks"]
     assert {"name": "acked", "verdict": "fail", "detail": "acked = 900, expected < 10"} in verdicts
+
+
+OVERLOADED = re.compile(r"machine overloaded for ([0-9.]+) s of this ([0-9.]+) s window \(")
+
+
+def _overload_rule_held(summary: dict[str, Any], counts: dict[str, Any]) -> None:
+    """The overload rule as this machine allowed it: a quiet machine (under OVERLOAD_MIN_S
+    overloaded in all) leaves no figure undecided; a busy one (CI's neighbours: CPU busy p50
+    99 % around a 0.65-core cell, 2026-12-01) may leave timing figures undecided, each for a
+    window it held overloaded long enough, never a count. Whether it is busy is not this
+    test's to assert (test_machine_overload.py runs a cell beside burners)."""
+    overloaded: dict[str, str] = summary["overloaded"]
+    if summary["machine"]["overloaded_s"] < OVERLOAD_MIN_S:
+        assert overloaded == {}, summary["machine"]
+    assert not set(overloaded) & set(counts), overloaded
+    for metric, reason in overloaded.items():
+        found = OVERLOADED.match(reason)
+        assert found, (metric, reason)
+        over, window = float(found[1]), float(found[2])
+        assert over >= OVERLOAD_MIN_S and over >= OVERLOAD_SHARE * window - 0.1, (metric, reason)
