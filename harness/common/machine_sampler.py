@@ -6,9 +6,13 @@ This program (stdlib only: it starts in ~50 ms and costs well under 1 % of a cor
 every `--every` seconds, one `host` row: how late a short sleep woke (scheduling lag: the
 wait a runnable thread has for a core), the 1-minute load, and the CPU's busy and steal
 shares since the last row, the share of that time some runnable task waited for a core
-(PSI's cpu `some`, where the kernel has it) and the tasks runnable at that moment; and one row per Docker container with the CPU time it used and
-the time it was throttled (cgroup v1 `cpu`/`cpuacct` or v2 `cpu.stat`). It runs in a process
-of its own, not a thread of the runner, so the lag is the machine's and not our GIL's.
+(PSI's cpu `some`, where the kernel has it), the tasks runnable at that moment and the CPU
+time the machine used; one row per Docker container with the CPU time it used and the time it
+was throttled (cgroup v1 `cpu`/`cpuacct` or v2 `cpu.stat`); and, every second, one `harness`
+row with the CPU time of the runner's own processes (the runner, its clients, Spark, this
+sampler; not CPU burners it started). Busy time that is neither the containers' nor the
+harness's is somebody else's: a neighbour, not the cell's weight. It runs in a process of its
+own, not a thread of the runner, so the lag is the machine's and not our GIL's.
 
 Rows go to a CSV (flushed each sample: a killed sampler leaves what it saw); the runner
 turns it into the cell's `machine.parquet` (harness.results.machine). It stops on SIGTERM,
@@ -40,6 +44,8 @@ COLUMNS = (
     "throttled_ms",
 )
 HOST = "host"
+HARNESS = "harness"  # the runner's process tree (its parent's), burners left out
+BURNER_MODULE = b"harness.common.burners"  # a burner is load beside the cell, not the cell's
 EVERY_S = 0.1
 # Where Docker's containers' cgroups are: v1 with the cgroupfs driver (this machine), v1
 # with systemd, v2 with either.
@@ -60,12 +66,71 @@ class CpuTimes:
     idle: int
     steal: int
 
+    def used(self) -> int:
+        """Jiffies spent running something of this machine (steal is the hypervisor's)."""
+        return self.total - self.idle - self.steal
+
 
 def cpu_times(text: str) -> CpuTimes:
     """The aggregate `cpu` line of /proc/stat (jiffies): idle counts iowait too."""
     fields = [int(x) for x in text.split("\n", 1)[0].split()[1:]]
     fields += [0] * (8 - len(fields))
     return CpuTimes(total=sum(fields[:8]), idle=fields[3] + fields[4], steal=fields[7])
+
+
+def stat_fields(text: str) -> tuple[int, int] | None:
+    """(ppid, jiffies of the process and of its reaped children) from /proc/<pid>/stat: the
+    fields after the command's name, which may hold spaces and parentheses."""
+    fields = text.rsplit(")", 1)[-1].split()
+    try:
+        return int(fields[1]), sum(int(x) for x in fields[11:15])
+    except (IndexError, ValueError):
+        return None
+
+
+class ProcessTree:
+    """The CPU of one process and its descendants, read from /proc. A process's own time plus
+    its reaped children's (cutime, cstime) counts a child that exited inside the tree once,
+    at its reaper; one that left the tree (reparented) takes its time with it."""
+
+    def __init__(self, root: int, proc: Path = Path("/proc")) -> None:
+        self.root = root
+        self.proc = proc
+        self._burner: dict[int, bool] = {}
+        self._last: int | None = None
+
+    def jiffies(self) -> int:
+        table: dict[int, tuple[int, int]] = {}
+        for name in os.listdir(self.proc):
+            if name.isdigit() and (read := stat_fields(_read(f"{self.proc}/{name}/stat"))):
+                table[int(name)] = read
+        children: dict[int, list[int]] = {}
+        for pid, (ppid, _) in table.items():
+            children.setdefault(ppid, []).append(pid)
+        total, todo = 0, [self.root] if self.root in table else []
+        while todo:
+            pid = todo.pop()
+            if self._is_burner(pid):
+                continue
+            total += table[pid][1]
+            todo += children.get(pid, [])
+        self._burner = {pid: b for pid, b in self._burner.items() if pid in table}
+        return total
+
+    def _is_burner(self, pid: int) -> bool:
+        if pid not in self._burner:
+            try:
+                cmdline = (self.proc / str(pid) / "cmdline").read_bytes()
+            except OSError:
+                cmdline = b""
+            self._burner[pid] = BURNER_MODULE in cmdline
+        return self._burner[pid]
+
+    def used_ms(self, jiffy_ms: float) -> float | None:
+        """CPU ms the tree used since the last call (None the first time; never negative)."""
+        now, before = self.jiffies(), self._last
+        self._last = now
+        return None if before is None else round(max(0, now - before) * jiffy_ms, 1)
 
 
 def pressure_us(text: str) -> int | None:
@@ -145,6 +210,8 @@ def container_cpu(directory: Path) -> tuple[float, float] | None:
 def samples(every_s: float, max_s: float, parent: int | None) -> Iterator[list[object]]:
     """Rows until max_s has passed or the parent is gone."""
     start = time.monotonic()
+    jiffy_ms = 1000.0 / os.sysconf("SC_CLK_TCK")
+    tree = ProcessTree(parent) if parent is not None else None
     cpu = cpu_times(Path("/proc/stat").read_text())
     pressure, pressure_at = pressure_us(_read(PRESSURE)), time.monotonic()
     dirs: dict[str, Path] = {}
@@ -158,6 +225,7 @@ def samples(every_s: float, max_s: float, parent: int | None) -> Iterator[list[o
         stat = Path("/proc/stat").read_text()
         now_cpu = cpu_times(stat)
         busy, steal = shares(cpu, now_cpu)
+        used_ms = round(max(0, now_cpu.used() - cpu.used()) * jiffy_ms, 1)
         cpu = now_cpu
         now_pressure, now_at = pressure_us(_read(PRESSURE)), time.monotonic()
         waited: object = ""
@@ -174,11 +242,13 @@ def samples(every_s: float, max_s: float, parent: int | None) -> Iterator[list[o
             round(steal, 1),
             waited,
             running(stat),
-            "",
+            used_ms,
             "",
         ]
         if time.monotonic() - scanned >= RESCAN_S:
             dirs, scanned = container_dirs(), time.monotonic()
+            if tree is not None and (mine := tree.used_ms(jiffy_ms)) is not None:
+                yield [now_ms, HARNESS, "", "", "", "", "", "", mine, ""]
         for cid, directory in dirs.items():
             reading = container_cpu(directory)
             if reading is None:

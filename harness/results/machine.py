@@ -31,7 +31,8 @@ import pyarrow.parquet as pq
 
 from harness.results.metrics import LATENCY_METRICS, PER_SET_KEYS, Window
 
-HOST = "host"  # the sampler's machine-wide rows; the others are one container each
+HOST = "host"  # the sampler's machine-wide rows; the others are one container each, or
+HARNESS = "harness"  # ... the runner's own process tree (clients, Spark, the sampler)
 OTHER = "other:"  # prefix of a container that was not one of the cell's nodes
 # A row this late is overloaded. All thresholds chosen from measurements: docs/results.md
 # ("The machine").
@@ -57,7 +58,9 @@ MACHINE_SCHEMA = pa.schema(
         ("steal_pct", pa.float64()),  # host rows: CPU stolen by the hypervisor since then
         ("pressure_pct", pa.float64()),  # host rows: PSI cpu `some` since then (null: no PSI)
         ("running", pa.int64()),  # host rows: procs_running at that moment
-        ("cpu_ms", pa.float64()),  # container rows: CPU time used since its last row
+        # container and harness rows: CPU time used since its last row; host rows: all the
+        # machine's CPU time used (every core, steal left out) since the last row
+        ("cpu_ms", pa.float64()),
         ("throttled_ms", pa.float64()),  # container rows: time its CFS quota throttled it
     ]
 )
@@ -78,7 +81,8 @@ def write_machine(csv_path: Path, out: Path, names: dict[str, str]) -> int:
         convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False),
     )
     sources = [
-        s if s == HOST else names.get(s, OTHER + s) for s in table.column("source").to_pylist()
+        s if s in (HOST, HARNESS) else names.get(s, OTHER + s)
+        for s in table.column("source").to_pylist()
     ]
     table = table.set_column(table.schema.get_field_index("source"), "source", pa.array(sources))
     pq.write_table(table.select(MACHINE_SCHEMA.names).cast(MACHINE_SCHEMA), out)
@@ -101,6 +105,10 @@ class Machine:
     # and any other container's (whose load is not the cell's)
     node_cpu: tuple[np.ndarray, np.ndarray] | None = None
     other_cpu: tuple[np.ndarray, np.ndarray] | None = None
+    # ... the harness's own processes', and the whole machine's (None: a folder sampled
+    # before either was: then whose the rest of the load was is not said)
+    harness_cpu: tuple[np.ndarray, np.ndarray] | None = None
+    host_cpu: tuple[np.ndarray, np.ndarray] | None = None
 
     @cached_property
     def pressure_1s(self) -> np.ndarray:
@@ -139,18 +147,22 @@ def read_machine(path: Path) -> Machine | None:
         return None
     table = pq.read_table(path).to_pandas()
     host = table[table["source"] == HOST].sort_values("ts_ms")
-    containers = table[table["source"] != HOST]
+    harness = table[table["source"] == HARNESS]
+    containers = table[~table["source"].isin([HOST, HARNESS])]
     other = containers["source"].str.startswith(OTHER)
+    host_used = host["cpu_ms"].notna().any()
     return Machine(
         ts_ms=host["ts_ms"].to_numpy(dtype=np.int64),
         lag_ms=host["lag_ms"].fillna(0.0).to_numpy(dtype=float),
         load1=host["load1"].fillna(0.0).to_numpy(dtype=float),
         steal_pct=host["steal_pct"].fillna(0.0).to_numpy(dtype=float),
-        throttled_ms=float(table.loc[table["source"] != HOST, "throttled_ms"].fillna(0.0).sum()),
+        throttled_ms=float(containers["throttled_ms"].fillna(0.0).sum()),
         pressure_pct=host["pressure_pct"].to_numpy(dtype=float) if "pressure_pct" in host else None,
         busy_pct=host["busy_pct"].to_numpy(dtype=float),
         node_cpu=_cpu(containers[~other]),
         other_cpu=_cpu(containers[other]),
+        harness_cpu=_cpu(harness) if host_used else None,
+        host_cpu=_cpu(host) if host_used else None,
     )
 
 
@@ -200,10 +212,12 @@ def overlap_ms(spans: Iterable[Span], windows: Iterable[Span]) -> int:
 
 def machine_summary(machine: Machine) -> dict[str, float | int]:
     """The summary's `machine`: the lag's p50 / p99 / max, seconds overloaded, the load's and
-    steal's highs, the containers' throttled seconds, and the rule's thresholds."""
+    steal's highs, the containers' throttled seconds, the cores used on average by whom (where
+    measured), and the rule's thresholds."""
     lag = machine.lag_ms
     spans = machine.spans
     return {
+        **cores_by_whom(machine),
         "samples": int(lag.size),
         "lag_p50_ms": _pct(lag, 50),
         "lag_p99_ms": _pct(lag, 99),
@@ -219,6 +233,22 @@ def machine_summary(machine: Machine) -> dict[str, float | int]:
         "busy_overloaded_pct": BUSY_OVERLOADED_PCT,
         "pressure_overloaded_pct": PRESSURE_OVERLOADED_PCT,
     }
+
+
+def cores_by_whom(machine: Machine) -> dict[str, float]:
+    """Over the whole sampled time: kafka_cores, and where the sampler measured them,
+    harness_cores and rest_cores (whose load was it: the cell's, or a neighbour's)."""
+    if machine.node_cpu is None or machine.ts_ms.size < 2:
+        return {}
+    whole = [(int(machine.ts_ms[0]), int(machine.ts_ms[-1]))]
+    kafka = _cores(machine.node_cpu, whole)
+    out = {"kafka_cores": round(kafka, 2)}
+    if machine.host_cpu is not None:
+        harness = _cores(machine.harness_cpu, whole)
+        used = _cores(machine.host_cpu, whole) - kafka - _cores(machine.other_cpu, whole)
+        out["harness_cores"] = round(harness, 2)
+        out["rest_cores"] = round(max(0.0, used - harness), 2)
+    return out
 
 
 def _measured(values: np.ndarray) -> np.ndarray:
@@ -249,12 +279,27 @@ def overload_reason(machine: Machine, windows: Sequence[Span]) -> str | None:
     parts += [f"CPU pressure p50 {_pct(pressure, 50):.0f} %"] if pressure.size else []
     parts.append(f"wake-up lag p99 {_pct(lag, 99) / 1000:.2f} s")
     parts.append(f"load up to {float(machine.load1[inside].max()):.1f}")
-    if machine.node_cpu is not None:  # whose load: the cell's Kafka nodes, or not theirs
-        parts.append(f"Kafka's containers {_cores(machine.node_cpu, windows):.2f} cores")
-        other = _cores(machine.other_cpu, windows)
-        if other >= 0.01:
-            parts.append(f"other containers {other:.2f} cores")
+    parts += whose_load(machine, windows)
     return f"{said} ({', '.join(parts)})"
+
+
+def whose_load(machine: Machine, windows: Sequence[Span]) -> list[str]:
+    """The cores used on average over the windows, by whom: the cell's Kafka containers, other
+    containers, the harness's own processes, and the rest of the machine (a neighbour, CPU
+    burners: load that is not the cell's). The last two only where the sampler measured them."""
+    if machine.node_cpu is None:
+        return []
+    kafka = _cores(machine.node_cpu, windows)
+    other = _cores(machine.other_cpu, windows)
+    parts = [f"Kafka's containers {kafka:.2f} cores"]
+    if other >= 0.01:
+        parts.append(f"other containers {other:.2f} cores")
+    if machine.host_cpu is not None:
+        harness = _cores(machine.harness_cpu, windows)
+        rest = max(0.0, _cores(machine.host_cpu, windows) - kafka - other - harness)
+        parts.append(f"the harness's processes {harness:.2f} cores")
+        parts.append(f"the rest of the machine {rest:.2f} cores")
+    return parts
 
 
 # --- Which window each timing figure is measured over ------------------------------------------

@@ -14,15 +14,18 @@ from hypothesis import strategies as st
 from harness.common.machine_sampler import (
     COLUMNS,
     CpuTimes,
+    ProcessTree,
     container_id,
     cpu_times,
     shares,
     since,
+    stat_fields,
 )
 from harness.results.machine import (
     LAG_OVERLOADED_MS,
     OVERLOAD_MIN_S,
     Machine,
+    cores_by_whom,
     figure_windows,
     machine_summary,
     minus,
@@ -231,3 +234,84 @@ def test_a_restarted_containers_counter_counts_from_zero_never_negative() -> Non
     calibration of share-coordinator-loss reported "Kafka's containers -0.79 cores")."""
     assert since(5_000.0, 4_850.0) == 150.0
     assert since(120.0, 9_000.0) == 120.0  # restarted: 120 ms since the new cgroup began
+
+
+def test_whose_load_splits_the_machines_cores_between_kafka_the_harness_and_the_rest(
+    tmp_path: Path,
+) -> None:
+    """CI's busy host (2026-12-01) said only "Kafka's containers 0.65 cores" beside CPU busy
+    p50 99 %: whether the rest was the cell's own clients or a neighbour was not told. Host rows
+    now carry the machine's CPU ms, a `harness` row the runner's process tree's."""
+    csv = tmp_path / "machine.csv"
+    rows = [",".join(COLUMNS)]
+    for t in range(0, 10_001, 100):  # 10 s saturated on 2 cores: 200 CPU ms a 100 ms row
+        rows.append(f"{t},host,1.0,4.0,100.0,0.0,90.0,4,200.0,")
+        if t:
+            rows.append(f"{t},abcdef012345,,,,,,,60.0,0.0")  # broker-1: 0.6 cores
+            rows.append(f"{t},999999999999,,,,,,,10.0,0.0")  # another container: 0.1
+        if t and t % 1000 == 0:
+            rows.append(f"{t},harness,,,,,,,300.0,")  # the runner's tree: 0.3 cores
+    csv.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "machine.parquet"
+    write_machine(csv, out, {"abcdef012345": "broker-1"})
+    assert "harness" in set(pq.read_table(out).column("source").to_pylist())
+    m = read_machine(out)
+    assert m is not None and m.node_cpu is not None and m.harness_cpu is not None
+    assert list(m.node_cpu[1][:2]) == [60.0, 60.0]  # the harness's rows are not a node's
+    reason = overload_reason(m, [(0, 10_000)])
+    assert reason is not None
+    assert reason.endswith(
+        "Kafka's containers 0.60 cores, other containers 0.10 cores, "
+        "the harness's processes 0.30 cores, the rest of the machine 1.00 cores)"
+    ), reason
+    assert cores_by_whom(m) == {"kafka_cores": 0.6, "harness_cores": 0.3, "rest_cores": 1.0}
+    assert {"kafka_cores", "harness_cores", "rest_cores"} <= set(machine_summary(m))
+
+
+def test_a_folder_sampled_before_the_harness_rows_does_not_guess_whose_the_rest_was(
+    tmp_path: Path,
+) -> None:
+    csv = tmp_path / "machine.csv"
+    rows = [",".join(COLUMNS)]
+    for t in range(0, 10_001, 100):
+        rows.append(f"{t},host,1.0,4.0,100.0,0.0,90.0,4,,")
+        if t:
+            rows.append(f"{t},abcdef012345,,,,,,,60.0,0.0")
+    csv.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "machine.parquet"
+    write_machine(csv, out, {"abcdef012345": "broker-1"})
+    m = read_machine(out)
+    assert m is not None and m.host_cpu is None and m.harness_cpu is None
+    reason = overload_reason(m, [(0, 10_000)])
+    assert reason is not None and reason.endswith("Kafka's containers 0.60 cores)"), reason
+    assert cores_by_whom(m) == {"kafka_cores": 0.6}
+
+
+def _proc(root: Path, pid: int, ppid: int, jiffies: int, cmd: str = "python") -> None:
+    d = root / str(pid)
+    d.mkdir(parents=True, exist_ok=True)
+    tail = " ".join(["S", str(ppid)] + ["0"] * 9 + [str(jiffies), "0", "0", "0"] + ["0"] * 5)
+    (d / "stat").write_text(f"{pid} ({cmd} (x) y) {tail}\n")
+    (d / "cmdline").write_bytes(cmd.replace(" ", "\0").encode())
+
+
+def test_the_process_tree_counts_the_runners_descendants_not_burners_nor_strangers(
+    tmp_path: Path,
+) -> None:
+    assert stat_fields("7 (a ) b) S 3 0 0 0 0 0 0 0 0 0 10 20 30 40 0") == (3, 100)
+    assert stat_fields("garbage") is None
+    _proc(tmp_path, 100, 1, 10)  # the runner
+    _proc(tmp_path, 101, 100, 20)  # a client
+    _proc(tmp_path, 102, 101, 30)  # its child (a JVM)
+    _proc(tmp_path, 103, 100, 1000, "python -m harness.common.burners --max-s 9")
+    _proc(tmp_path, 104, 103, 1000)  # under a burner: the burner's load, not the cell's
+    _proc(tmp_path, 200, 1, 5000)  # a stranger
+    (tmp_path / "self").mkdir()  # not a pid
+    tree = ProcessTree(100, tmp_path)
+    assert tree.jiffies() == 60
+    assert tree.used_ms(10.0) is None  # the first reading has nothing to be since
+    _proc(tmp_path, 101, 100, 25)
+    assert tree.used_ms(10.0) == 50.0
+    (tmp_path / "102" / "stat").unlink()  # exited, reaped outside the tree: never negative
+    assert tree.used_ms(10.0) == 0.0
+    assert ProcessTree(999, tmp_path).jiffies() == 0  # the runner gone
