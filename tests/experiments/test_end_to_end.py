@@ -47,9 +47,11 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     # The machine, sampled over the cell: the host every ~100 ms, the brokers by name.
     machine = pq.read_table(cell_dir / "machine.parquet").to_pydict()
     sources = set(machine["source"])
-    assert {"host", "broker-1", "broker-2", "broker-3"} <= sources, sources
+    assert {"host", "harness", "broker-1", "broker-2", "broker-3"} <= sources, sources
     summary = json.loads((cell_dir / "summary.json").read_text())
     assert summary["machine"]["samples"] > 100
+    # Whose load: the runner and its clients used CPU, the brokers more.
+    assert summary["machine"]["harness_cores"] > 0 and summary["machine"]["kafka_cores"] > 0
     _overload_rule_held(summary, counts=cell["counts"])
 
     # What happened: every record acked, none lost, all consumed, the faults in the history.

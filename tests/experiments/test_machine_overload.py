@@ -13,7 +13,7 @@ from harness.common.burners import cpu_burners
 from tests.experiments.cli import HERE, not_passed, run_single_cell
 
 # Slow lane (about 2.5 min): the overload rule is tests/unit's on hand-built machine tables, the
-# sampler's table in a real cell test_end_to_end's (quiet: no overload).
+# sampler's table in a real cell test_end_to_end's (nothing undecided on a quiet machine).
 pytestmark = [pytest.mark.docker, pytest.mark.slow, pytest.mark.slow_lane]
 
 SPEC = HERE / "machine-overload.yaml"
@@ -41,3 +41,8 @@ def test_a_cell_beside_cpu_burners_is_unknown_naming_the_machine_and_its_count_j
         assert isinstance(summary[metric], int | float)  # the figure itself is kept
     assert judged["lost"]["verdict"] == "pass"  # counts are judged as always
     assert summary["machine"]["overloaded_s"] > 5
+    # Whose load: the burners are this test's processes, not the cell's runner's, so they
+    # are the rest of the machine (two spinning cores, less what the cell took from them).
+    machine = summary["machine"]
+    assert machine["rest_cores"] >= 1.0 and machine["harness_cores"] > 0, machine
+    assert "the rest of the machine" in summary["overloaded"]["unavailable_s"]
