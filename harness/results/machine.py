@@ -238,16 +238,22 @@ def machine_summary(machine: Machine) -> dict[str, float | int]:
 def cores_by_whom(machine: Machine) -> dict[str, float]:
     """Over the whole sampled time: kafka_cores, and where the sampler measured them,
     harness_cores and rest_cores (whose load was it: the cell's, or a neighbour's)."""
-    if machine.node_cpu is None or machine.ts_ms.size < 2:
+    if machine.ts_ms.size < 2:
         return {}
-    whole = [(int(machine.ts_ms[0]), int(machine.ts_ms[-1]))]
-    kafka = _cores(machine.node_cpu, whole)
-    out = {"kafka_cores": round(kafka, 2)}
+    split = _split(machine, [(int(machine.ts_ms[0]), int(machine.ts_ms[-1]))])
+    return {f"{who}_cores": round(cores, 2) for who, cores in split.items() if who != "other"}
+
+
+def _split(machine: Machine, windows: Sequence[Span]) -> dict[str, float]:
+    """Cores used on average over the windows: kafka, other (containers), and where the
+    sampler measured them harness and rest (the machine less all of those); {} without
+    container rows."""
+    if machine.node_cpu is None:
+        return {}
+    out = {"kafka": _cores(machine.node_cpu, windows), "other": _cores(machine.other_cpu, windows)}
     if machine.host_cpu is not None:
-        harness = _cores(machine.harness_cpu, whole)
-        used = _cores(machine.host_cpu, whole) - kafka - _cores(machine.other_cpu, whole)
-        out["harness_cores"] = round(harness, 2)
-        out["rest_cores"] = round(max(0.0, used - harness), 2)
+        out["harness"] = _cores(machine.harness_cpu, windows)
+        out["rest"] = max(0.0, _cores(machine.host_cpu, windows) - sum(out.values()))
     return out
 
 
@@ -287,18 +293,15 @@ def whose_load(machine: Machine, windows: Sequence[Span]) -> list[str]:
     """The cores used on average over the windows, by whom: the cell's Kafka containers, other
     containers, the harness's own processes, and the rest of the machine (a neighbour, CPU
     burners: load that is not the cell's). The last two only where the sampler measured them."""
-    if machine.node_cpu is None:
+    split = _split(machine, windows)
+    if not split:
         return []
-    kafka = _cores(machine.node_cpu, windows)
-    other = _cores(machine.other_cpu, windows)
-    parts = [f"Kafka's containers {kafka:.2f} cores"]
-    if other >= 0.01:
-        parts.append(f"other containers {other:.2f} cores")
-    if machine.host_cpu is not None:
-        harness = _cores(machine.harness_cpu, windows)
-        rest = max(0.0, _cores(machine.host_cpu, windows) - kafka - other - harness)
-        parts.append(f"the harness's processes {harness:.2f} cores")
-        parts.append(f"the rest of the machine {rest:.2f} cores")
+    parts = [f"Kafka's containers {split['kafka']:.2f} cores"]
+    if split["other"] >= 0.01:
+        parts.append(f"other containers {split['other']:.2f} cores")
+    if "harness" in split:
+        parts.append(f"the harness's processes {split['harness']:.2f} cores")
+        parts.append(f"the rest of the machine {split['rest']:.2f} cores")
     return parts
 
 
