@@ -112,6 +112,7 @@ def run_plan(
                     report,
                     keep_cluster=keep_cluster and last,
                     checks_ready=behind.barrier,
+                    checks_idle=behind.idle,
                     collect_behind=not last,
                 )
                 try:

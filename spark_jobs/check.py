@@ -50,13 +50,17 @@ def failed(check: Check, error: BaseException) -> Figures:
     }
 
 
+# Summary keys any check may add to, by figure: the bookkeeping about figures.
+BY_KEY = ("counts", "undecided", "failed_checks", "timing_windows")
+
+
 def merge(summary: Figures, part: Figures) -> None:
-    """Merge one check's figures into the summary: `counts`, `undecided` and `failed_checks`
-    by key, a list onto the list already there (two checks add resumptions), anything else
-    (a value, None, a per-set dict) in place of what was there."""
+    """Merge one check's figures into the summary: the BY_KEY sections (`counts`,
+    `undecided`, ...) by key, a list onto the list already there (two checks add
+    resumptions), anything else (a value, None, a per-set dict) in place of what was there."""
     for key, value in part.items():
         old = summary.get(key)
-        if isinstance(value, dict) and key in ("counts", "undecided", "failed_checks"):
+        if isinstance(value, dict) and key in BY_KEY:
             merged = dict(old) if isinstance(old, dict) else {}
             merged.update(value)
             summary[key] = merged  # type: ignore[literal-required]

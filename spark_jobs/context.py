@@ -18,6 +18,8 @@ from typing import TypedDict, TypeVar
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from harness.results.layout import CellPaths
+from harness.results.machine import Machine, read_machine
 from harness.results.metrics import Figures
 from spark_jobs import history_facts as hf
 from spark_jobs import seq_blocks as sb
@@ -106,6 +108,13 @@ class CellContext:
             }
 
         return self._once("ledger_totals", build)
+
+    @property
+    def machine(self) -> Machine | None:
+        """The machine the cell ran on (machine.parquet); None without the table. Its
+        overloaded spans are what the latency check leaves out and the machine check judges
+        by."""
+        return self._once("machine", lambda: read_machine(CellPaths(self.cell_dir).machine))
 
     @property
     def transactional(self) -> bool:

@@ -250,7 +250,7 @@ def cells_markdown(cells: list[dict[str, Any]]) -> list[str]:
         "|" + "|".join("---" if i < 2 else "---:" for i in range(len(columns))) + "|",
     ]
     lines += ["| " + " | ".join(md_cell(v) for v in row) + " |" for row in table_rows(cells)]
-    notes = []
+    notes = [line for cell in cells if (line := unsettled_line(cell))]
     for cell in cells:
         if cell_verdict(cell) == "pass":
             continue
@@ -266,6 +266,20 @@ def cells_markdown(cells: list[dict[str, Any]]) -> list[str]:
     if notes:
         lines += ["", *notes]
     return lines
+
+
+def unsettled_line(cell: dict[str, Any]) -> str | None:
+    """A note for a cell whose warm-up did not settle (its workload started anyway; its
+    timing figures met the overload rule as always)."""
+    warm = cell.get("warm_up")
+    if not isinstance(warm, dict) or warm.get("settled") is not False:
+        return None
+    windows = ", ".join(fmt(p) for p in warm.get("window_p99_ms") or []) or "none"
+    why = f"; {warm['error']}" if warm.get("error") else ""
+    return (
+        f"- `{cell.get('cell', '?')}` — warm-up: **not settled** after"
+        f" {fmt(warm.get('seconds'))} s (ack p99 by 1-s window, ms: {md_cell(windows)}{why})"
+    )
 
 
 def _check_lines(checks: list[dict[str, Any]]) -> str:
@@ -284,6 +298,7 @@ def _system_out(cell: dict[str, Any]) -> str:
     lines += [f"undecided.{k}: {v}" for k, v in (cell.get("undecided") or {}).items()]
     lines += [f"machine.{k}={fmt(v)}" for k, v in (cell.get("machine") or {}).items()]
     lines += [f"overloaded.{k}: {v}" for k, v in (cell.get("overloaded") or {}).items()]
+    lines += [f"warm_up.{k}={fmt(v)}" for k, v in (cell.get("warm_up") or {}).items()]
     return "\n".join(lines) + "\n"
 
 

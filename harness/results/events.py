@@ -51,10 +51,17 @@ PHASE_CHECKS_WAIT = "checks-wait"
 # segment copies with DumpLogSegments, saving broker logs, removing the cluster) runs in the
 # checks' thread, behind the next cell's cluster start, just before this cell's checks.
 PHASE_COLLECT_BEHIND = "collect-behind"
+# After steady-state: traffic on a topic of its own until the cluster's pace settles
+# (harness.workload.warm_up), beside the previous cell's checks; its outcome is one
+# WARM_UP_END event: settled (bool), seconds, window_p99_ms (each window's ack p99),
+# records (acked), error (only when it stopped short), topic_deleted (bool).
+PHASE_WARM_UP = "warm-up"
+WARM_UP_END = "warm_up.end"
 PHASES = (
     PHASE_CLUSTER,
     PHASE_CHECKS_WAIT,
     PHASE_STEADY_STATE,
+    PHASE_WARM_UP,
     PHASE_WORKLOAD,
     PHASE_HEAL,
     PHASE_RECOVERY,

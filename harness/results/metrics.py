@@ -269,6 +269,19 @@ class ShareSetFigures(TypedDict):
     note: str
 
 
+class OutsideOverload(TypedDict):
+    """An ack figure computed again without the samples taken while the machine was
+    overloaded (summary "outside_overload" -> figure; spark_jobs/checks/latency.py): a p99 is
+    its slowest 1 % of samples, and a start-up overload can hold all of them. Present only
+    when some sample was; the verdict judges `value` when enough samples remain
+    (harness.results.machine.judged_outside)."""
+
+    value: int | None  # the figure over the part's samples outside overload (None: none left)
+    whole: int  # the figure over all of them: the top-level figure
+    samples: int  # the part's acked records
+    overloaded_samples: int  # ... whose [send_ts, ack_ts] reached an overloaded span
+
+
 class PipelineFigures(TypedDict):
     """The pipeline's output figures (summary "pipeline"; {} in a cell without one)."""
 
@@ -345,6 +358,9 @@ class Figures(TypedDict, total=False):
     ack_p99_ms_recovering: int | None
     # part (all, faulted, recovering, steady, start) -> figure -> ms
     ack_latency: dict[str, dict[str, int]]
+    # LATENCY_METRICS figure -> itself over the samples outside the machine's overloaded
+    # spans, for a figure some of whose samples were taken while it was overloaded
+    outside_overload: dict[str, OutsideOverload]
     producer_planned: int | None  # SCHEDULE_METRICS
     producer_behind_max_s: float | None
     producer_behind_s: float | None
@@ -384,6 +400,14 @@ class Figures(TypedDict, total=False):
     # overloaded, ...; and timing figure -> why the machine's overload leaves it undecided.
     machine: dict[str, float | int]
     overloaded: dict[str, str]
+    # A maximum's own window, as the check that measured it knows it (the longest
+    # redelivery wait's, the most-behind record's): figure -> [[start_ms, end_ms], ...], for
+    # the machine check's one-window rule (harness.results.machine). Bookkeeping like
+    # `undecided`: any check may add its figures' windows.
+    timing_windows: dict[str, list[list[int]]]
+    # The warm-up before the workload (spark_jobs/checks/warm_up.py, from `warm_up.end`):
+    # settled, seconds, beside_checks_s, window_p99_ms, records, error; absent: run cold.
+    warm_up: dict[str, object]
     lost_where: dict[str, int] | None  # LOST_PLACES -> lost records; adds up to lost
     lost_where_reasons: dict[str, int]  # why records are `unknown` -> how many
     lost_where_sample: list[LostPlace]

@@ -186,7 +186,8 @@ FIGURE_HISTORY = pa.schema(
         ("params", pa.string()),  # the cell's parameters, as JSON
         # The cell's summary `timings` (harness.results.timings), seconds: t_cluster,
         # t_steady_state, t_workload, t_workload_scheduled, t_heal, t_recovery, t_drain,
-        # t_collect, t_checks, t_total, t_checks_wait, t_checks_hidden, t_collect_behind; null
+        # t_collect, t_checks, t_total, t_checks_wait, t_checks_hidden, t_collect_behind,
+        # t_warm_up; null
         # for a cell whose summary has none.
         *((column, pa.float64()) for column in HISTORY_COLUMNS.values()),
         # Each ordered bound of the cell's expectations -> its margin in this run

@@ -20,6 +20,8 @@ event (the cluster's removal). Every key is always there: a phase the cell never
 * collect_behind: the `collect-behind` phase's seconds (a run's cells but its last: decoding
   the segment copies, saving broker logs and removing the cluster, in the checks' thread
   behind the next cell); the history's last events, so they count in `total` like `collect`.
+* warm_up: the `warm-up` phase's seconds (traffic on a topic of its own until the cluster's
+  pace settles, harness.workload.warm_up; beside the previous cell's checks in a run).
 
 The overhead of a set of cells is what they took beyond their scheduled workload, per 100 s of
 it: (sum of total - sum of workload_scheduled) / sum of workload_scheduled * 100
@@ -46,6 +48,7 @@ PHASE_KEYS = {
     ev.PHASE_COLLECT: "collect",
     ev.PHASE_CHECKS_WAIT: "checks_wait",
     ev.PHASE_COLLECT_BEHIND: "collect_behind",
+    ev.PHASE_WARM_UP: "warm_up",
 }
 WORKLOAD_SCHEDULED = "workload_scheduled"
 CHECKS = "checks"
@@ -64,6 +67,7 @@ TIMING_KEYS = (
     "checks_wait",  # appended: the contract's order is kept
     "checks_hidden",
     "collect_behind",
+    "warm_up",
 )
 # Their columns in results/history.parquet (harness.results.tables.FIGURE_HISTORY).
 HISTORY_COLUMNS = {key: f"t_{key}" for key in TIMING_KEYS}

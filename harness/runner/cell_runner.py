@@ -1,6 +1,7 @@
 """One cell of an experiment, phase by phase, into its result folder.
 
-steady-state gate → workload + nemesis → heal all → recovery (bounded) → drain
+steady-state gate → consumers started, warm-up (harness.workload.warm_up), the previous
+cell's checks waited for → workload + nemesis → heal all → recovery (bounded) → drain
 (bounded) → collect (log, tables, copies) → finish (copies decoded, broker logs, cluster
 removed, history; in a run behind the next cell). Checks come after, from the folder alone
 (harness.experiment.verify_run), so `verify` can redo them. From the
@@ -27,6 +28,7 @@ from harness.errors import HarnessError
 from harness.faults.producer import PRODUCER_TARGET
 from harness.nemesis.nemesis import Nemesis
 from harness.nemesis.schedule import PlannedFault
+from harness.nodes.topology import kafka_value
 from harness.results import events as ev
 from harness.results.history import History
 from harness.results.layout import CellPaths
@@ -42,6 +44,7 @@ from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.producer.supervisor import ProducerSupervisor
 from harness.workload.producer.thread import ProducerThread
 from harness.workload.runtime import Runtime
+from harness.workload.warm_up import WARM_UP_TOPIC, WarmUpOutcome, warm_up
 
 STEADY_STATE_TIMEOUT_S = 90.0
 ASSIGN_TIMEOUT_S = 60.0
@@ -59,6 +62,7 @@ class Parts:
     partition_watch: Callable[..., PartitionWatch] = PartitionWatch
     metrics_scraper: Callable[..., MetricsScraper] = MetricsScraper
     machine_sampler: Callable[..., MachineSampler] = MachineSampler
+    warm_up: Callable[..., WarmUpOutcome] = warm_up
 
 
 class CellRunner:
@@ -74,6 +78,7 @@ class CellRunner:
         parts: Parts | None = None,
         checks_ready: Callable[[], None] | None = None,
         collect_behind: bool = False,
+        checks_idle: Callable[[], bool] | None = None,
     ) -> None:
         self.cell = cell
         self.parts = parts or Parts()
@@ -89,6 +94,8 @@ class CellRunner:
         # done (phase checks-wait, after the steady state), so that neither shares the machine
         # with a workload.
         self.checks_ready = checks_ready
+        # ... and whether they are (the warm-up's windows count only from then on).
+        self.checks_idle = checks_idle or (lambda: True)
         # A run's cells but its last: once the collect has read what needs the brokers up,
         # run() returns and `behind` (set then) does the rest: see finish().
         self.collect_behind = collect_behind and not keep_cluster
@@ -197,11 +204,6 @@ class CellRunner:
     def _run_on(self, cluster: KafkaCluster) -> None:
         self.phase("steady-state")
         self._steady_state(cluster)
-        if self.checks_ready is not None:
-            # After the steady state: creating the topics and __consumer_offsets (seconds of
-            # broker work) overlaps the previous cell's checks, and no client is running yet.
-            self.phase(ev.PHASE_CHECKS_WAIT)
-            self.checks_ready()
         consumers = self.parts.consumers(
             self.spec,
             cluster.bootstrap_servers,
@@ -235,7 +237,13 @@ class CellRunner:
                     guarantee=p.guarantee,
                     members=p.members,
                 )
+            # The consumers join their groups during the warm-up, and both overlap the
+            # previous cell's checks (no workload runs yet: nothing of theirs is measured).
             consumers.start()
+            self._warm_up(cluster, producer)
+            if self.checks_ready is not None:
+                self.phase(ev.PHASE_CHECKS_WAIT)
+                self.checks_ready()
             consumers.wait_assigned(ASSIGN_TIMEOUT_S)
             self.phase("workload")
             t0 = time.monotonic()
@@ -276,6 +284,39 @@ class CellRunner:
             self.collector.collect(
                 cluster, producer, consumers, self._write_metrics, with_log=not interrupted
             )
+
+    def _warm_up(
+        self, cluster: KafkaCluster, producer: ProducerThread | ProducerSupervisor
+    ) -> None:
+        """The cluster and the ledger producer's client brought to pace on a topic of their
+        own (harness.workload.warm_up), the topic deleted after; one WARM_UP_END event."""
+        max_s = self.spec.warm_up.max_s
+        if max_s <= 0:
+            return
+        self.phase(ev.PHASE_WARM_UP)
+        t = self.spec.topic
+        # The workload topic's shape, and of its configs only min.insync.replicas (a
+        # compacted topic would refuse the warm-up's keyless records).
+        config = {k: kafka_value(v) for k, v in t.config.items() if k == "min.insync.replicas"}
+        try:
+            cluster.admin.create_topic(WARM_UP_TOPIC, t.partitions, t.replication_factor, config)
+        except HarnessError as exc:
+            self.history.append(ev.WARM_UP_END, settled=False, seconds=0.0, error=str(exc)[:300])
+            return
+        warm = producer.warm if isinstance(producer, ProducerThread) else None
+        outcome = self.parts.warm_up(
+            cluster.bootstrap_servers,
+            t.partitions,
+            max_s,
+            warm_client=warm,
+            quiet=self.checks_idle,
+        )
+        deleted = True
+        try:
+            cluster.admin.delete_topic(WARM_UP_TOPIC)
+        except HarnessError:
+            deleted = False
+        self.history.append(ev.WARM_UP_END, **outcome.fields(), topic_deleted=deleted)
 
     def _stop_machine(self, cluster: KafkaCluster) -> None:
         """Stop the sampler and write machine.parquet: at the collect, or when a phase broke."""

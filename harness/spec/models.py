@@ -158,6 +158,13 @@ class RecoverySpec(StrictModel):
     keep_segments: bool = False
 
 
+class WarmUpSpec(StrictModel):
+    """Traffic on a topic of its own before the workload, until its ack p99 settles
+    (harness.workload.warm_up): at most `max_s` seconds; 0 starts the workload cold."""
+
+    max_s: float = Field(default=30, ge=0, le=300, allow_inf_nan=False)
+
+
 class Override(StrictModel):
     """Per-cell expectation changes: `when` maps axis paths to a value or a list (any of)."""
 
@@ -221,6 +228,7 @@ class Spec(StrictModel):
     pipeline: AnyPipelineSpec | None = None  # kind transform (the default) or command
     faults: list[FaultSpec] = []
     recovery: RecoverySpec = RecoverySpec()
+    warm_up: WarmUpSpec = WarmUpSpec()
     expect: Expect = {}
     broker_logs: BrokerLogsSpec = BrokerLogsSpec()  # ERROR/FATAL lines the cell expects
     matrix: Matrix | None = None

@@ -28,7 +28,7 @@ from harness.spec import Cell
 from harness.spec.expect import Bound, split_per_set, split_section
 from harness.spec.paths import number_at
 from harness.verdict.cell_verdict import resolved_expect
-from harness.verdict.checks import evaluate, lookup, why_undecided
+from harness.verdict.checks import evaluate, judged_value, why_undecided
 from harness.verdict.margins import (
     MARGIN_GOAL,
     SIGNIFICANT_DIGITS,
@@ -187,7 +187,7 @@ def bound_entry(
         summary = cast("Figures", run.summary)
         (judgement,) = evaluate({metric: bound}, summary)
         verdicts.append(judgement.verdict)
-        raw = lookup(metric, summary)
+        raw = judged_value(metric, summary)  # what the verdict judged: the same figure
         value = _number(raw)
         figures.append(value)
         if value is None:

@@ -10,7 +10,8 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
-from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures
+from harness.results.machine import judged_outside
+from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures, OutsideOverload
 from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
 from harness.verdict.margin import has_margin, margin
@@ -20,6 +21,7 @@ __all__ = [
     "Judgement",
     "Verdict",
     "evaluate",
+    "judged_value",
     "lookup",
     "margins",
     "overall",
@@ -64,7 +66,7 @@ def margins(expect: Mapping[str, Bound | None], summary: Figures) -> dict[str, f
     for metric, bound in expect.items():
         if bound is None or not has_margin(bound):
             continue
-        value = lookup(metric, summary)
+        value = judged_value(metric, summary)
         number = float(value) if isinstance(value, int | float) else math.nan
         decided = not isinstance(value, bool) and math.isfinite(number)
         out[metric] = round(margin(bound, number), 4) if decided else None
@@ -155,8 +157,41 @@ def _numeric(metric: str, bound: Bound, summary: Figures) -> Judgement:
             "unknown",
             f"{metric} = {format_number(float(value))} undecided: {overloaded}, expected {shown}",
         )
+    outside = _outside(metric, summary)
+    if outside is not None:  # a sampled figure some of whose samples the overload took
+        return _judged_outside(metric, bound, outside, summary)
     verdict: Verdict = "pass" if bound.holds(float(value)) else "fail"
     detail = f"{metric} = {format_number(float(value))}, expected {shown}"
+    return Judgement(metric, verdict, detail + _schedule_note(metric, summary))
+
+
+def judged_value(metric: str, summary: Figures) -> object:
+    """The value the verdict judges: the figure over its samples outside the machine's
+    overloaded seconds where that is what it is judged by, else the figure (`lookup`)."""
+    outside = _outside(metric, summary)
+    return lookup(metric, summary) if outside is None else outside["value"]
+
+
+def _outside(metric: str, summary: Figures) -> OutsideOverload | None:
+    """The figure over its samples outside the machine's overloaded seconds, when that is
+    what it is judged by (harness.results.machine, the SAMPLES rule); else None."""
+    entries = summary.get("outside_overload")
+    entry = entries.get(metric) if isinstance(entries, Mapping) else None
+    return entry if judged_outside(entry) else None
+
+
+def _judged_outside(
+    metric: str, bound: Bound, entry: OutsideOverload, summary: Figures
+) -> Judgement:
+    """Judged over the samples the overload did not reach; the detail says both figures."""
+    value = float(entry["value"] or 0)
+    n, k = entry["samples"], entry["overloaded_samples"]
+    verdict: Verdict = "pass" if bound.holds(value) else "fail"
+    detail = (
+        f"{metric} = {format_number(value)} over the {n - k:,} samples outside the machine's"
+        f" overloaded seconds ({format_number(float(entry['whole']))} over all {n:,};"
+        f" {k:,} taken while overloaded), expected {bound.shown()}"
+    )
     return Judgement(metric, verdict, detail + _schedule_note(metric, summary))
 
 

@@ -81,6 +81,12 @@ class ChecksBehind:
         self.spark.ready()
         self._finish(waited_outside=None)
 
+    def idle(self) -> bool:
+        """Whether `barrier` would return at once: the session up, no checks running. A cell's
+        warm-up runs beside them and counts its windows only once they are done."""
+        pending = self._pending
+        return self.spark.started() and (pending is None or not pending.thread.is_alive())
+
     def drain(self) -> None:
         """The checks still running, waited for outside any cell (a cell that broke before
         its barrier, or Ctrl-C): that wait counts as the checked cell's own time again."""

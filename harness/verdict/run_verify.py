@@ -65,6 +65,11 @@ class SparkChecks:
         if starting is not None:
             starting.join()
 
+    def started(self) -> bool:
+        """Whether `ready` would return at once (no warm-up under way)."""
+        starting = self._starting
+        return starting is None or not starting.is_alive()
+
     def verify(self, cell: Cell, cell_dir: Path) -> dict[str, Any]:
         """The cell's checks, then its summary.json and report; all of it is timed
         (`timings.checks`; a Spark session not started yet by `warm_up` starts here, and

@@ -28,6 +28,7 @@ from spark_jobs.checks import (
     stall,
     steps,
     transactions,
+    warm_up,
 )
 
 CHECKS: tuple[Check, ...] = (
@@ -42,6 +43,7 @@ CHECKS: tuple[Check, ...] = (
     availability.CHECK,
     broker_metrics.CHECK,
     quorum.CHECK,  # a dynamic controller quorum's final voters
+    warm_up.CHECK,  # whether the workload started warm
     offsets.CHECK,  # lane "offsets"
     stall.CHECK,  # lane "stall"
     broker_logs.CHECK,  # lane "broker_logs"

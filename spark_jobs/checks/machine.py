@@ -3,18 +3,20 @@ undecided (a review: it reads the stall windows the stall check merged).
 
 From `machine.parquet` (harness.results.machine): the summary's `machine` (scheduling lag
 p50 / p99 / max, seconds overloaded, load and steal highs, throttled seconds) and
-`overloaded`: timing figure -> why the machine, not Kafka, may have made it. The figures
-themselves stand; the verdict reads `overloaded` and judges those figures `unknown`. A cell
-without the table (from before the sampler) has neither key: nothing is excused."""
+`overloaded`: timing figure -> why the machine, not Kafka, may have made it, each figure by
+its own rule (harness.results.machine.RULES), over the windows it knows, those other checks
+recorded under `timing_windows` (a maximum's own), and the latency check's
+`outside_overload` (the ack figures' samples). The figures themselves stand; the verdict
+reads `overloaded` and judges those figures `unknown`. A cell without the table (from before
+the sampler) has neither key: nothing is excused."""
 
 from __future__ import annotations
 
-from harness.results.layout import CellPaths
 from harness.results.machine import (
     figure_windows,
     machine_summary,
     overloaded_figures,
-    read_machine,
+    recorded_windows,
 )
 from harness.results.metrics import Figures
 from harness.results.windows import fault_windows
@@ -24,7 +26,7 @@ from spark_jobs.context import CellContext
 
 
 def run(ctx: CellContext) -> Figures:
-    machine = read_machine(CellPaths(ctx.cell_dir).machine)
+    machine = ctx.machine
     if machine is None or machine.ts_ms.size == 0:
         return {}
     out: Figures = {"machine": machine_summary(machine)}
@@ -42,13 +44,15 @@ def run(ctx: CellContext) -> Figures:
     windows = figure_windows(
         (start, end), faults, ctx.summary.get("stall_windows") or [], sorted(ctx.sets)
     )
-    out["overloaded"] = overloaded_figures(machine, windows)
+    windows.update(recorded_windows(ctx.summary.get("timing_windows") or {}))
+    sampled = ctx.summary.get("outside_overload") or {}
+    out["overloaded"] = overloaded_figures(machine, windows, sampled)
     return out
 
 
 CHECK = Check(
     "machine",
-    needs=("summary", "sets", "sends"),
+    needs=("summary", "sets", "sends", "machine"),
     decides=("machine", "overloaded"),
     run=run,
     lane=REVIEW,

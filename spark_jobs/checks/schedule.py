@@ -25,6 +25,10 @@ incarnations from `producer.start` (rate, first_seq), each starting at its first
   same tail.
 * producer_blocked_s = the `producer.blocked` waits summed: the Java client's send() calls
   of 10 ms or more, librdkafka's full local queue.
+* timing_windows: producer_behind_max_s -> its one window, the worst record's [planned time,
+  send time] (the tail's: [due, stop]), when it was behind at all: a maximum the machine
+  check undecides when the machine was overloaded for half of it (harness.results.machine,
+  ONE_WINDOW); the sums are judged over the workload.
 * schedule_notes: figure -> how far behind the producer was in the part of the run the
   figure is over (spark_jobs.send_parts; the whole run for ack_p50/p99/max and
   unavailable_s), when that is more than the tolerance. A note, never an undecided: the
@@ -34,12 +38,14 @@ incarnations from `producer.start` (rate, first_seq), each starting at its first
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Row, Window
 from pyspark.sql import functions as F
 
 from harness.results import events as ev
 from harness.results.events import Event
+from harness.results.machine import Span
 from harness.results.metrics import SCHEDULE_METRICS, SCHEDULE_TOLERANCE_S, Figures
 from spark_jobs.check import Check
 from spark_jobs.context import NO_LEDGER, CellContext
@@ -169,22 +175,34 @@ def late_ms(frame: DataFrame) -> float:
     return 0.0 if row is None or row[0] is None else float(row[0])
 
 
+class Tail(NamedTuple):
+    """The records the last incarnation planned and never sent: the first of them."""
+
+    behind_ms: float  # the most it was behind: from when it was due until the stop
+    late_ms: float  # the ms it was more than the tolerance behind, after the last send
+    window: Span | None  # [due, stop]: the maximum's own window (None: not behind)
+
+
+NO_TAIL = Tail(0.0, 0.0, None)
+
+
 def tail(
     segs: list[Segment], starts: list[int | None], last_seq: int | None, last_send: int | None
-) -> tuple[float, float]:
-    """(most behind, ms more than the tolerance behind) of the records the last incarnation
-    planned and never sent: the first of them, from the last send until its schedule's end
-    (or its producer.end if earlier). (0, 0) when it sent its plan or its plan is unknown."""
+) -> Tail:
+    """The first record the last incarnation planned and never sent, from the last send
+    until its schedule's end (or its producer.end if earlier). NO_TAIL when it sent its plan
+    or its plan is unknown."""
     seg, start = segs[-1], starts[-1]
     if seg.planned is None or seg.end_ms is None or start is None:
-        return 0.0, 0.0
+        return NO_TAIL
     unsent = max(seg.first_seq, (last_seq + 1) if last_seq is not None else seg.first_seq)
     if unsent >= seg.first_seq + seg.planned:
-        return 0.0, 0.0
+        return NO_TAIL
     due = start + (unsent - seg.first_seq) * 1000.0 / seg.rate
     stop = seg.end_ms if seg.stopped_ms is None else min(seg.end_ms, seg.stopped_ms)
     since = max(float(last_send if last_send is not None else start), due + TOLERANCE_MS)
-    return max(stop - due, 0.0), max(stop - since, 0.0)
+    window = (round(due), stop) if stop > due else None
+    return Tail(max(stop - due, 0.0), max(stop - since, 0.0), window)
 
 
 def notes(behind: dict[str, float]) -> dict[str, str]:
@@ -200,26 +218,40 @@ def notes(behind: dict[str, float]) -> dict[str, str]:
     return out
 
 
+def behind_window(worst: list[Row], unsent: Tail) -> Span | None:
+    """producer_behind_max_s's own window: the most-behind record's [planned, sent] (the
+    parts' worst rows, `w`), or the unsent tail's when that was behind more; None when no
+    record was behind its plan (a figure of 0 spans no time)."""
+    sent = max(worst, key=lambda w: float(w["behind_ms"]), default=None)
+    if sent is not None and float(sent["behind_ms"]) > 0 and sent["behind_ms"] >= unsent.behind_ms:
+        return round(float(sent["planned_ts"])), int(sent["send_ts"])
+    return unsent.window
+
+
 def schedule_figures(ledger: DataFrame, history: list[Event]) -> Figures:
     segs, scheduled = segments(history)
     if not segs:
         return {"undecided": dict.fromkeys((*SCHEDULE_METRICS, "schedule_notes"), NO_SCHEDULE)}
     frame, starts = behind_frame(ledger, segs)
     part = send_part(F.col("send_ts"), SendPeriods.of(history), first_ack(ledger))
+    worst = F.struct("behind_ms", "planned_ts", "send_ts")  # the most-behind record's
     rows = frame.groupBy(part.alias("part")).agg(
-        F.max("behind_ms").alias("b"), F.max("seq").alias("seq"), F.max("send_ts").alias("t")
+        F.max(worst).alias("w"), F.max("seq").alias("seq"), F.max("send_ts").alias("t")
     )
     by_part = {str(r["part"]): r for r in rows.collect()}
-    behind = {p: max(float(r["b"]), 0.0) for p, r in by_part.items()}
+    behind = {p: max(float(r["w"]["behind_ms"]), 0.0) for p, r in by_part.items()}
     last_seq = max((int(r["seq"]) for r in by_part.values()), default=None)
     last_send = max((int(r["t"]) for r in by_part.values()), default=None)
-    tail_max, tail_late = tail(segs, starts, last_seq, last_send)
-    behind[ALL] = max([tail_max, *behind.values()])
+    unsent = tail(segs, starts, last_seq, last_send)
+    behind[ALL] = max([unsent.behind_ms, *behind.values()])
     out: Figures = {
         "producer_behind_max_s": round(behind[ALL] / 1000, 3),
-        "producer_behind_s": round((late_ms(frame) + tail_late) / 1000, 3),
+        "producer_behind_s": round((late_ms(frame) + unsent.late_ms) / 1000, 3),
         "schedule_notes": notes(behind),
     }
+    window = behind_window([r["w"] for r in by_part.values()], unsent)
+    if window is not None:
+        out["timing_windows"] = {"producer_behind_max_s": [list(window)]}
     if scheduled:
         blocked = sum(
             e["ms"] for e in history if e["kind"] == ev.PRODUCER_BLOCKED and _int(e.get("ms"))

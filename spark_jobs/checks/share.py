@@ -9,6 +9,11 @@ A record is a (partition, offset), not a seq: a producer that wrote one seq twic
 records. `reprocessed` leaves share sets out (redelivery is their contract: `redelivered`
 counts it); `lost_never_consumed.<set>` is the consumers check's, over the records members
 processed to ACCEPT (their `consumed` rows).
+
+`redelivery_wait_s.<set>` is one wait, the longest: its window (the delivery before it to the
+redelivery) goes under `timing_windows` for the machine check, which leaves the figure
+undecided when the machine was overloaded for half of it (harness.results.machine,
+ONE_WINDOW).
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from harness.results.machine import Span
 from harness.results.member_files import ACKED, DELIVERED
 from harness.results.metrics import SHARE_FIGURES, Figures, ShareSetFigures
 from spark_jobs.cell_data import consumer_set
@@ -43,12 +49,15 @@ def run(ctx: CellContext) -> Figures:
         }
     by_set: dict[str, ShareSetFigures] = {}
     undecided: dict[str, str] = {}
+    windows: dict[str, list[list[int]]] = {}
     for name, facts in sorted(sets.items()):
         rows = share.filter(consumer_set(F.col("consumer")) == name)
-        by_set[name] = set_figures(rows, facts["delivery_limit"], facts["lock_ms"])
+        by_set[name], longest = set_figures(rows, facts["delivery_limit"], facts["lock_ms"])
         if ctx.drain_reason is not None:
             undecided.update(_unsettled(name, by_set[name], ctx.drain_reason))
-    return {"share_by_set": by_set, "undecided": undecided}
+        if longest is not None and by_set[name]["redelivery_wait_s"] is not None:
+            windows[f"redelivery_wait_s.{name}"] = [list(longest)]
+    return {"share_by_set": by_set, "undecided": undecided, "timing_windows": windows}
 
 
 def _unsettled(name: str, figures: ShareSetFigures, reason: str) -> dict[str, str]:
@@ -66,7 +75,8 @@ def _unsettled(name: str, figures: ShareSetFigures, reason: str) -> dict[str, st
     return out
 
 
-def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
+def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> tuple[ShareSetFigures, Span | None]:
+    """The set's figures, and the window of its longest redelivery wait (None: none)."""
     delivered = F.col("event") == DELIVERED
     ok = (F.col("event") == ACKED) & F.col("error").isNull()
     taken = ok & (F.col("ack") == "accept")
@@ -116,7 +126,7 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         .orderBy("top")
         .collect()
     }
-    waits = _redelivery_waits(rows)
+    longest, median, window = _redelivery_waits(rows)
     refusals = (
         rows.filter((F.col("event") == ACKED) & F.col("error").isNotNull())
         .groupBy("ack", "error")
@@ -134,7 +144,7 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
     def total(key: str) -> int:
         return int((totals[key] if totals is not None else 0) or 0)
 
-    return {
+    figures: ShareSetFigures = {
         "deliveries": total("deliveries"),
         "records": total("records"),
         "redelivered": total("redelivered"),
@@ -145,30 +155,37 @@ def set_figures(rows: DataFrame, limit: int, lock_ms: int) -> ShareSetFigures:
         "archived": total("rejected") + total("at_limit"),
         "archived_by": {"reject": total("rejected"), "limit": total("at_limit")},
         "lock_expired": sum(n for e, n in errors.items() if e in LOCK_EXPIRED),
-        "redelivery_wait_s": waits[0],
-        "redelivery_wait_p50_s": waits[1],
+        "redelivery_wait_s": longest,
+        "redelivery_wait_p50_s": median,
         "ack_errors": dict(sorted(errors.items())),
         "lock_expired_by_ack": dict(sorted(expired_by_ack.items())),
         "delivery_limit": limit,
         "lock_ms": lock_ms,
         "note": NOTE,
     }
+    return figures, window
 
 
-def _redelivery_waits(rows: DataFrame) -> tuple[float | None, float | None]:
+def _redelivery_waits(rows: DataFrame) -> tuple[float | None, float | None, Span | None]:
     """(longest, median) seconds from a record's delivery to its next one, over every
-    redelivery (None without one): how long what a member held stayed out of reach."""
+    redelivery (None without one): how long what a member held stayed out of reach; and the
+    longest one's window, [the delivery, the next]."""
     order = Window.partitionBy("partition", "offset").orderBy("ts", "_row")
     deliveries = rows.filter(F.col("event") == DELIVERED)
-    waits = deliveries.select((F.col("ts") - F.lag("ts").over(order)).alias("wait_ms")).filter(
-        F.col("wait_ms").isNotNull()
-    )
+    waits = deliveries.select(
+        (F.col("ts") - F.lag("ts").over(order)).alias("wait_ms"),
+        F.lag("ts").over(order).alias("since"),
+        "ts",
+    ).filter(F.col("wait_ms").isNotNull())
     r = waits.agg(
-        F.max("wait_ms").alias("top"), F.percentile_approx("wait_ms", 0.5).alias("mid")
+        F.max(F.struct("wait_ms", "since", "ts")).alias("top"),
+        F.percentile_approx("wait_ms", 0.5).alias("mid"),
     ).first()
     if r is None or r["top"] is None:
-        return None, None
-    return round(int(r["top"]) / 1000, 3), round(int(r["mid"]) / 1000, 3)
+        return None, None, None
+    top = r["top"]
+    window = (int(top["since"]), int(top["ts"]))
+    return round(int(top["wait_ms"]) / 1000, 3), round(int(r["mid"]) / 1000, 3), window
 
 
 CHECK = Check(

@@ -21,6 +21,7 @@ from harness.runner.status import Status
 from harness.spec import Cell, expand_cells, parse_spec
 from harness.verdict.cell_verdict import run_check
 from harness.workload.log_reader import LogContents
+from harness.workload.warm_up import WarmUpOutcome
 
 SPEC = """
 name: phases
@@ -28,7 +29,7 @@ producer: {records: 10}
 consumer: {kind: group, group: g}
 faults: [{at_s: 1, kind: kill, target: "broker:1", duration_s: 1}]
 """
-PHASES = ["cluster", "steady-state", "workload", "heal", "recovery", "drain", "collect"]
+PHASES = ["cluster", "steady-state", "warm-up", "workload", "heal", "recovery", "drain", "collect"]
 
 
 class Boom(RuntimeError):
@@ -67,6 +68,13 @@ class Fakes:
 
     def create_topic(self, *_a: Any) -> None:
         self.called("cluster.create_topic")
+
+    def delete_topic(self, *_a: Any) -> None:
+        self.called("admin.delete_topic")
+
+    def warm_up(self, *_a: Any, **_kw: Any) -> WarmUpOutcome:
+        self.called("warm_up")
+        return WarmUpOutcome(settled=True, seconds=4.0, window_p99_ms=[90.0, 80.0], records=4000)
 
     def ensure_offsets_topic(self) -> None:
         self.called("admin.ensure_offsets_topic")
@@ -167,6 +175,7 @@ class Fakes:
             producer=self.producer,
             nemesis=self.nemesis,
             machine_sampler=lambda *_a, **_k: Sampler(),
+            warm_up=self.warm_up,
         )
 
 
@@ -228,7 +237,7 @@ def test_phases_run_in_order_and_the_cell_ran_its_course(tmp_path: Path) -> None
 @pytest.mark.parametrize(
     ("fail_in", "phase"),
     [
-        ("consumers.wait_assigned", "steady-state"),  # before the workload phase begins
+        ("consumers.wait_assigned", "warm-up"),  # before the workload phase begins
         ("cluster.heal_all", "heal"),
         ("consumers.reached", "drain"),
         ("consumers.merge_events", "collect"),
@@ -269,7 +278,15 @@ def test_a_crash_in_recovery_still_collects(tmp_path: Path) -> None:
     with pytest.raises(Boom):
         run(tmp_path, BreaksLater())
     history = read_jsonl(tmp_path / "cell" / "history.jsonl")[0]
-    assert phases(history) == ["cluster", "steady-state", "workload", "heal", "recovery", "collect"]
+    assert phases(history) == [
+        "cluster",
+        "steady-state",
+        "warm-up",
+        "workload",
+        "heal",
+        "recovery",
+        "collect",
+    ]
     assert run_check(history).verdict == "unknown"
 
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 from collections import Counter
 
 from harness.results import metrics as m
+from spark_jobs.check import BY_KEY
 from spark_jobs.checks import CHECKS
 
-# Figures keys that are the summary's bookkeeping, not a figure: what every check may write.
-BOOKKEEPING = {"counts", "undecided", "failed_checks"}
+# Figures keys that are the summary's bookkeeping, not a figure: what every check may write
+# (merged by key: counts, undecided, failed_checks, timing_windows).
+BOOKKEEPING = set(BY_KEY)
 
 
 def _decided() -> Counter[str]:

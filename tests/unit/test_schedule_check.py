@@ -11,7 +11,16 @@ import pytest
 from harness.results.metrics import SCHEDULE_METRICS
 from harness.spec.expect import parse_bound
 from harness.verdict.checks import evaluate
-from tests.unit.test_latency_checks import T, ev, needs_java, rec, state, verify, write_cell
+from tests.unit.test_latency_checks import (
+    T,
+    ev,
+    needs_java,
+    rec,
+    state,
+    verify,
+    write_cell,
+    write_machine,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -71,6 +80,28 @@ def test_sends_behind_their_planned_times_are_measured(tmp_path: Path, spark: An
     (check,) = evaluate({"ack_p99_ms_steady": parse_bound("< 100")}, out)
     assert check.verdict == "pass"
     assert check.detail.endswith(f"(note: {notes['ack_p99_ms_steady']})")
+
+
+@needs_java
+@pytest.mark.parametrize(
+    ("overloaded", "undecided"), [((1_000, 2_500), True), ((2_600, 3_400), False)]
+)
+def test_the_most_behind_records_window_is_recorded_and_judged_by_the_machine(
+    tmp_path: Path, spark: Any, overloaded: tuple[int, int], undecided: bool
+) -> None:
+    """producer_behind_max_s is one record's wait, record 100's: planned 1000, sent 2500.
+    Overloaded over that window (1.5 s, under OVERLOAD_MIN_S: a maximum has no minimum) it
+    is undecided; the sums, over the workload, are not."""
+    cell = write_cell(tmp_path, late_ledger(), LATE_HISTORY)
+    write_machine(cell, overloaded)
+    out = verify(spark, cell)
+    assert out["timing_windows"] == {"producer_behind_max_s": [[T + 1000, T + 2500]]}
+    assert ("producer_behind_max_s" in out["overloaded"]) is undecided
+    assert not {"producer_behind_s", "producer_blocked_s"} & set(out["overloaded"])
+    (check,) = evaluate({"producer_behind_max_s": parse_bound("< 2")}, out)
+    assert check.verdict == ("unknown" if undecided else "pass"), check.detail
+    if undecided:
+        assert "machine overloaded for 1.5 s of this 1.5 s window" in check.detail
 
 
 @needs_java

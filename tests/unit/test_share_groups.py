@@ -197,6 +197,8 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
     assert figures["lock_expired_by_ack"] == {"accept": 1}
     # 1, 2 and 3 came back 5 s after their first delivery; every other redelivery at once
     assert figures["redelivery_wait_s"] == 5.0 and figures["redelivery_wait_p50_s"] == 0.0
+    # ... and that wait's own window, for the machine check (the first delivery to the next)
+    assert summary["timing_windows"] == {"redelivery_wait_s.share": [[T, T + 5000]]}
     # Never ACCEPTed by the set: 4 and 5 (archived on purpose here); reprocessed leaves the
     # share set out although it processed 2, 3 and 6 twice.
     assert summary["lost_never_consumed_by_set"]["share"] == 2
@@ -205,6 +207,43 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
 
     assert lookup("accepted_twice.share", summary) == 1
     assert lookup("redelivered.share", summary) == 5
+
+
+@SPARK
+@pytest.mark.spark
+@pytest.mark.parametrize(("overloaded", "undecided"), [((0, 5_000), True), ((6_000, 9_000), False)])
+def test_the_longest_redelivery_wait_is_undecided_when_the_machine_was_overloaded_for_it(
+    tmp_path: Path, spark: Any, overloaded: tuple[int, int], undecided: bool
+) -> None:
+    """A maximum is one window: overloaded for half of it, the wait may be the machine's."""
+    from harness.spec.expect import parse_bound
+    from harness.verdict.checks import evaluate
+    from spark_jobs.verify import verify_cell
+    from tests.unit.test_latency_checks import write_machine
+
+    history = [
+        *complete_history(),
+        ev(
+            T,
+            "consumer.start",
+            consumer="share/m0",
+            share_group="g",
+            delivery_limit=3,
+            lock_ms=2000,
+        ),
+    ]
+    ledger = [led(s, o=s - 1, ack=T + s) for s in range(1, 7)]
+    cell = write_cell(tmp_path / "c", ledger, SHARE_CONSUMED[:1], [], [], history)
+    rows = [r for r in SHARE_ROWS if r[0] == "share/m0"]
+    write_rows(cell / "share.parquet", SHARE, rows)
+    write_machine(cell, overloaded)
+    summary = verify_cell(spark, cell)
+    assert summary["share_by_set"]["share"]["redelivery_wait_s"] == 5.0  # the figure stands
+    (check,) = evaluate({"redelivery_wait_s.share": parse_bound("< 10")}, summary)
+    assert ("redelivery_wait_s.share" in summary["overloaded"]) is undecided
+    assert check.verdict == ("unknown" if undecided else "pass"), check.detail
+    if undecided:
+        assert "machine overloaded for 5.0 s of this 5.0 s window" in check.detail
 
 
 def test_a_share_group_needs_the_offsets_topic_too(tmp_path: Path) -> None:

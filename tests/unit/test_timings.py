@@ -36,6 +36,8 @@ HISTORY = [
     at(500, "phase", phase="cluster"),
     at(3_000, "cluster.ready"),
     at(6_500, "phase", phase="steady-state"),
+    at(12_500, "phase", phase="warm-up"),  # beside the previous cell's checks, then 2 windows
+    at(16_250, "warm_up.end", settled=True, seconds=3.75, beside_checks_s=1.75),
     at(16_500, "phase", phase="checks-wait"),  # the run's Spark session still starting
     at(18_500, "phase", phase="workload"),
     at(20_000, "fault.inject", fault="kill", target="broker:1"),
@@ -47,7 +49,7 @@ HISTORY = [
 ]
 EXPECTED = {
     "cluster": 6.0,
-    "steady_state": 10.0,
+    "steady_state": 6.0,
     "workload": 60.0,
     "workload_scheduled": 55.0,
     "heal": 1.5,
@@ -59,6 +61,7 @@ EXPECTED = {
     "checks_wait": 2.0,
     "checks_hidden": 0.0,
     "collect_behind": 0.0,
+    "warm_up": 4.0,
 }
 
 
@@ -93,6 +96,7 @@ def test_a_cell_that_stopped_early_has_zero_for_the_phases_it_never_reached() ->
         "checks_wait": 0.0,
         "checks_hidden": 0.0,
         "collect_behind": 0.0,
+        "warm_up": 0.0,
     }
 
 

@@ -38,6 +38,7 @@ COLUMNS = [
     "t_checks_wait",
     "t_checks_hidden",
     "t_collect_behind",
+    "t_warm_up",
 ]
 # One cell's timings: the ones test_timings derives from its hand-built history.
 TIMINGS = EXPECTED

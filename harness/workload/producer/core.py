@@ -57,6 +57,7 @@ POSSIBLY_WRITTEN = {
 }
 FLUSH_TIMEOUT_S = 60.0  # the client's queue at the end
 BATCH = 1000  # records handed to the client per loop turn at most
+WARM_FLUSH_TIMEOUT_S = 10.0  # warm(): its records and the topic's metadata
 LATE_GRACE_MS = 250  # how late past the end a loop may still send records due before it
 NO_END_MS = 365 * 24 * 3600 * 1000  # records only: no end of its own
 
@@ -149,6 +150,7 @@ class ProducerCore:
         self.closed = False  # the files
         self._acks_dirty = False
         self._stopping: Callable[[], bool] = lambda: False
+        self._client: Producer | None = None  # made before run() by warm()
 
     @property
     def attempted(self) -> int:
@@ -162,6 +164,19 @@ class ProducerCore:
         if self.spec.transactions is not None:
             txn_call(producer, "init_transactions", self.emit, self.txn, abort_on_abortable=False)
         return producer
+
+    def warm(self, topic: str, partitions: int) -> None:
+        """The client made before the workload and connected to every broker through the
+        warm-up's topic (harness.workload.warm_up: one record per partition, in no ledger
+        file), the workload topic's metadata loaded; run() then starts with it instead of
+        spending its first second on connections."""
+        if self._client is None:
+            self._client = self.new_client()
+        if self.spec.transactions is None:  # a transactional client writes in transactions only
+            for p in range(partitions):
+                self._client.produce(topic, b"warm-up", partition=p)
+            self._client.flush(WARM_FLUSH_TIMEOUT_S)
+        self._client.list_topics(self.runtime.topic, timeout=WARM_FLUSH_TIMEOUT_S)
 
     def report(self, err: KafkaError | None, msg: Message) -> None:
         """A delivery report: its line of the acks file."""
@@ -304,7 +319,7 @@ class ProducerCore:
                 **self.start_fields,
             )
             try:
-                producer = self.new_client()
+                producer, self._client = self._client or self.new_client(), None
             except TxnFailed as failed:
                 self.emit(ev.PRODUCER_END, error=failed.error, acked=0, failed=0)
                 return

@@ -57,6 +57,10 @@ class ProducerThread:
     def failed(self) -> int:
         return self.core.failed
 
+    def warm(self, topic: str, partitions: int) -> None:
+        """The client connected before the workload (ProducerCore.warm)."""
+        self.core.warm(topic, partitions)
+
     def start(self) -> ProducerThread:
         self._thread.start()
         return self

@@ -1,0 +1,208 @@
+"""The warm-up: the cluster and the clients brought to their working pace before second 0.
+
+A freshly started cluster is slow for its first seconds of traffic: the brokers' produce,
+replication and fetch paths are still being compiled (C1, harness images), page cache and
+purgatories are cold, and the ledger producer's first records wait for its connections and
+metadata. Measured 2026-12-07 on a plain acks=all cell: ack p99 649-1,128 ms over the first
+8 s of the workload, 95-280 ms after (docs/benchmarks.md, "The warm-up"). Those seconds are
+the harness's start-up, not Kafka's behaviour under a fault, yet the first fault lands in
+them and a quiet p99 is decided by them. So, as OpenMessaging Benchmark and Kafka's own perf
+tools do, the cell runs traffic before it measures:
+
+* a producer with acks=all (replication and the produce purgatory too) writes
+  WARM_UP_RATE records/s into a topic of its own (`WARM_UP_TOPIC`, shaped like the
+  workload's topic: same partitions, replication factor and configs, so every broker leads
+  and follows some of it), while a consumer reads it back (the fetch path);
+* the ledger producer's own client is created now and sends one record to each partition
+  of that topic (connections to every broker, metadata loaded), when it runs in the runner;
+* it goes on in windows of WINDOW_S until the ack p99 of two consecutive windows settles
+  (`settled`), at most the spec's `warm_up.max_s`; then the topic is deleted, so no
+  figure (the brokers' under-replicated counts, a final read) ever sees it.
+
+Nothing of it reaches the ledger, the consumed rows or a figure: its records are in no
+file, and its outcome is one `warm_up.end` event (settled or not, seconds, each window's
+p99). A warm-up that does not settle leaves the workload to start anyway; its timing figures
+are then judged by the overload rule like any other (docs/results.md, "The machine").
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from confluent_kafka import (
+    OFFSET_BEGINNING,
+    Consumer,
+    KafkaError,
+    Message,
+    Producer,
+    TopicPartition,
+)
+
+WARM_UP_TOPIC = "kafka-chaos-warm-up"
+WARM_UP_RATE = 1000  # records/s: a few thousand requests reach every broker within seconds
+RECORD_BYTES = 100
+WINDOW_S = 1.0  # 1,000 acks a window: its p99 is the 10th slowest, not one outlier
+# Settled: the last two windows' p99 within SETTLE_RATIO of each other (the pace stopped
+# improving), or both under SETTLED_FLOOR_MS (nothing left to gain on any machine).
+SETTLE_RATIO = 1.5
+SETTLED_FLOOR_MS = 30.0
+MIN_WINDOWS = 2
+CLOSE_TIMEOUT_S = 5.0
+# Beside a previous cell's checks the traffic goes on (it warms the brokers all the same)
+# for at most this long; the barrier after the warm-up then waits for the checks.
+BESIDE_MAX_S = 900.0
+
+
+def p99_ms(latencies_ms: Sequence[float]) -> float | None:
+    """Nearest-rank p99 (as the latency check's): None without a sample."""
+    if not latencies_ms:
+        return None
+    ordered = sorted(latencies_ms)
+    return float(ordered[max(0, math.ceil(len(ordered) * 0.99) - 1)])
+
+
+def settled(window_p99_ms: Sequence[float | None]) -> bool:
+    """Whether the last two windows agree: both measured, and within SETTLE_RATIO of each
+    other or both under SETTLED_FLOOR_MS. A window without an ack (a stalled broker) is not
+    settled."""
+    if len(window_p99_ms) < MIN_WINDOWS:
+        return False
+    a, b = window_p99_ms[-2], window_p99_ms[-1]
+    if a is None or b is None:
+        return False
+    if max(a, b) <= SETTLED_FLOOR_MS:
+        return True
+    return max(a, b) <= SETTLE_RATIO * min(a, b)
+
+
+@dataclass(frozen=True)
+class WarmUpOutcome:
+    settled: bool
+    seconds: float
+    window_p99_ms: list[float | None]
+    records: int  # acked by the warm-up producer
+    beside_s: float = 0.0  # of `seconds`, spent beside the previous cell's checks
+    error: str | None = None  # why it stopped short (its clients or its topic failed)
+
+    def fields(self) -> dict[str, object]:
+        """The `warm_up.end` event's fields."""
+        out: dict[str, object] = {
+            "settled": self.settled,
+            "seconds": round(self.seconds, 3),
+            "window_p99_ms": self.window_p99_ms,
+            "records": self.records,
+            "beside_checks_s": self.beside_s,
+        }
+        if self.error is not None:
+            out["error"] = self.error
+        return out
+
+
+class _Acks:
+    """The delivery reports of the current window, as latencies in ms."""
+
+    def __init__(self) -> None:
+        self.window: list[float] = []
+        self.acked = 0
+
+    def report(self, sent: float) -> Callable[[KafkaError | None, Message], None]:
+        def done(err: KafkaError | None, msg: Message) -> None:
+            if err is None:
+                self.window.append((time.monotonic() - sent) * 1000)
+                self.acked += 1
+
+        return done
+
+    def close_window(self) -> float | None:
+        p99, self.window = p99_ms(self.window), []
+        return None if p99 is None else round(p99, 1)
+
+
+def warm_up(
+    bootstrap: str,
+    partitions: int,
+    max_s: float,
+    *,
+    warm_client: Callable[[str, int], None] | None = None,
+    quiet: Callable[[], bool] = lambda: True,
+    stopping: Callable[[], bool] = lambda: False,
+) -> WarmUpOutcome:
+    """Traffic on WARM_UP_TOPIC (created and deleted by the caller) until it settles, at most
+    `max_s` of windows that count. `warm_client(topic, partitions)`: the ledger producer's
+    own client, connected through that topic. `quiet()`: whether the machine is the
+    workload's alone (a run's previous cell's checks are done); a window counts only when it
+    began and ended quiet, so a pace measured beside Spark never passes for a settled one
+    (the traffic before still warms the brokers, for up to BESIDE_MAX_S)."""
+    t0 = time.monotonic()
+    acks = _Acks()
+    windows: list[float | None] = []
+    beside_s = 0.0
+    producer = Producer(
+        {
+            "bootstrap.servers": bootstrap,
+            "acks": "all",
+            "linger.ms": 5,
+            "client.id": "kafka-chaos-warm-up",
+            "message.timeout.ms": int(max(max_s, 1) * 1000) + 10_000,
+        }
+    )
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "kafka-chaos-warm-up",  # never joined: assign() only, no commits
+            "enable.auto.commit": False,
+            "client.id": "kafka-chaos-warm-up",
+        }
+    )
+    value = b"w" * RECORD_BYTES
+    error: str | None = None
+    try:
+        consumer.assign(
+            [TopicPartition(WARM_UP_TOPIC, p, OFFSET_BEGINNING) for p in range(partitions)]
+        )
+        if warm_client is not None:
+            warm_client(WARM_UP_TOPIC, partitions)
+        start = time.monotonic()
+        next_window = start + WINDOW_S
+        was_quiet = quiet()
+        quiet_from: float | None = start if was_quiet else None
+        sent = 0
+        while not stopping():
+            now = time.monotonic()
+            due = min(int((now - start) * WARM_UP_RATE) - sent, WARM_UP_RATE)
+            for _ in range(max(due, 0)):
+                try:
+                    producer.produce(WARM_UP_TOPIC, value, on_delivery=acks.report(now))
+                except BufferError:
+                    break
+                sent += 1
+            producer.poll(0)
+            consumer.consume(num_messages=1000, timeout=0.01)
+            if now < next_window:
+                continue
+            p99 = acks.close_window()
+            next_window += WINDOW_S
+            is_quiet = quiet()
+            if not (was_quiet and is_quiet):
+                was_quiet = is_quiet
+                if quiet_from is None and is_quiet:
+                    quiet_from = now
+                beside_s = (quiet_from or now) - start
+                if now - t0 < BESIDE_MAX_S:
+                    continue
+                break
+            windows.append(p99)
+            if settled(windows) or now - (quiet_from or start) >= max_s:
+                break
+    except Exception as exc:  # the warm-up is no measurement: the workload starts anyway
+        error = f"{type(exc).__name__}: {exc}"[:300]
+    finally:
+        producer.purge()
+        producer.flush(CLOSE_TIMEOUT_S)
+        consumer.close()
+    return WarmUpOutcome(
+        settled(windows), time.monotonic() - t0, windows, acks.acked, round(beside_s, 3), error
+    )

@@ -1,0 +1,54 @@
+"""The warm-up's settle rule (harness.workload.warm_up.settled): pure, no Kafka."""
+
+from __future__ import annotations
+
+from harness.workload.warm_up import SETTLE_RATIO, SETTLED_FLOOR_MS, WarmUpOutcome, p99_ms, settled
+
+
+def test_p99_is_nearest_rank() -> None:
+    assert p99_ms([]) is None
+    assert p99_ms([5.0]) == 5.0
+    # 200 samples: the 198th smallest (ceil(200 * 0.99))
+    values = [float(v) for v in range(1, 201)]
+    assert p99_ms(values) == 198.0
+
+
+def test_the_measured_start_does_not_settle_and_its_end_does() -> None:
+    """The plain cell's 4-s windows of 2026-12-07: 1,128 and 649 ms in its first 8 s, then
+    95-280 ms. The first pair differs by 1.7x (not settled); a slow window after a fast
+    one does not settle either; two close windows do."""
+    assert not settled([1128.0])
+    assert not settled([1128.0, 649.0])
+    assert not settled([649.0, 120.0])
+    assert settled([649.0, 120.0, 110.0])
+    assert not settled([120.0, 110.0, 280.0])
+
+
+def test_two_fast_windows_settle_whatever_their_ratio() -> None:
+    assert settled([SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS])
+    assert not settled([SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS + 1])
+
+
+def test_the_ratio_is_a_bound_both_ways() -> None:
+    assert settled([100.0, 100.0 * SETTLE_RATIO])
+    assert settled([100.0 * SETTLE_RATIO, 100.0])
+    assert not settled([100.0, 100.0 * SETTLE_RATIO + 1])
+
+
+def test_a_window_without_an_ack_never_settles() -> None:
+    """A broker that stalls the warm-up's writes leaves windows without acks: not settled."""
+    assert not settled([None, None])
+    assert not settled([50.0, None])
+
+
+def test_the_event_names_what_happened() -> None:
+    done = WarmUpOutcome(True, 4.21234, [90.0, 80.0], 4000)
+    assert done.fields() == {
+        "settled": True,
+        "seconds": 4.212,
+        "window_p99_ms": [90.0, 80.0],
+        "records": 4000,
+        "beside_checks_s": 0.0,
+    }
+    failed = WarmUpOutcome(False, 1.0, [], 0, error="KafkaException: boom")
+    assert failed.fields()["error"] == "KafkaException: boom"
