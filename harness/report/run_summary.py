@@ -278,7 +278,7 @@ def unsettled_line(cell: dict[str, Any]) -> str | None:
     why = f"; {warm['error']}" if warm.get("error") else ""
     return (
         f"- `{cell.get('cell', '?')}` — warm-up: **not settled** after"
-        f" {fmt(warm.get('seconds'))} s (ack p99 by 1-s window, ms: {md_cell(windows)}{why})"
+        f" {fmt(warm.get('seconds'))} s (ack p99 by 2-s window, ms: {md_cell(windows)}{why})"
     )
 
 

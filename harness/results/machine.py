@@ -52,7 +52,9 @@ from harness.results.metrics import (
 )
 
 HOST = "host"  # the sampler's machine-wide rows; the others are one container each, or
-HARNESS = "harness"  # ... the runner's own process tree (clients, Spark, the sampler)
+HARNESS = "harness"  # ... the runner's own process tree (Spark's checks, the sampler; and,
+# in folders sampled before 2026-12-07, its clients too)
+CLIENTS = "clients"  # ... the Kafka clients in that tree (members, producers, rdk: threads)
 OTHER = "other:"  # prefix of a container that was not one of the cell's nodes
 # A row this late is overloaded. All thresholds chosen from measurements: docs/results.md
 # ("The machine").
@@ -78,15 +80,16 @@ OUTSIDE_MIN_SHARE = 0.5
 MACHINE_SCHEMA = pa.schema(
     [
         ("ts_ms", pa.int64()),
-        ("source", pa.string()),  # host, a node's name, or other:<container id>
+        # host, harness, clients, a node's name, or other:<container id>
+        ("source", pa.string()),
         ("lag_ms", pa.float64()),  # host rows: how late a ~100 ms sleep woke
         ("load1", pa.float64()),  # host rows: /proc/loadavg's 1-minute load
         ("busy_pct", pa.float64()),  # host rows: CPU busy since the last row (all cores)
         ("steal_pct", pa.float64()),  # host rows: CPU stolen by the hypervisor since then
         ("pressure_pct", pa.float64()),  # host rows: PSI cpu `some` since then (null: no PSI)
         ("running", pa.int64()),  # host rows: procs_running at that moment
-        # container and harness rows: CPU time used since its last row; host rows: all the
-        # machine's CPU time used (every core, steal left out) since the last row
+        # container, harness and clients rows: CPU time used since its last row; host rows:
+        # all the machine's CPU time used (every core, steal left out) since the last row
         ("cpu_ms", pa.float64()),
         ("throttled_ms", pa.float64()),  # container rows: time its CFS quota throttled it
     ]
@@ -108,7 +111,7 @@ def write_machine(csv_path: Path, out: Path, names: dict[str, str]) -> int:
         convert_options=pacsv.ConvertOptions(column_types=types, strings_can_be_null=False),
     )
     sources = [
-        s if s in (HOST, HARNESS) else names.get(s, OTHER + s)
+        s if s in (HOST, HARNESS, CLIENTS) else names.get(s, OTHER + s)
         for s in table.column("source").to_pylist()
     ]
     table = table.set_column(table.schema.get_field_index("source"), "source", pa.array(sources))
@@ -136,6 +139,9 @@ class Machine:
     # before either was: then whose the rest of the load was is not said)
     harness_cpu: tuple[np.ndarray, np.ndarray] | None = None
     host_cpu: tuple[np.ndarray, np.ndarray] | None = None
+    # ... the Kafka clients' the workload ran, apart from the harness's (None: a folder
+    # sampled before they were, whose harness_cpu holds them)
+    clients_cpu: tuple[np.ndarray, np.ndarray] | None = None
 
     @cached_property
     def pressure_1s(self) -> np.ndarray:
@@ -175,7 +181,8 @@ def read_machine(path: Path) -> Machine | None:
     table = pq.read_table(path).to_pandas()
     host = table[table["source"] == HOST].sort_values("ts_ms")
     harness = table[table["source"] == HARNESS]
-    containers = table[~table["source"].isin([HOST, HARNESS])]
+    clients = table[table["source"] == CLIENTS]
+    containers = table[~table["source"].isin([HOST, HARNESS, CLIENTS])]
     other = containers["source"].str.startswith(OTHER)
     host_used = host["cpu_ms"].notna().any()
     return Machine(
@@ -190,6 +197,7 @@ def read_machine(path: Path) -> Machine | None:
         other_cpu=_cpu(containers[other]),
         harness_cpu=_cpu(harness) if host_used else None,
         host_cpu=_cpu(host) if host_used else None,
+        clients_cpu=_cpu(clients) if host_used and not clients.empty else None,
     )
 
 
@@ -264,7 +272,8 @@ def machine_summary(machine: Machine) -> dict[str, float | int]:
 
 def cores_by_whom(machine: Machine) -> dict[str, float]:
     """Over the whole sampled time: kafka_cores, and where the sampler measured them,
-    harness_cores and rest_cores (whose load was it: the cell's, or a neighbour's)."""
+    harness_cores, clients_cores and rest_cores (whose load was it: the cell's, or a
+    neighbour's)."""
     if machine.ts_ms.size < 2:
         return {}
     split = _split(machine, [(int(machine.ts_ms[0]), int(machine.ts_ms[-1]))])
@@ -273,13 +282,16 @@ def cores_by_whom(machine: Machine) -> dict[str, float]:
 
 def _split(machine: Machine, windows: Sequence[Span]) -> dict[str, float]:
     """Cores used on average over the windows: kafka, other (containers), and where the
-    sampler measured them harness and rest (the machine less all of those); {} without
-    container rows."""
+    sampler measured them harness, clients (the Kafka clients the workload ran; in a folder
+    sampled before 2026-12-07 they are the harness's) and rest (the machine less all of
+    those); {} without container rows."""
     if machine.node_cpu is None:
         return {}
     out = {"kafka": _cores(machine.node_cpu, windows), "other": _cores(machine.other_cpu, windows)}
     if machine.host_cpu is not None:
         out["harness"] = _cores(machine.harness_cpu, windows)
+        if machine.clients_cpu is not None:
+            out["clients"] = _cores(machine.clients_cpu, windows)
         out["rest"] = max(0.0, _cores(machine.host_cpu, windows) - sum(out.values()))
     return out
 
@@ -372,8 +384,10 @@ def describe_overload(machine: Machine, windows: Sequence[Span]) -> str:
 
 def whose_load(machine: Machine, windows: Sequence[Span]) -> list[str]:
     """The cores used on average over the windows, by whom: the cell's Kafka containers, other
-    containers, the harness's own processes, and the rest of the machine (a neighbour, CPU
-    burners: load that is not the cell's). The last two only where the sampler measured them."""
+    containers, the harness's own processes, the Kafka clients' it ran (their processes and
+    the librdkafka threads in the runner: the client under test, not the harness), and the
+    rest of the machine (a neighbour, CPU burners: load that is not the cell's). The last
+    three only where the sampler measured them."""
     split = _split(machine, windows)
     if not split:
         return []
@@ -382,6 +396,8 @@ def whose_load(machine: Machine, windows: Sequence[Span]) -> list[str]:
         parts.append(f"other containers {split['other']:.2f} cores")
     if "harness" in split:
         parts.append(f"the harness's processes {split['harness']:.2f} cores")
+        if "clients" in split:
+            parts.append(f"the clients' processes {split['clients']:.2f} cores")
         parts.append(f"the rest of the machine {split['rest']:.2f} cores")
     return parts
 

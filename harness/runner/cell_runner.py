@@ -44,7 +44,7 @@ from harness.workload.consumer_sets import ConsumerSets
 from harness.workload.producer.supervisor import ProducerSupervisor
 from harness.workload.producer.thread import ProducerThread
 from harness.workload.runtime import Runtime
-from harness.workload.warm_up import WARM_UP_TOPIC, WarmUpOutcome, warm_up
+from harness.workload.warm_up import WARM_UP_TOPIC, WarmUpOutcome, warm_up, warm_up_rate
 
 STEADY_STATE_TIMEOUT_S = 90.0
 ASSIGN_TIMEOUT_S = 60.0
@@ -308,6 +308,7 @@ class CellRunner:
             cluster.bootstrap_servers,
             t.partitions,
             max_s,
+            rate=warm_up_rate(self.spec.producer.rate),
             warm_client=warm,
             quiet=self.checks_idle,
         )

@@ -9,8 +9,8 @@ the harness's start-up, not Kafka's behaviour under a fault, yet the first fault
 them and a quiet p99 is decided by them. So, as OpenMessaging Benchmark and Kafka's own perf
 tools do, the cell runs traffic before it measures:
 
-* a producer with acks=all (replication and the produce purgatory too) writes
-  WARM_UP_RATE records/s into a topic of its own (`WARM_UP_TOPIC`, shaped like the
+* a producer with acks=all (replication and the produce purgatory too) writes at the
+  workload's rate (`warm_up_rate`) into a topic of its own (`WARM_UP_TOPIC`, shaped like the
   workload's topic: same partitions, replication factor and configs, so every broker leads
   and follows some of it), while a consumer reads it back (the fetch path);
 * the ledger producer's own client is created now and sends one record to each partition
@@ -42,14 +42,19 @@ from confluent_kafka import (
 )
 
 WARM_UP_TOPIC = "kafka-chaos-warm-up"
-WARM_UP_RATE = 1000  # records/s: a few thousand requests reach every broker within seconds
+# Records/s: the workload's own rate, within these bounds. At 1,000/s on two cores the
+# warm-up loaded the brokers to 1.5 cores: its windows settled at a loaded pace (two windows
+# of 128 and 135 ms) and its backlog was still being served at second 0 of the workload.
+MIN_RATE, MAX_RATE = 200, 1000
 RECORD_BYTES = 100
-WINDOW_S = 1.0  # 1,000 acks a window: its p99 is the 10th slowest, not one outlier
-# Settled: the last two windows' p99 within SETTLE_RATIO of each other (the pace stopped
-# improving), or both under SETTLED_FLOOR_MS (nothing left to gain on any machine).
+WINDOW_S = 2.0  # 400-2,000 acks a window: its p99 is at least the 4th slowest, not one outlier
+# Settled: the last two windows' p99 within SETTLE_RATIO of each other and the last within
+# SETTLE_RATIO of the best window so far (the pace stopped improving: two equally slow
+# windows early on are not it), or the last two under SETTLED_FLOOR_MS (nothing left to
+# gain on any machine); never before MIN_WINDOWS windows.
 SETTLE_RATIO = 1.5
 SETTLED_FLOOR_MS = 30.0
-MIN_WINDOWS = 2
+MIN_WINDOWS = 3
 CLOSE_TIMEOUT_S = 5.0
 # Beside a previous cell's checks the traffic goes on (it warms the brokers all the same)
 # for at most this long; the barrier after the warm-up then waits for the checks.
@@ -65,9 +70,8 @@ def p99_ms(latencies_ms: Sequence[float]) -> float | None:
 
 
 def settled(window_p99_ms: Sequence[float | None]) -> bool:
-    """Whether the last two windows agree: both measured, and within SETTLE_RATIO of each
-    other or both under SETTLED_FLOOR_MS. A window without an ack (a stalled broker) is not
-    settled."""
+    """Whether the pace stopped improving (the rule above). A window without an ack (a
+    stalled broker) is not settled."""
     if len(window_p99_ms) < MIN_WINDOWS:
         return False
     a, b = window_p99_ms[-2], window_p99_ms[-1]
@@ -75,7 +79,13 @@ def settled(window_p99_ms: Sequence[float | None]) -> bool:
         return False
     if max(a, b) <= SETTLED_FLOOR_MS:
         return True
-    return max(a, b) <= SETTLE_RATIO * min(a, b)
+    best = min(w for w in window_p99_ms if w is not None)
+    return max(a, b) <= SETTLE_RATIO * min(a, b) and b <= SETTLE_RATIO * best
+
+
+def warm_up_rate(workload_rate: float) -> int:
+    """The warm-up's records/s: the workload's, within MIN_RATE..MAX_RATE."""
+    return int(min(max(workload_rate, MIN_RATE), MAX_RATE))
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,7 @@ def warm_up(
     partitions: int,
     max_s: float,
     *,
+    rate: int = MIN_RATE,
     warm_client: Callable[[str, int], None] | None = None,
     quiet: Callable[[], bool] = lambda: True,
     stopping: Callable[[], bool] = lambda: False,
@@ -172,7 +183,7 @@ def warm_up(
         sent = 0
         while not stopping():
             now = time.monotonic()
-            due = min(int((now - start) * WARM_UP_RATE) - sent, WARM_UP_RATE)
+            due = min(int((now - start) * rate) - sent, rate)
             for _ in range(max(due, 0)):
                 try:
                     producer.produce(WARM_UP_TOPIC, value, on_delivery=acks.report(now))

@@ -75,6 +75,15 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     history = [json.loads(x) for x in (cell_dir / "history.jsonl").read_text().splitlines()]
     kinds = [e["kind"] for e in history]
     assert kinds.count("fault.inject") == 1 and kinds.count("fault.heal") == 1
+    # The workload started warm: the warm-up ran on its own topic, its records in no table
+    # (the ledger and the log hold the workload's 900 alone, above), its seconds timed.
+    (warm,) = [e for e in history if e["kind"] == "warm_up.end"]
+    assert warm["records"] > 0 and warm["topic_deleted"] is True, warm
+    assert summary["warm_up"]["settled"] is warm["settled"]
+    assert summary["timings"]["warm_up"] >= warm["seconds"] > 0
+    phases = [e["phase"] for e in history if e["kind"] == "phase"]
+    assert phases.index("warm-up") == phases.index("steady-state") + 1
+    assert phases.index("warm-up") < phases.index("workload")
     assert "consumer.crash" in kinds
     assert {"name": "lost", "verdict": "pass", "detail": "lost = 0, expected == 0"} in cell[
         "checks"

@@ -31,9 +31,13 @@ def test_two_cells_timings_add_up_to_the_runs_wall_time(tmp_path: Path) -> None:
     assert second["checks_hidden"] == 0.0 and second["checks"] > 0
     for t in (first, second):
         assert t["workload_scheduled"] == 3.0  # 600 records at 200/s
-        phases = sum(t[k] for k in ("cluster", "checks_wait", "steady_state", "workload"))
+        phases = sum(
+            t[k] for k in ("cluster", "checks_wait", "steady_state", "warm_up", "workload")
+        )
         phases += sum(t[k] for k in ("heal", "recovery", "drain", "collect", "collect_behind"))
         assert phases <= t["total"] - t["checks"] + t["checks_hidden"] + 0.01
+    # The second cell warmed up beside the first cell's checks, counting windows after them.
+    assert first["warm_up"] > 0 and second["warm_up"] > 0
     assert run["timings"]["total"] == pytest.approx(first["total"] + second["total"], abs=0.01)
     assert run["timings"]["total"] == pytest.approx(run["duration_s"], abs=1.0)
     assert "harness overhead:" in done.stderr  # the CLI's console writes to stderr

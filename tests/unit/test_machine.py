@@ -12,14 +12,21 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from harness.common.machine_sampler import (
+    BURNER,
+    CLIENT,
+    CLIENT_JARS,
+    CLIENT_MODULES,
     COLUMNS,
     CpuTimes,
     ProcessTree,
+    Task,
     container_id,
     cpu_times,
+    parse_stat,
+    process_kind,
     shares,
     since,
-    stat_fields,
+    split_tree,
 )
 from harness.results.machine import (
     LAG_OVERLOADED_MS,
@@ -58,6 +65,13 @@ from harness.results.metrics import (
 from harness.spec.expect import ALLOWED_METRICS, parse_bound, split_per_set
 from harness.verdict.calibration import CellRun, bound_entry
 from harness.verdict.checks import evaluate, margins
+from harness.workload.command.supervisor import CommandSupervisor
+from harness.workload.group.supervisor import GroupSupervisor
+from harness.workload.java.launch import JAR, SHARE_JAR
+from harness.workload.pipeline.supervisor import PipelineSupervisor
+from harness.workload.producer.supervisor import MEMBER as PRODUCER_MEMBER
+from harness.workload.share.supervisor import ShareSupervisor
+from harness.workload.spark.supervisor import SparkSupervisor
 
 LATE = LAG_OVERLOADED_MS * 4  # a sample the rule counts as overloaded
 QUIET = 0.2  # a quiet machine's lag (ms)
@@ -412,7 +426,9 @@ def test_whose_load_splits_the_machines_cores_between_kafka_the_harness_and_the_
 ) -> None:
     """CI's busy host (2026-12-01) said only "Kafka's containers 0.65 cores" beside CPU busy
     p50 99 %: whether the rest was the cell's own clients or a neighbour was not told. Host rows
-    now carry the machine's CPU ms, a `harness` row the runner's process tree's."""
+    now carry the machine's CPU ms, a `harness` row the runner's process tree's. A folder
+    sampled before the `clients` rows (2026-12-07) reads as it did: no clients figure, the
+    harness the whole tree."""
     csv = tmp_path / "machine.csv"
     rows = [",".join(COLUMNS)]
     for t in range(0, 10_001, 100):  # 10 s saturated on 2 cores: 200 CPU ms a 100 ms row
@@ -437,6 +453,58 @@ def test_whose_load_splits_the_machines_cores_between_kafka_the_harness_and_the_
     ), reason
     assert cores_by_whom(m) == {"kafka_cores": 0.6, "harness_cores": 0.3, "rest_cores": 1.0}
     assert {"kafka_cores", "harness_cores", "rest_cores"} <= set(machine_summary(m))
+    assert m.clients_cpu is None and "clients_cores" not in machine_summary(m)
+    assert "clients" not in reason
+
+
+def test_whose_load_names_the_clients_apart_from_the_harness(tmp_path: Path) -> None:
+    """Issue 62: the 1-2 cores "the harness's processes" used in acks=all cells were
+    librdkafka's broker threads of the ledger producer (inside the runner), busy-polling
+    while the brokers held the writes: the client under test. `clients` rows count them, and
+    the member and producer processes, apart from the harness's own."""
+    csv = tmp_path / "machine.csv"
+    rows = [",".join(COLUMNS)]
+    for t in range(0, 10_001, 100):  # 10 s saturated on 3 cores: 300 CPU ms a 100 ms row
+        rows.append(f"{t},host,1.0,4.0,100.0,0.0,90.0,4,300.0,")
+        if t:
+            rows.append(f"{t},abcdef012345,,,,,,,60.0,0.0")  # broker-1: 0.6 cores
+            rows.append(f"{t},999999999999,,,,,,,10.0,0.0")  # another container: 0.1
+        if t and t % 1000 == 0:
+            rows.append(f"{t},harness,,,,,,,200.0,")  # the runner's own: 0.2 cores
+            rows.append(f"{t},clients,,,,,,,1200.0,")  # the clients: 1.2 cores
+    csv.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "machine.parquet"
+    write_machine(csv, out, {"abcdef012345": "broker-1"})
+    assert set(pq.read_table(out).column("source").to_pylist()) == {
+        "host",
+        "broker-1",
+        "other:999999999999",
+        "harness",
+        "clients",
+    }
+    m = read_machine(out)
+    assert m is not None and m.clients_cpu is not None and m.node_cpu is not None
+    assert list(m.node_cpu[1][:2]) == [60.0, 60.0]  # nor are the clients' rows a node's
+    reason = overload_reason(m, [(0, 10_000)])
+    assert reason is not None
+    assert reason.endswith(
+        "Kafka's containers 0.60 cores, other containers 0.10 cores, "
+        "the harness's processes 0.20 cores, the clients' processes 1.20 cores, "
+        "the rest of the machine 0.90 cores)"
+    ), reason
+    assert cores_by_whom(m) == {
+        "kafka_cores": 0.6,
+        "harness_cores": 0.2,
+        "clients_cores": 1.2,
+        "rest_cores": 0.9,
+    }
+    summary = machine_summary(m)
+    assert [k for k in summary if k.endswith("_cores")] == [
+        "kafka_cores",
+        "harness_cores",
+        "clients_cores",
+        "rest_cores",
+    ]
 
 
 def test_a_folder_sampled_before_the_harness_rows_does_not_guess_whose_the_rest_was(
@@ -458,31 +526,157 @@ def test_a_folder_sampled_before_the_harness_rows_does_not_guess_whose_the_rest_
     assert cores_by_whom(m) == {"kafka_cores": 0.6}
 
 
-def _proc(root: Path, pid: int, ppid: int, jiffies: int, cmd: str = "python") -> None:
+def _stat(pid: int, name: str, ppid: int, jiffies: int, start: int, children: int = 0) -> str:
+    """A /proc stat line: utime `jiffies`, cutime `children`, starttime `start`."""
+    tail = ["S", str(ppid), *["0"] * 9, str(jiffies), "0", str(children), "0"]
+    return f"{pid} ({name}) {' '.join([*tail, *['0'] * 4, str(start)])}\n"
+
+
+def _proc(
+    root: Path,
+    pid: int,
+    ppid: int,
+    jiffies: int,
+    cmd: str = "python",
+    start: int = 0,
+    children: int = 0,
+) -> None:
     d = root / str(pid)
     d.mkdir(parents=True, exist_ok=True)
-    tail = " ".join(["S", str(ppid)] + ["0"] * 9 + [str(jiffies), "0", "0", "0"] + ["0"] * 5)
-    (d / "stat").write_text(f"{pid} ({cmd} (x) y) {tail}\n")
+    (d / "stat").write_text(_stat(pid, f"{cmd} (x) y", ppid, jiffies, start, children))
     (d / "cmdline").write_bytes(cmd.replace(" ", "\0").encode())
+
+
+def _thread(root: Path, pid: int, tid: int, name: str, jiffies: int, start: int = 0) -> None:
+    d = root / str(pid) / "task" / str(tid)
+    d.mkdir(parents=True, exist_ok=True)
+    # a thread's cutime is its process's: never its own
+    (d / "stat").write_text(_stat(tid, name, 1, jiffies, start, children=999))
 
 
 def test_the_process_tree_counts_the_runners_descendants_not_burners_nor_strangers(
     tmp_path: Path,
 ) -> None:
-    assert stat_fields("7 (a ) b) S 3 0 0 0 0 0 0 0 0 0 10 20 30 40 0") == (3, 100)
-    assert stat_fields("garbage") is None
+    line = "7 (a ) b) S 3 0 0 0 0 0 0 0 0 0 10 20 30 40 0 0 0 0 555"
+    assert parse_stat(line) == Task("a ) b", 3, 100, 555)
+    assert parse_stat(line, children=False) == Task("a ) b", 3, 30, 555)
+    assert parse_stat("garbage") is None
     _proc(tmp_path, 100, 1, 10)  # the runner
-    _proc(tmp_path, 101, 100, 20)  # a client
+    _proc(tmp_path, 101, 100, 20)  # a child of the harness
     _proc(tmp_path, 102, 101, 30)  # its child (a JVM)
     _proc(tmp_path, 103, 100, 1000, "python -m harness.common.burners --max-s 9")
     _proc(tmp_path, 104, 103, 1000)  # under a burner: the burner's load, not the cell's
     _proc(tmp_path, 200, 1, 5000)  # a stranger
     (tmp_path / "self").mkdir()  # not a pid
     tree = ProcessTree(100, tmp_path)
-    assert tree.jiffies() == 60
+    assert tree.read().total == 60
     assert tree.used_ms(10.0) is None  # the first reading has nothing to be since
     _proc(tmp_path, 101, 100, 25)
-    assert tree.used_ms(10.0) == 50.0
+    assert tree.used_ms(10.0) == (50.0, 0.0)
     (tmp_path / "102" / "stat").unlink()  # exited, reaped outside the tree: never negative
-    assert tree.used_ms(10.0) == 0.0
-    assert ProcessTree(999, tmp_path).jiffies() == 0  # the runner gone
+    assert tree.used_ms(10.0) == (0.0, 0.0)
+    assert ProcessTree(999, tmp_path).read().total == 0  # the runner gone
+
+
+RUNNER = "python -m harness run spec.yaml"
+GROUP = "python -m harness.workload.group.member --spec {} --runtime {} --consumer g/m0"
+
+
+def test_a_process_is_a_client_by_its_command_line() -> None:
+    """The sampler's names are the supervisors' (it imports nothing of the harness)."""
+    modules = {
+        s.member_module
+        for s in (
+            GroupSupervisor,
+            ShareSupervisor,
+            PipelineSupervisor,
+            CommandSupervisor,
+            SparkSupervisor,
+        )
+    }
+    assert {m.encode() for m in (*modules, PRODUCER_MEMBER)} == CLIENT_MODULES
+    assert {JAR.name.encode(), SHARE_JAR.name.encode()} == set(CLIENT_JARS)
+
+    def kind(cmd: str) -> str | None:
+        return process_kind(cmd.replace(" ", "\0").encode())
+
+    assert kind(GROUP) == CLIENT
+    assert kind("/v/bin/python -m harness.workload.producer.member --name p0") == CLIENT
+    assert kind("python -m harness.workload.spark.member --spec {}") == CLIENT
+    java = "java -Xmx512m -cp /r/java_clients/target/kafka-chaos-clients.jar:/r/lib/4.1/* "
+    assert kind(java + "io.kafkachaos.clients.Bounded 9 60 io.kafkachaos.clients.GroupMember")
+    assert kind("/usr/bin/" + java + "x") == CLIENT
+    assert kind("java -cp /r/java_clients/lib/4.2/* kafka.admin.ShareGroupCommand") is None
+    assert kind("python -m harness.workload.producer.pause_guard 7 60 1") is None
+    assert kind("python -m harness.common.burners --max-s 9") == BURNER
+    assert kind(RUNNER) is None and kind("") is None
+    # A module named in an argument's value is not the process's module.
+    assert kind("python -m harness.nodes.watchdog --x harness.workload.group.member") is None
+    assert kind("bash -c java kafka-chaos-clients.jar") is None
+
+
+def test_the_tree_splits_into_the_clients_and_the_harness() -> None:
+    """A pure split: a client's subtree is the client's (its JVM not asked again), the
+    runner's librdkafka threads are a client's, the rest of the tree the harness's."""
+    procs = {
+        100: Task("python", 1, 10, 5),  # the runner: its threads' time is in its own
+        101: Task("python", 100, 20, 6),  # a group member
+        102: Task("java", 101, 30, 7),  # ... its JVM
+        103: Task("python", 100, 40, 8),  # the producer
+        104: Task("java", 100, 50, 9),  # Spark's checks JVM: the harness's
+        105: Task("python", 100, 1000, 10),  # a burner
+        106: Task("python", 105, 1000, 11),  # ... its child
+        200: Task("java", 1, 5000, 12),  # a stranger
+    }
+    kinds = {101: CLIENT, 103: CLIENT, 105: BURNER}
+    asked: list[int] = []
+
+    def kind(pid: int) -> str | None:
+        asked.append(pid)
+        return kinds.get(pid)
+
+    threads = {
+        100: Task("python", 1, 2, 5),
+        110: Task("rdk:main", 1, 1, 50),
+        111: Task("rdk:broker1", 1, 3, 51),
+        112: Task("Thread-3", 1, 2, 52),
+    }
+    split = split_tree(100, procs, kind, threads)
+    assert split.total == 150
+    assert split.clients == {(101, 6): 50, (103, 8): 40, (110, 50): 1, (111, 51): 3}
+    assert sorted(asked) == [100, 101, 103, 104, 105]  # not 102 (a client's), nor 106
+    assert split_tree(999, procs, kind, {}).total == 0
+
+
+def test_the_sampler_counts_a_clients_cpu_while_it_runs_and_what_a_new_one_used(
+    tmp_path: Path,
+) -> None:
+    _proc(tmp_path, 100, 1, 10, RUNNER, start=5)
+    _thread(tmp_path, 100, 100, "python", 5, start=5)
+    _thread(tmp_path, 100, 110, "rdk:broker1", 5, start=50)
+    _proc(tmp_path, 101, 100, 20, GROUP, start=6)
+    _proc(tmp_path, 102, 100, 0, RUNNER, start=7)  # forked, not exec'd yet
+    tree = ProcessTree(100, tmp_path)
+    assert tree.used_ms(10.0) is None
+    # The runner used 10 jiffies, 5 of them its librdkafka thread's; the member 7.
+    _proc(tmp_path, 100, 1, 20, RUNNER, start=5)
+    _thread(tmp_path, 100, 110, "rdk:broker1", 10, start=50)
+    _proc(tmp_path, 101, 100, 27, GROUP, start=6)
+    assert tree.used_ms(10.0) == (50.0, 120.0)
+    # The member exits, reaped by the runner (its 29 jiffies go to the runner's cutime): its
+    # last 2 are the harness's side; a new member (a pid used again) counts all it used; the
+    # forked child has exec'd a member since: its command line is read again.
+    (tmp_path / "101" / "stat").unlink()
+    _proc(tmp_path, 100, 1, 20, RUNNER, start=5, children=29)
+    _proc(tmp_path, 102, 100, 4, GROUP, start=7)
+    _proc(tmp_path, 103, 100, 6, GROUP, start=60)
+    assert tree.used_ms(10.0) == (20.0, 100.0)
+    # A new librdkafka thread (an admin client's) counts all it used too.
+    _thread(tmp_path, 100, 111, "rdk:main", 3, start=70)
+    _proc(tmp_path, 100, 1, 23, RUNNER, start=5, children=29)
+    assert tree.used_ms(10.0) == (0.0, 30.0)
+    # A pid used again by another program is asked again (by its start): the member that
+    # had it was reaped by the runner (its 6 jiffies counted already), the new one is not one.
+    _proc(tmp_path, 100, 1, 23, RUNNER, start=5, children=35)
+    _proc(tmp_path, 103, 100, 1, "python -m harness.nodes.watchdog", start=80)
+    assert tree.used_ms(10.0) == (10.0, 0.0)

@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from harness.workload.warm_up import SETTLE_RATIO, SETTLED_FLOOR_MS, WarmUpOutcome, p99_ms, settled
+from harness.workload.warm_up import (
+    MAX_RATE,
+    MIN_RATE,
+    SETTLE_RATIO,
+    SETTLED_FLOOR_MS,
+    WarmUpOutcome,
+    p99_ms,
+    settled,
+    warm_up_rate,
+)
 
 
 def test_p99_is_nearest_rank() -> None:
@@ -19,26 +28,45 @@ def test_the_measured_start_does_not_settle_and_its_end_does() -> None:
     one does not settle either; two close windows do."""
     assert not settled([1128.0])
     assert not settled([1128.0, 649.0])
-    assert not settled([649.0, 120.0])
+    assert not settled([1128.0, 649.0, 120.0])
     assert settled([649.0, 120.0, 110.0])
     assert not settled([120.0, 110.0, 280.0])
 
 
+def test_two_equally_slow_windows_after_a_fast_one_are_not_settled() -> None:
+    """Measured with the first rule (two windows within 1.5x): 128 and 135 ms passed for
+    settled while the machine was still loaded, and the workload's first 10 s had an ack
+    p99 8x its last 10 s'. Now the last window must also be near the best one seen."""
+    assert not settled([60.0, 128.0, 135.0])
+    assert settled([128.0, 135.0, 130.0])  # never better: that is this machine's pace
+
+
+def test_never_before_three_windows() -> None:
+    assert not settled([10.0, 10.0])
+    assert settled([10.0, 10.0, 10.0])
+
+
 def test_two_fast_windows_settle_whatever_their_ratio() -> None:
-    assert settled([SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS])
-    assert not settled([SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS + 1])
+    assert settled([5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS])
+    assert not settled([5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS + 1])
 
 
 def test_the_ratio_is_a_bound_both_ways() -> None:
-    assert settled([100.0, 100.0 * SETTLE_RATIO])
-    assert settled([100.0 * SETTLE_RATIO, 100.0])
-    assert not settled([100.0, 100.0 * SETTLE_RATIO + 1])
+    assert settled([100.0, 100.0, 100.0 * SETTLE_RATIO])
+    assert settled([100.0, 100.0 * SETTLE_RATIO, 100.0])
+    assert not settled([100.0, 100.0, 100.0 * SETTLE_RATIO + 1])
 
 
 def test_a_window_without_an_ack_never_settles() -> None:
     """A broker that stalls the warm-up's writes leaves windows without acks: not settled."""
-    assert not settled([None, None])
-    assert not settled([50.0, None])
+    assert not settled([None, None, None])
+    assert not settled([50.0, 50.0, None])
+
+
+def test_the_rate_is_the_workloads_within_bounds() -> None:
+    assert warm_up_rate(300) == 300
+    assert warm_up_rate(50) == MIN_RATE
+    assert warm_up_rate(100_000) == MAX_RATE
 
 
 def test_the_event_names_what_happened() -> None:
