@@ -55,6 +55,10 @@ WINDOW_S = 2.0  # 400-2,000 acks a window: its p99 is at least the 4th slowest, 
 SETTLE_RATIO = 1.5
 SETTLED_FLOOR_MS = 30.0
 MIN_WINDOWS = 3
+# ... and the last two windows began and ended quiet (a run's previous cell's checks done):
+# the windows beside the checks warm the brokers and count as the early, slower ones, but a
+# pace measured beside Spark never passes for the workload's.
+QUIET_WINDOWS = 2
 CLOSE_TIMEOUT_S = 5.0
 # Beside a previous cell's checks the traffic goes on (it warms the brokers all the same)
 # for at most this long; the barrier after the warm-up then waits for the checks.
@@ -142,11 +146,11 @@ def warm_up(
     stopping: Callable[[], bool] = lambda: False,
 ) -> WarmUpOutcome:
     """Traffic on WARM_UP_TOPIC (created and deleted by the caller) until it settles, at most
-    `max_s` of windows that count. `warm_client(topic, partitions)`: the ledger producer's
-    own client, connected through that topic. `quiet()`: whether the machine is the
-    workload's alone (a run's previous cell's checks are done); a window counts only when it
-    began and ended quiet, so a pace measured beside Spark never passes for a settled one
-    (the traffic before still warms the brokers, for up to BESIDE_MAX_S)."""
+    `max_s` from when the machine is quiet. `warm_client(topic, partitions)`: the ledger
+    producer's own client, connected through that topic. `quiet()`: whether the machine is
+    the workload's alone (a run's previous cell's checks are done): settled needs the last
+    QUIET_WINDOWS windows quiet (the traffic before still warms the brokers, for up to
+    BESIDE_MAX_S)."""
     t0 = time.monotonic()
     acks = _Acks()
     windows: list[float | None] = []
@@ -180,6 +184,7 @@ def warm_up(
         next_window = start + WINDOW_S
         was_quiet = quiet()
         quiet_from: float | None = start if was_quiet else None
+        quiet_run = 0  # windows in a row that began and ended quiet
         sent = 0
         while not stopping():
             now = time.monotonic()
@@ -194,19 +199,20 @@ def warm_up(
             consumer.consume(num_messages=1000, timeout=0.01)
             if now < next_window:
                 continue
-            p99 = acks.close_window()
+            windows.append(acks.close_window())
             next_window += WINDOW_S
             is_quiet = quiet()
-            if not (was_quiet and is_quiet):
-                was_quiet = is_quiet
-                if quiet_from is None and is_quiet:
-                    quiet_from = now
-                beside_s = (quiet_from or now) - start
-                if now - t0 < BESIDE_MAX_S:
-                    continue
-                break
-            windows.append(p99)
-            if settled(windows) or now - (quiet_from or start) >= max_s:
+            quiet_run = quiet_run + 1 if was_quiet and is_quiet else 0
+            was_quiet = is_quiet
+            if quiet_from is None and is_quiet:
+                quiet_from = now
+            if quiet_from is None:  # still beside the checks: warming all the same
+                beside_s = now - start
+                if now - t0 >= BESIDE_MAX_S:
+                    break
+                continue
+            beside_s = quiet_from - start
+            if (quiet_run >= QUIET_WINDOWS and settled(windows)) or now - quiet_from >= max_s:
                 break
     except Exception as exc:  # the warm-up is no measurement: the workload starts anyway
         error = f"{type(exc).__name__}: {exc}"[:300]
@@ -214,6 +220,7 @@ def warm_up(
         producer.purge()
         producer.flush(CLOSE_TIMEOUT_S)
         consumer.close()
+    done = quiet_run >= QUIET_WINDOWS and settled(windows)
     return WarmUpOutcome(
-        settled(windows), time.monotonic() - t0, windows, acks.acked, round(beside_s, 3), error
+        done, time.monotonic() - t0, windows, acks.acked, round(beside_s, 3), error
     )
