@@ -187,7 +187,7 @@ def bound_entry(
         summary = cast("Figures", run.summary)
         (judgement,) = evaluate({metric: bound}, summary)
         verdicts.append(judgement.verdict)
-        raw = judged_value(metric, summary)  # what the verdict judged: the same figure
+        raw = judged_value(metric, summary, bound)  # what the verdict judged: the same figure
         value = _number(raw)
         figures.append(value)
         if value is None:

@@ -290,6 +290,24 @@ def test_the_verdict_judges_the_samples_outside_overload_and_names_both_figures(
     (check,) = evaluate(bound, few)
     assert check.verdict == "unknown" and reason in check.detail
     assert check.detail.startswith("ack_p99_ms_steady = 513 undecided: machine overloaded")
+    # An upper bound the whole figure meets is met: an overload only lengthens latencies.
+    met: Figures = {**summary, "ack_p99_ms_steady": 120}
+    met["outside_overload"] = {"ack_p99_ms_steady": sampled(7_000, 1_800, 100, 120)}
+    (check,) = evaluate(bound, met)
+    assert (check.verdict, check.detail) == ("pass", "ack_p99_ms_steady = 120, expected < 150")
+    # A lower bound (a fault must hold the acks back): the whole figure missing it fails;
+    # met over all samples but missed over the ones outside overload (which lean short) is
+    # undecided, not failed; met over both passes.
+    low = {"ack_p99_ms_faulted": parse_bound(">= 5000")}
+    held = {"ack_p99_ms_faulted": sampled(900, 300, 4_000, 6_000)}
+    (check,) = evaluate(low, {"ack_p99_ms_faulted": 6_000, "outside_overload": held})
+    assert check.verdict == "unknown" and "over the 600 samples outside" in check.detail
+    short = {"ack_p99_ms_faulted": sampled(900, 300, 3_000, 4_500)}
+    (check,) = evaluate(low, {"ack_p99_ms_faulted": 4_500, "outside_overload": short})
+    assert (check.verdict, check.detail) == ("fail", "ack_p99_ms_faulted = 4500, expected >= 5000")
+    kept = {"ack_p99_ms_faulted": sampled(900, 300, 5_500, 6_000)}
+    (check,) = evaluate(low, {"ack_p99_ms_faulted": 6_000, "outside_overload": kept})
+    assert check.verdict == "pass"
     # No sample overloaded (or no entry at all): the whole figure, exactly as before.
     for quiet in ({}, {"ack_p99_ms_steady": sampled(7_000, 0, 513, 513)}):
         (check,) = evaluate(bound, {**summary, "outside_overload": quiet})
