@@ -91,10 +91,11 @@ class CellRunner:
         self.report = report
         self.keep_cluster = keep_cluster
         # A run's: until the checks' Spark session is up and the previous cell's checks are
-        # done (phase checks-wait, after the steady state), so that neither shares the machine
-        # with a workload.
+        # done (phase checks-wait, after the warm-up), so that neither shares the machine with
+        # a workload.
         self.checks_ready = checks_ready
-        # ... and whether they are (the warm-up's windows count only from then on).
+        # ... and whether they are: the warm-up runs beside them, and only windows after
+        # them may say it settled.
         self.checks_idle = checks_idle or (lambda: True)
         # A run's cells but its last: once the collect has read what needs the brokers up,
         # run() returns and `behind` (set then) does the rest: see finish().
