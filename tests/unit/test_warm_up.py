@@ -80,3 +80,21 @@ def test_the_event_names_what_happened() -> None:
     }
     failed = WarmUpOutcome(False, 1.0, [], 0, error="KafkaException: boom")
     assert failed.fields()["error"] == "KafkaException: boom"
+
+
+def test_a_warm_up_that_did_not_settle_is_a_note_of_the_run_summary() -> None:
+    from harness.report.run_summary import cells_markdown, unsettled_line
+
+    cell = {
+        "cell": "01_main",
+        "verdict": "pass",
+        "checks": [],
+        "warm_up": {"settled": False, "seconds": 30.2, "window_p99_ms": [900.0, 450.0, None]},
+    }
+    line = unsettled_line(cell)
+    assert line is not None and "`01_main` — warm-up: **not settled** after 30.2 s" in line
+    assert "900.0, 450.0" in line
+    assert line in cells_markdown([cell])
+    settled = {**cell, "warm_up": {**cell["warm_up"], "settled": True}}
+    assert unsettled_line(settled) is None
+    assert unsettled_line({"cell": "01_main"}) is None  # run cold, or before the warm-up
