@@ -41,6 +41,8 @@ from confluent_kafka import (
     TopicPartition,
 )
 
+from harness.common.client_log import CLIENT_LOGGER
+
 WARM_UP_TOPIC = "kafka-chaos-warm-up"
 # Records/s: the workload's own rate, within these bounds. At 1,000/s on two cores the
 # warm-up loaded the brokers to 1.5 cores: its windows settled at a loaded pace (two windows
@@ -162,6 +164,7 @@ def warm_up(
             "linger.ms": 5,
             "client.id": "kafka-chaos-warm-up",
             "message.timeout.ms": int(max(max_s, 1) * 1000) + 10_000,
+            "logger": CLIENT_LOGGER,  # the cell's clients.log, not the terminal
         }
     )
     consumer = Consumer(
@@ -170,6 +173,7 @@ def warm_up(
             "group.id": "kafka-chaos-warm-up",  # never joined: assign() only, no commits
             "enable.auto.commit": False,
             "client.id": "kafka-chaos-warm-up",
+            "logger": CLIENT_LOGGER,
         }
     )
     value = b"w" * RECORD_BYTES
