@@ -274,7 +274,7 @@ class OutsideOverload(TypedDict):
     overloaded (summary "outside_overload" -> figure; spark_jobs/checks/latency.py): a p99 is
     its slowest 1 % of samples, and a start-up overload can hold all of them. Present only
     when some sample was; the verdict judges `value` when enough samples remain
-    (harness.results.machine.judged_outside)."""
+    (harness.results.overload_rules.judged_outside)."""
 
     value: int | None  # the figure over the part's samples outside overload (None: none left)
     whole: int  # the figure over all of them: the top-level figure
@@ -402,7 +402,7 @@ class Figures(TypedDict, total=False):
     overloaded: dict[str, str]
     # A maximum's own window, as the check that measured it knows it (the longest
     # redelivery wait's, the most-behind record's): figure -> [[start_ms, end_ms], ...], for
-    # the machine check's one-window rule (harness.results.machine). Bookkeeping like
+    # the machine check's one-window rule (harness.results.overload_rules). Bookkeeping like
     # `undecided`: any check may add its figures' windows.
     timing_windows: dict[str, list[list[int]]]
     # The warm-up before the workload (spark_jobs/checks/warm_up.py, from `warm_up.end`):

@@ -10,8 +10,10 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
-from harness.results.machine import judged_outside
 from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures, OutsideOverload
+from harness.results.overload_rules import (
+    judged_outside,
+)
 from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
 from harness.verdict.margin import has_margin, margin
@@ -178,7 +180,7 @@ def judged_value(metric: str, summary: Figures, bound: Bound) -> object:
 
 def _outside(metric: str, summary: Figures) -> OutsideOverload | None:
     """The figure over its samples outside the machine's overloaded seconds, when that is
-    what it is judged by (harness.results.machine, the SAMPLES rule); else None."""
+    what it is judged by (harness.results.overload_rules, the SAMPLES rule); else None."""
     entries = summary.get("outside_overload")
     entry = entries.get(metric) if isinstance(entries, Mapping) else None
     return entry if judged_outside(entry) else None

@@ -15,7 +15,7 @@ measured at 0.8-2 s on a loaded machine, which alone made the baseline's p99) an
 Consumer crashes are not faults of the producer's path and do not count.
 
 `outside_overload`: each figure again over its part's records whose [send_ts, ack_ts] no
-overloaded span of the machine reached (harness.results.machine, the SAMPLES rule: a p99 is
+overloaded span of the machine reached (harness.results.overload_rules, the SAMPLES rule: a p99 is
 its slowest 1 % of samples, and a start-up overload can hold all of them), for the figures
 some of whose records it did reach. The same aggregation: each record is kept or not, and
 the histogram is ranked once over all records and once over the kept ones. The machine

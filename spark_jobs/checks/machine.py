@@ -4,7 +4,7 @@ undecided (a review: it reads the stall windows the stall check merged).
 From `machine.parquet` (harness.results.machine): the summary's `machine` (scheduling lag
 p50 / p99 / max, seconds overloaded, load and steal highs, throttled seconds) and
 `overloaded`: timing figure -> why the machine, not Kafka, may have made it, each figure by
-its own rule (harness.results.machine.RULES), over the windows it knows, those other checks
+its own rule (harness.results.overload_rules.RULES), over the windows it knows, those other checks
 recorded under `timing_windows` (a maximum's own), and the latency check's
 `outside_overload` (the ack figures' samples). The figures themselves stand; the verdict
 reads `overloaded` and judges those figures `unknown`. A cell without the table (from before
@@ -13,12 +13,14 @@ the sampler) has neither key: nothing is excused."""
 from __future__ import annotations
 
 from harness.results.machine import (
-    figure_windows,
     machine_summary,
+)
+from harness.results.metrics import Figures
+from harness.results.overload_rules import (
+    figure_windows,
     overloaded_figures,
     recorded_windows,
 )
-from harness.results.metrics import Figures
 from harness.results.windows import fault_windows
 from spark_jobs import history_facts as hf
 from spark_jobs.check import REVIEW, Check

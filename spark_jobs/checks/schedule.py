@@ -27,7 +27,7 @@ incarnations from `producer.start` (rate, first_seq), each starting at its first
   of 10 ms or more, librdkafka's full local queue.
 * timing_windows: producer_behind_max_s -> its one window, the worst record's [planned time,
   send time] (the tail's: [due, stop]), when it was behind at all: a maximum the machine
-  check undecides when the machine was overloaded for half of it (harness.results.machine,
+  check undecides when the machine was overloaded for half of it (harness.results.overload_rules,
   ONE_WINDOW); the sums are judged over the workload.
 * schedule_notes: figure -> how far behind the producer was in the part of the run the
   figure is over (spark_jobs.send_parts; the whole run for ack_p50/p99/max and

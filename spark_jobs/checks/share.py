@@ -12,7 +12,7 @@ processed to ACCEPT (their `consumed` rows).
 
 `redelivery_wait_s.<set>` is one wait, the longest: its window (the delivery before it to the
 redelivery) goes under `timing_windows` for the machine check, which leaves the figure
-undecided when the machine was overloaded for half of it (harness.results.machine,
+undecided when the machine was overloaded for half of it (harness.results.overload_rules,
 ONE_WINDOW).
 """
 

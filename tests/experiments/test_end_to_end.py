@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from harness.results.machine import (
+from harness.results.overload_rules import (
     ONE_WINDOW,
     OVERLOAD_MIN_S,
     OVERLOAD_SHARE,
@@ -117,7 +117,7 @@ def _overload_rule_held(summary: dict[str, Any], counts: dict[str, Any]) -> None
     """The overload rules as this machine allowed them: a quiet machine (under OVERLOAD_MIN_S
     overloaded in all) leaves no window-share figure undecided; a busy one (CI's neighbours:
     CPU busy p50 99 % around a 0.65-core cell, 2026-12-01) may leave timing figures
-    undecided, each by its own rule (harness.results.machine.RULES), never a count. Whether
+    undecided, each by its own rule (harness.results.overload_rules.RULES), never a count. Whether
     it is busy is not this test's to assert (test_machine_overload.py runs a cell beside
     burners)."""
     overloaded: dict[str, str] = summary["overloaded"]

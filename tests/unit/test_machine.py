@@ -30,24 +30,12 @@ from harness.common.machine_sampler import (
 )
 from harness.results.machine import (
     LAG_OVERLOADED_MS,
-    ONE_WINDOW,
-    OVERLOAD_MIN_S,
-    RULES,
-    SAMPLES,
-    WINDOW_SHARE,
     Machine,
     cores_by_whom,
-    figure_windows,
-    judged_outside,
     machine_summary,
-    minus,
     overlap_ms,
-    overload_reason,
-    overloaded_figures,
     overloaded_spans,
     read_machine,
-    recorded_windows,
-    rule_of,
     write_machine,
 )
 from harness.results.metrics import (
@@ -61,6 +49,20 @@ from harness.results.metrics import (
     TIME_METRICS,
     Figures,
     OutsideOverload,
+)
+from harness.results.overload_rules import (
+    ONE_WINDOW,
+    OVERLOAD_MIN_S,
+    RULES,
+    SAMPLES,
+    WINDOW_SHARE,
+    figure_windows,
+    judged_outside,
+    minus,
+    overload_reason,
+    overloaded_figures,
+    recorded_windows,
+    rule_of,
 )
 from harness.spec.expect import ALLOWED_METRICS, parse_bound, split_per_set
 from harness.verdict.calibration import CellRun, bound_entry
@@ -351,7 +353,7 @@ def test_a_maximum_is_undecided_when_half_its_own_window_was_overloaded() -> Non
 
 
 # Figures whose unit is time that no overload rule judges, each with why. None today: a new
-# time figure needs a rule (harness.results.machine.RULES) or a line here saying why not.
+# time figure needs a rule (harness.results.overload_rules.RULES) or a line here saying why not.
 EXEMPT: dict[str, str] = {}
 
 
