@@ -11,12 +11,13 @@ tools do, the cell runs traffic before it measures:
 
 * a producer with acks=all (replication and the produce purgatory too) writes at the
   workload's rate (`warm_up_rate`) into a topic of its own (`WARM_UP_TOPIC`, shaped like the
-  workload's topic: same partitions, replication factor and configs, so every broker leads
-  and follows some of it), while a consumer reads it back (the fetch path);
+  workload's topic: same partitions, replication factor and min.insync.replicas, so every
+  broker leads and follows some of it), while a consumer reads it back (the fetch path);
 * the ledger producer's own client is created now and sends one record to each partition
   of that topic (connections to every broker, metadata loaded), when it runs in the runner;
-* it goes on in windows of WINDOW_S until the ack p99 of two consecutive windows settles
-  (`settled`), at most the spec's `warm_up.max_s`; then the topic is deleted, so no
+* it goes on in windows of WINDOW_S until the windows' ack p99 stops improving (`settled`;
+  in a run its last windows after the previous cell's checks), at most the spec's
+  `warm_up.max_s`; then the topic is deleted, so no
   figure (the brokers' under-replicated counts, a final read) ever sees it.
 
 Nothing of it reaches the ledger, the consumed rows or a figure: its records are in no
