@@ -11,9 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 
 from harness.results.metrics import PER_SET_KEYS, RECOVERED, Figures, OutsideOverload
-from harness.results.overload_rules import (
-    judged_outside,
-)
+from harness.results.overload_rules import judged_outside
 from harness.results.verdicts import VERDICTS, Verdict, worst
 from harness.spec.expect import RESUMPTION, Bound, format_number, split_per_set, split_section
 from harness.verdict.margin import has_margin, margin
@@ -159,8 +157,8 @@ def _numeric(metric: str, bound: Bound, summary: Figures) -> Judgement:
             "unknown",
             f"{metric} = {format_number(float(value))} undecided: {overloaded}, expected {shown}",
         )
-    outside = _outside(metric, summary)
-    if outside is not None and _overload_may_decide(bound, bound.holds(float(value))):
+    outside = _deciding_outside(metric, bound, summary, float(value))
+    if outside is not None:
         return _judged_outside(metric, bound, outside, summary)
     verdict: Verdict = "pass" if bound.holds(float(value)) else "fail"
     detail = f"{metric} = {format_number(float(value))}, expected {shown}"
@@ -172,18 +170,23 @@ def judged_value(metric: str, summary: Figures, bound: Bound) -> object:
     the machine's overloaded seconds where that is what it is judged by, else the figure
     (`lookup`)."""
     value = lookup(metric, summary)
-    outside = _outside(metric, summary)
-    if outside is None or not isinstance(value, int | float) or bound.threshold is None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or bound.threshold is None:
         return value
-    return outside["value"] if _overload_may_decide(bound, bound.holds(float(value))) else value
+    outside = _deciding_outside(metric, bound, summary, float(value))
+    return value if outside is None else outside["value"]
 
 
-def _outside(metric: str, summary: Figures) -> OutsideOverload | None:
+def _deciding_outside(
+    metric: str, bound: Bound, summary: Figures, value: float
+) -> OutsideOverload | None:
     """The figure over its samples outside the machine's overloaded seconds, when that is
-    what it is judged by (harness.results.overload_rules, the SAMPLES rule); else None."""
+    what judges it (harness.results.overload_rules, the SAMPLES rule, and the overload may
+    have decided the verdict of `value`, the figure over all of them); else None."""
     entries = summary.get("outside_overload")
     entry = entries.get(metric) if isinstance(entries, Mapping) else None
-    return entry if judged_outside(entry) else None
+    if not judged_outside(entry) or not _overload_may_decide(bound, bound.holds(value)):
+        return None
+    return entry
 
 
 def _overload_may_decide(bound: Bound, whole_holds: bool) -> bool:

@@ -101,7 +101,7 @@ class WarmUpOutcome:
     seconds: float
     window_p99_ms: list[float | None]
     records: int  # acked by the warm-up producer
-    beside_s: float = 0.0  # of `seconds`, spent beside the previous cell's checks
+    beside_checks_s: float = 0.0  # of `seconds`, spent beside the previous cell's checks
     error: str | None = None  # why it stopped short (its clients or its topic failed)
 
     def fields(self) -> dict[str, object]:
@@ -111,7 +111,7 @@ class WarmUpOutcome:
             "seconds": round(self.seconds, 3),
             "window_p99_ms": self.window_p99_ms,
             "records": self.records,
-            "beside_checks_s": self.beside_s,
+            "beside_checks_s": self.beside_checks_s,
         }
         if self.error is not None:
             out["error"] = self.error
@@ -146,7 +146,6 @@ def warm_up(
     rate: int = MIN_RATE,
     warm_client: Callable[[str, int], None] | None = None,
     quiet: Callable[[], bool] = lambda: True,
-    stopping: Callable[[], bool] = lambda: False,
 ) -> WarmUpOutcome:
     """Traffic on WARM_UP_TOPIC (created and deleted by the caller) until it settles, at most
     `max_s` from when the machine is quiet. `warm_client(topic, partitions)`: the ledger
@@ -191,7 +190,7 @@ def warm_up(
         quiet_from: float | None = start if was_quiet else None
         quiet_run = 0  # windows in a row that began and ended quiet
         sent = 0
-        while not stopping():
+        while True:
             now = time.monotonic()
             due = min(int((now - start) * rate) - sent, rate)
             for _ in range(max(due, 0)):

@@ -441,6 +441,25 @@ def test_a_restarted_containers_counter_counts_from_zero_never_negative() -> Non
     assert since(120.0, 9_000.0) == 120.0  # restarted: 120 ms since the new cgroup began
 
 
+def _whose_load_table(tmp_path: Path, host_ms: float, every_second: dict[str, float]) -> Path:
+    """machine.parquet of 10 s: a host row every 100 ms using `host_ms` of CPU, broker-1 at
+    0.6 cores and another container at 0.1, and each `every_second` source's row once a
+    second with its CPU ms."""
+    csv = tmp_path / "machine.csv"
+    rows = [",".join(COLUMNS)]
+    for t in range(0, 10_001, 100):
+        rows.append(f"{t},host,1.0,4.0,100.0,0.0,90.0,4,{host_ms},")
+        if t:
+            rows.append(f"{t},abcdef012345,,,,,,,60.0,0.0")  # broker-1: 0.6 cores
+            rows.append(f"{t},999999999999,,,,,,,10.0,0.0")  # another container: 0.1
+        if t and t % 1000 == 0:
+            rows += [f"{t},{source},,,,,,,{ms}," for source, ms in every_second.items()]
+    csv.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "machine.parquet"
+    write_machine(csv, out, {"abcdef012345": "broker-1"})
+    return out
+
+
 def test_whose_load_splits_the_machines_cores_between_kafka_the_harness_and_the_rest(
     tmp_path: Path,
 ) -> None:
@@ -449,18 +468,8 @@ def test_whose_load_splits_the_machines_cores_between_kafka_the_harness_and_the_
     now carry the machine's CPU ms, a `harness` row the runner's process tree's. A folder
     sampled before the `clients` rows (2026-12-07) reads as it did: no clients figure, the
     harness the whole tree."""
-    csv = tmp_path / "machine.csv"
-    rows = [",".join(COLUMNS)]
-    for t in range(0, 10_001, 100):  # 10 s saturated on 2 cores: 200 CPU ms a 100 ms row
-        rows.append(f"{t},host,1.0,4.0,100.0,0.0,90.0,4,200.0,")
-        if t:
-            rows.append(f"{t},abcdef012345,,,,,,,60.0,0.0")  # broker-1: 0.6 cores
-            rows.append(f"{t},999999999999,,,,,,,10.0,0.0")  # another container: 0.1
-        if t and t % 1000 == 0:
-            rows.append(f"{t},harness,,,,,,,300.0,")  # the runner's tree: 0.3 cores
-    csv.write_text("\n".join(rows) + "\n")
-    out = tmp_path / "machine.parquet"
-    write_machine(csv, out, {"abcdef012345": "broker-1"})
+    # 10 s saturated on 2 cores, the runner's tree at 0.3 cores
+    out = _whose_load_table(tmp_path, host_ms=200.0, every_second={"harness": 300.0})
     assert "harness" in set(pq.read_table(out).column("source").to_pylist())
     m = read_machine(out)
     assert m is not None and m.node_cpu is not None and m.harness_cpu is not None
@@ -482,19 +491,10 @@ def test_whose_load_names_the_clients_apart_from_the_harness(tmp_path: Path) -> 
     librdkafka's broker threads of the ledger producer (inside the runner), busy-polling
     while the brokers held the writes: the client under test. `clients` rows count them, and
     the member and producer processes, apart from the harness's own."""
-    csv = tmp_path / "machine.csv"
-    rows = [",".join(COLUMNS)]
-    for t in range(0, 10_001, 100):  # 10 s saturated on 3 cores: 300 CPU ms a 100 ms row
-        rows.append(f"{t},host,1.0,4.0,100.0,0.0,90.0,4,300.0,")
-        if t:
-            rows.append(f"{t},abcdef012345,,,,,,,60.0,0.0")  # broker-1: 0.6 cores
-            rows.append(f"{t},999999999999,,,,,,,10.0,0.0")  # another container: 0.1
-        if t and t % 1000 == 0:
-            rows.append(f"{t},harness,,,,,,,200.0,")  # the runner's own: 0.2 cores
-            rows.append(f"{t},clients,,,,,,,1200.0,")  # the clients: 1.2 cores
-    csv.write_text("\n".join(rows) + "\n")
-    out = tmp_path / "machine.parquet"
-    write_machine(csv, out, {"abcdef012345": "broker-1"})
+    # 10 s saturated on 3 cores, the runner's own at 0.2 cores, the clients at 1.2
+    out = _whose_load_table(
+        tmp_path, host_ms=300.0, every_second={"harness": 200.0, "clients": 1200.0}
+    )
     assert set(pq.read_table(out).column("source").to_pylist()) == {
         "host",
         "broker-1",

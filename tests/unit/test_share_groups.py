@@ -41,6 +41,11 @@ def _problems(tmp_path: Path, consumer: str, cluster: str = "{version: 4.3.1}") 
     return dict(spec_problems(_spec(tmp_path, consumer, cluster)))
 
 
+def share_start(member: str) -> dict[str, Any]:
+    """A share member's `consumer.start`: group g, delivery limit 3, a 2 s lock."""
+    return ev(T, "consumer.start", consumer=member, share_group="g", delivery_limit=3, lock_ms=2000)
+
+
 def test_a_share_set_needs_kraft_and_kafka_4_2(tmp_path: Path) -> None:
     assert "consumer.kind" not in _problems(tmp_path, "{kind: share}")
     old = _problems(tmp_path, "{kind: share}", "{version: 3.9.2}")
@@ -171,10 +176,7 @@ def test_the_share_check_counts_redeliveries_broken_promises_and_archives(
 
     history = [
         *complete_history(),
-        *(
-            ev(T, "consumer.start", consumer=m, share_group="g", delivery_limit=3, lock_ms=2000)
-            for m in ("share/m0", "share/m1")
-        ),
+        *(share_start(m) for m in ("share/m0", "share/m1")),
     ]
     ledger = [led(s, o=s - 1, ack=T + s) for s in range(1, 7)]
     log = [(s, 0, s - 1) for s in range(1, 7)]
@@ -223,14 +225,7 @@ def test_the_longest_redelivery_wait_is_undecided_when_the_machine_was_overloade
 
     history = [
         *complete_history(),
-        ev(
-            T,
-            "consumer.start",
-            consumer="share/m0",
-            share_group="g",
-            delivery_limit=3,
-            lock_ms=2000,
-        ),
+        share_start("share/m0"),
     ]
     ledger = [led(s, o=s - 1, ack=T + s) for s in range(1, 7)]
     cell = write_cell(tmp_path / "c", ledger, SHARE_CONSUMED[:1], [], [], history)
@@ -319,14 +314,7 @@ def test_an_unsettled_drain_leaves_zeros_undecided_and_positives_as_lower_bounds
 
     history = [
         *complete_history(drained=False),
-        ev(
-            T,
-            "consumer.start",
-            consumer="share/m0",
-            share_group="g",
-            delivery_limit=3,
-            lock_ms=2000,
-        ),
+        share_start("share/m0"),
     ]
     ledger = [led(s, o=s - 1, ack=T + s) for s in range(1, 7)]
     log = [(s, 0, s - 1) for s in range(1, 7)]
