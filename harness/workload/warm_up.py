@@ -144,12 +144,12 @@ def warm_up(
     max_s: float,
     *,
     rate: int = MIN_RATE,
-    warm_client: Callable[[str, int], None] | None = None,
+    warm_client: Callable[[], None] | None = None,
     quiet: Callable[[], bool] = lambda: True,
 ) -> WarmUpOutcome:
     """Traffic on WARM_UP_TOPIC (created and deleted by the caller) until it settles, at most
-    `max_s` from when the machine is quiet. `warm_client(topic, partitions)`: the ledger
-    producer's own client, connected through that topic. `quiet()`: whether the machine is
+    `max_s` from when the machine is quiet. `warm_client()`: makes the ledger
+    producer's own client (ProducerCore.warm; it never touches that topic). `quiet()`: whether the machine is
     the workload's alone (a run's previous cell's checks are done): settled needs the last
     QUIET_WINDOWS windows quiet (the traffic before still warms the brokers, for up to
     BESIDE_MAX_S)."""
@@ -183,7 +183,7 @@ def warm_up(
             [TopicPartition(WARM_UP_TOPIC, p, OFFSET_BEGINNING) for p in range(partitions)]
         )
         if warm_client is not None:
-            warm_client(WARM_UP_TOPIC, partitions)
+            warm_client()
         start = time.monotonic()
         next_window = start + WINDOW_S
         was_quiet = quiet()

@@ -79,6 +79,16 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     # (the ledger and the log hold the workload's 900 alone, above), its seconds timed.
     (warm,) = [e for e in history if e["kind"] == "warm_up.end"]
     assert warm["records"] > 0 and warm["topic_deleted"] is True, warm
+    # ... and it stayed deleted: no client asked for it after, so no broker re-created it
+    # (auto.create.topics.enable) as a partition of its own to go offline with its broker.
+    spec = yaml.safe_load((HERE / "small-kill.yaml").read_text())["topic"]
+    made = [
+        line
+        for log_file in sorted((cell_dir / "brokers").glob("*.log"))
+        for line in log_file.read_text(errors="replace").splitlines()
+        if "Created log for partition kafka-chaos-warm-up-" in line
+    ]
+    assert len(made) == spec["partitions"] * spec["replication_factor"], made
     assert summary["warm_up"]["settled"] is warm["settled"]
     assert summary["timings"]["warm_up"] >= warm["seconds"] > 0
     phases = [e["phase"] for e in history if e["kind"] == "phase"]

@@ -57,7 +57,7 @@ POSSIBLY_WRITTEN = {
 }
 FLUSH_TIMEOUT_S = 60.0  # the client's queue at the end
 BATCH = 1000  # records handed to the client per loop turn at most
-WARM_FLUSH_TIMEOUT_S = 10.0  # warm(): its records and the topic's metadata
+WARM_FLUSH_TIMEOUT_S = 10.0  # warm(): the workload topic's metadata
 LATE_GRACE_MS = 250  # how late past the end a loop may still send records due before it
 NO_END_MS = 365 * 24 * 3600 * 1000  # records only: no end of its own
 
@@ -165,17 +165,15 @@ class ProducerCore:
             txn_call(producer, "init_transactions", self.emit, self.txn, abort_on_abortable=False)
         return producer
 
-    def warm(self, topic: str, partitions: int) -> None:
-        """The client made before the workload and connected to every broker through the
-        warm-up's topic (harness.workload.warm_up: one record per partition, in no ledger
-        file), the workload topic's metadata loaded; run() then starts with it instead of
-        spending its first second on connections."""
+    def warm(self) -> None:
+        """The client made before the workload (its producer id acquired, a transactional
+        one's transactions initialised) and the workload topic's metadata loaded; run() then
+        starts with it. It writes into no topic: a librdkafka producer keeps refreshing every
+        topic it wrote to, and asking for the deleted warm-up topic makes a broker with
+        auto.create.topics.enable re-create it with one partition and one replica — a partition
+        that goes offline with its broker and pollutes Kafka's own figures."""
         if self._client is None:
             self._client = self.new_client()
-        if self.spec.transactions is None:  # a transactional client writes in transactions only
-            for p in range(partitions):
-                self._client.produce(topic, b"warm-up", partition=p)
-            self._client.flush(WARM_FLUSH_TIMEOUT_S)
         self._client.list_topics(self.runtime.topic, timeout=WARM_FLUSH_TIMEOUT_S)
 
     def report(self, err: KafkaError | None, msg: Message) -> None:

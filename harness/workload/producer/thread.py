@@ -57,9 +57,9 @@ class ProducerThread:
     def failed(self) -> int:
         return self.core.failed
 
-    def warm(self, topic: str, partitions: int) -> None:
-        """The client connected before the workload (ProducerCore.warm)."""
-        self.core.warm(topic, partitions)
+    def warm(self) -> None:
+        """The client made before the workload (ProducerCore.warm)."""
+        self.core.warm()
 
     def start(self) -> ProducerThread:
         self._thread.start()
