@@ -10,6 +10,7 @@ from harness.workload.warm_up import (
     WarmUpOutcome,
     p99_ms,
     settled,
+    settled_beside,
     warm_up_rate,
 )
 
@@ -49,6 +50,23 @@ def test_never_before_three_windows() -> None:
 def test_two_fast_windows_settle_whatever_their_ratio() -> None:
     assert settled([5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS])
     assert not settled([5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS + 1])
+
+
+def test_a_warm_clusters_noisy_windows_settle() -> None:
+    """A run's windows of 2026-12-07 (cell 04, after the checks): 43.2, 26.4, 41.0, 25.8 ms,
+    ratios 1.6x: warm, but the ratio alone kept it going 12 s more."""
+    assert settled([144.1, 43.2, 26.4])
+    assert settled([85.3, 144.1, 43.2, 26.4, 41.0, 25.8])
+
+
+def test_windows_beside_the_checks_pass_only_when_fast() -> None:
+    """Beside the checks a pace that stopped changing may be the checks' own (two slow,
+    equal windows); only two windows under the floor show a warm cluster there."""
+    assert settled([1044.0, 514.4, 54.6, 49.6]) and settled_beside([1044.0, 514.4, 54.6, 49.6])
+    assert settled([400.0, 130.0, 135.0]) and not settled_beside([400.0, 130.0, 135.0])
+    assert not settled_beside([40.0, 40.0])  # never before three windows
+    assert not settled_beside([900.0, 40.0, None])
+    assert not settled_beside([900.0, 40.0, SETTLED_FLOOR_MS + 1])
 
 
 def test_the_ratio_is_a_bound_both_ways() -> None:
