@@ -10,6 +10,7 @@ from harness.workload.warm_up import (
     WarmUpOutcome,
     p99_ms,
     settled,
+    settled_after_checks,
     settled_beside,
     warm_up_rate,
 )
@@ -67,6 +68,18 @@ def test_windows_beside_the_checks_pass_only_when_fast() -> None:
     assert not settled_beside([40.0, 40.0])  # never before three windows
     assert not settled_beside([900.0, 40.0, None])
     assert not settled_beside([900.0, 40.0, SETTLED_FLOOR_MS + 1])
+
+
+def test_one_fast_window_after_the_checks_ends_it() -> None:
+    """A run's cell 05 of 2026-12-07: beside the checks 1,072 / 536 / 152 / 94 ms, then
+    33.9 ms quiet (2.8x the last beside: no agreement, yet a warm pace)."""
+    beside_then_quiet = [1072.4, 536.1, 151.8, 94.0, 33.9]
+    assert not settled(beside_then_quiet)
+    assert settled_after_checks(beside_then_quiet, traffic_s=9.5)
+    assert not settled_after_checks([900.0, 33.9], traffic_s=3.0)  # too little traffic yet
+    assert not settled_after_checks([94.0, 151.8], traffic_s=9.5)  # still slow
+    assert not settled_after_checks([94.0, None], traffic_s=9.5)  # no ack at all
+    assert not settled_after_checks([], traffic_s=9.5)
 
 
 def test_the_ratio_is_a_bound_both_ways() -> None:
