@@ -31,32 +31,33 @@ def test_the_measured_start_does_not_settle_and_its_end_does() -> None:
     assert not settled([1128.0])
     assert not settled([1128.0, 649.0])
     assert not settled([1128.0, 649.0, 120.0])
-    assert settled([649.0, 120.0, 110.0])
-    assert not settled([120.0, 110.0, 280.0])
+    assert not settled([1128.0, 649.0, 120.0, 200.0])
+    assert settled([1128.0, 649.0, 120.0, 110.0])
+    assert not settled([649.0, 120.0, 110.0, 280.0])
 
 
 def test_two_equally_slow_windows_after_a_fast_one_are_not_settled() -> None:
     """Measured with the first rule (two windows within 1.5x): 128 and 135 ms passed for
     settled while the machine was still loaded, and the workload's first 10 s had an ack
     p99 8x its last 10 s'. Now the last window must also be near the best one seen."""
-    assert not settled([60.0, 128.0, 135.0])
-    assert settled([128.0, 135.0, 130.0])  # never better: that is this machine's pace
+    assert not settled([900.0, 60.0, 128.0, 135.0])
+    assert settled([900.0, 128.0, 135.0, 130.0])  # never better: that is this machine's pace
 
 
-def test_never_before_three_windows() -> None:
-    assert not settled([10.0, 10.0])
-    assert settled([10.0, 10.0, 10.0])
+def test_never_before_four_windows() -> None:
+    assert not settled([10.0, 10.0, 10.0])
+    assert settled([10.0, 10.0, 10.0, 10.0])
 
 
 def test_two_fast_windows_settle_whatever_their_ratio() -> None:
-    assert settled([5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS])
-    assert not settled([5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS + 1])
+    assert settled([500.0, 5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS])
+    assert not settled([500.0, 5.0, SETTLED_FLOOR_MS / 3, SETTLED_FLOOR_MS + 1])
 
 
 def test_a_warm_clusters_noisy_windows_settle() -> None:
     """A run's windows of 2026-12-07 (cell 04, after the checks): 43.2, 26.4, 41.0, 25.8 ms,
     ratios 1.6x: warm, but the ratio alone kept it going 12 s more."""
-    assert settled([144.1, 43.2, 26.4])
+    assert settled([187.1, 144.1, 43.2, 26.4])
     assert settled([85.3, 144.1, 43.2, 26.4, 41.0, 25.8])
 
 
@@ -64,8 +65,9 @@ def test_windows_beside_the_checks_pass_only_when_fast() -> None:
     """Beside the checks a pace that stopped changing may be the checks' own (two slow,
     equal windows); only two windows under the floor show a warm cluster there."""
     assert settled([1044.0, 514.4, 54.6, 49.6]) and settled_beside([1044.0, 514.4, 54.6, 49.6])
-    assert settled([400.0, 130.0, 135.0]) and not settled_beside([400.0, 130.0, 135.0])
-    assert not settled_beside([40.0, 40.0])  # never before three windows
+    slow = [900.0, 400.0, 130.0, 135.0]
+    assert settled(slow) and not settled_beside(slow)
+    assert not settled_beside([900.0, 40.0, 40.0])  # never before four windows
     assert not settled_beside([900.0, 40.0, None])
     assert not settled_beside([900.0, 40.0, SETTLED_FLOOR_MS + 1])
 
@@ -76,22 +78,22 @@ def test_one_fast_window_after_the_checks_ends_it() -> None:
     beside_then_quiet = [1072.4, 536.1, 151.8, 94.0, 33.9]
     assert not settled(beside_then_quiet)
     assert settled_after_checks(beside_then_quiet, traffic_s=9.5)
-    assert not settled_after_checks([900.0, 33.9], traffic_s=3.0)  # too little traffic yet
+    assert not settled_after_checks([900.0, 33.9], traffic_s=7.9)  # too little traffic yet
     assert not settled_after_checks([94.0, 151.8], traffic_s=9.5)  # still slow
     assert not settled_after_checks([94.0, None], traffic_s=9.5)  # no ack at all
     assert not settled_after_checks([], traffic_s=9.5)
 
 
 def test_the_ratio_is_a_bound_both_ways() -> None:
-    assert settled([100.0, 100.0, 100.0 * SETTLE_RATIO])
-    assert settled([100.0, 100.0 * SETTLE_RATIO, 100.0])
-    assert not settled([100.0, 100.0, 100.0 * SETTLE_RATIO + 1])
+    assert settled([900.0, 100.0, 100.0, 100.0 * SETTLE_RATIO])
+    assert settled([900.0, 100.0, 100.0 * SETTLE_RATIO, 100.0])
+    assert not settled([900.0, 100.0, 100.0, 100.0 * SETTLE_RATIO + 1])
 
 
 def test_a_window_without_an_ack_never_settles() -> None:
     """A broker that stalls the warm-up's writes leaves windows without acks: not settled."""
-    assert not settled([None, None, None])
-    assert not settled([50.0, 50.0, None])
+    assert not settled([None, None, None, None])
+    assert not settled([50.0, 50.0, 50.0, None])
 
 
 def test_the_rate_is_the_workloads_within_bounds() -> None:
