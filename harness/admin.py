@@ -53,6 +53,9 @@ def offsets_partition_for(group: str, partitions: int) -> int:
 # (N brokers): 60 leaves (1 - 1/9) ** 60 < 0.1 % of views unanswered with nine brokers.
 METADATA_ATTEMPTS = 60
 ATTEMPT_TIMEOUT_S = 5.0
+# After every broker's metadata lacks a deleted topic: a KRaft broker's replica manager
+# applies the same image right after (its log: the partitions deleted within ~20 ms).
+GONE_SETTLE_S = 0.1
 
 
 def _port_of(broker_name: str) -> int | None:
@@ -292,6 +295,29 @@ class ClusterAdmin:
             "DeleteTopics",
             lambda c: c.delete_topics([name], operation_timeout=timeout_s)[name].result(),
         )
+
+    def wait_topic_gone(self, name: str, timeout_s: float = 10) -> None:
+        """Until every trusted broker's own metadata lacks the topic, and a moment more.
+
+        The controller commits a deletion before the brokers apply it: measured, two of three
+        brokers removed the warm-up topic's partitions from their replica fetchers 70-100 ms
+        into the workload that followed, and its ack p99 took its slowest acks there. In ZooKeeper
+        mode a broker's metadata drops the topic once its replicas are stopped; a KRaft broker
+        publishes the new image to its metadata cache just before its replica manager applies
+        it (BrokerMetadataPublisher), hence GONE_SETTLE_S after the last broker."""
+        ports = self._trusted_ports()
+
+        def gone() -> bool:
+            return all(name not in self.metadata_at(port, timeout_s=2).topics for port in ports)
+
+        wait_until(
+            gone,
+            timeout_s,
+            f"topic {name!r} gone from every broker",
+            interval_s=0.05,
+            retry_on=HarnessError,
+        )
+        time.sleep(GONE_SETTLE_S)
 
     def ensure_offsets_topic(self, timeout_s: float = 60) -> None:
         """The offsets topic is created lazily on first group use; asking for a coordinator

@@ -316,6 +316,7 @@ class CellRunner:
         deleted = True
         try:
             cluster.admin.delete_topic(WARM_UP_TOPIC)
+            cluster.admin.wait_topic_gone(WARM_UP_TOPIC)  # before second 0, not in it
         except HarnessError:
             deleted = False
         self.history.append(ev.WARM_UP_END, **outcome.fields(), topic_deleted=deleted)
