@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,16 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
         if "Created log for partition kafka-chaos-warm-up-" in line
     ]
     assert len(made) == spec["partitions"] * spec["replication_factor"], made
+    # ... and every broker had removed its copies before second 0 of the workload, not in it
+    # (a broker's replica fetchers reconfigured beside the first acks).
+    workload_ms = next(e["ts"] for e in history if e.get("phase") == "workload")
+    removed = [
+        _broker_log_ms(line)
+        for log_file in sorted((cell_dir / "brokers").glob("*.log"))
+        for line in log_file.read_text(errors="replace").splitlines()
+        if "Log for partition kafka-chaos-warm-up-" in line and "scheduled for deletion" in line
+    ]
+    assert len(removed) == len(made) and max(removed) < workload_ms, (removed, workload_ms)
     assert summary["warm_up"]["settled"] is warm["settled"]
     assert summary["timings"]["warm_up"] >= warm["seconds"] > 0
     phases = [e["phase"] for e in history if e["kind"] == "phase"]
@@ -144,3 +155,11 @@ def _overload_rule_held(summary: dict[str, Any], counts: dict[str, Any]) -> None
             continue
         assert over >= OVERLOAD_SHARE * window - 0.1, (metric, reason)
         assert rule == ONE_WINDOW or over >= OVERLOAD_MIN_S, (metric, reason)
+
+
+def _broker_log_ms(line: str) -> int:
+    """A broker log line's time (`[2026-12-07 12:39:49,942] ...`, the containers' UTC clock)
+    as epoch ms, the history's unit."""
+    stamp = line[1 : line.index("]")]
+    when = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc)
+    return int(when.timestamp() * 1000)
