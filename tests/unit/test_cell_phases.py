@@ -72,6 +72,9 @@ class Fakes:
     def delete_topic(self, *_a: Any) -> None:
         self.called("admin.delete_topic")
 
+    def wait_topic_gone(self, *_a: Any) -> None:
+        self.called("admin.wait_topic_gone")
+
     def warm_up(self, *_a: Any, **_kw: Any) -> WarmUpOutcome:
         self.called("warm_up")
         return WarmUpOutcome(settled=True, seconds=4.0, window_p99_ms=[90.0, 80.0], records=4000)
@@ -226,6 +229,11 @@ def test_phases_run_in_order_and_the_cell_ran_its_course(tmp_path: Path) -> None
     # heal comes after the workload, the restart of crashed members after heal_all
     assert fakes.calls.index("cluster.heal_all") < fakes.calls.index("nemesis.restart_crashed")
     assert fakes.calls[-1] == "cluster.close"
+    # The warm-up's topic is deleted and gone from every broker before the workload writes.
+    warm_up_end = fakes.calls.index("admin.wait_topic_gone")
+    assert (
+        fakes.calls.index("admin.delete_topic") < warm_up_end < fakes.calls.index("producer.write")
+    )
     # The machine is sampled from before the cluster starts to the collect, once.
     calls = fakes.calls
     assert calls.index("machine.start") < calls.index("cluster.up")
