@@ -6,6 +6,7 @@ import contextlib
 import threading
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException, Producer, TopicCollection
@@ -301,14 +302,18 @@ class ClusterAdmin:
 
         The controller commits a deletion before the brokers apply it: measured, two of three
         brokers removed the warm-up topic's partitions from their replica fetchers 70-100 ms
-        into the workload that followed, and its ack p99 took its slowest acks there. In ZooKeeper
-        mode a broker's metadata drops the topic once its replicas are stopped; a KRaft broker
-        publishes the new image to its metadata cache just before its replica manager applies
-        it (BrokerMetadataPublisher), hence GONE_SETTLE_S after the last broker."""
+        into the workload that followed, the seconds its slowest acks often fell in. In
+        ZooKeeper mode a broker's metadata drops the topic once its replicas are stopped; a
+        KRaft broker publishes the new image to its metadata cache just before its replica
+        manager applies it (BrokerMetadataPublisher), hence GONE_SETTLE_S after the last."""
         ports = self._trusted_ports()
 
-        def gone() -> bool:
-            return all(name not in self.metadata_at(port, timeout_s=2).topics for port in ports)
+        def gone_at(port: int) -> bool:
+            return name not in self.metadata_at(port, timeout_s=2).topics
+
+        def gone() -> bool:  # the brokers asked at once: one view takes a few fresh clients
+            with ThreadPoolExecutor(max_workers=max(1, len(ports))) as pool:
+                return all(pool.map(gone_at, ports))
 
         wait_until(
             gone,
