@@ -93,7 +93,7 @@ def settled(window_p99_ms: Sequence[float | None]) -> bool:
     a, b = window_p99_ms[-2], window_p99_ms[-1]
     if a is None or b is None:
         return False
-    if max(a, b) <= SETTLED_FLOOR_MS:
+    if settled_beside(window_p99_ms):
         return True
     best = min(w for w in window_p99_ms if w is not None)
     return max(a, b) <= SETTLE_RATIO * min(a, b) and b <= SETTLE_RATIO * best
@@ -102,7 +102,8 @@ def settled(window_p99_ms: Sequence[float | None]) -> bool:
 def settled_beside(window_p99_ms: Sequence[float | None]) -> bool:
     """Whether windows measured beside the previous cell's checks already show a warm
     cluster, so the workload may start the moment the checks end: the last two under
-    SETTLED_FLOOR_MS (a slow pace that merely stopped changing may be the checks')."""
+    SETTLED_FLOOR_MS, `settled`'s first way (its ratio way is not enough there: a slow pace
+    that merely stopped changing may be the checks')."""
     if len(window_p99_ms) < MIN_WINDOWS:
         return False
     a, b = window_p99_ms[-2], window_p99_ms[-1]

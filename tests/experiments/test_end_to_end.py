@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from harness.results.broker_log import parse_events
 from harness.results.overload_rules import (
     ONE_WINDOW,
     OVERLOAD_MIN_S,
@@ -94,10 +94,11 @@ def test_small_experiment_end_to_end_then_verify(tmp_path: Path) -> None:
     # (a broker's replica fetchers reconfigured beside the first acks).
     workload_ms = next(e["ts"] for e in history if e.get("phase") == "workload")
     removed = [
-        _broker_log_ms(line)
+        event.ts
         for log_file in sorted((cell_dir / "brokers").glob("*.log"))
-        for line in log_file.read_text(errors="replace").splitlines()
-        if "Log for partition kafka-chaos-warm-up-" in line and "scheduled for deletion" in line
+        for event in parse_events(log_file.read_text(errors="replace"), log_file.stem, ["INFO"])
+        if event.message.startswith("Log for partition kafka-chaos-warm-up-")
+        and "scheduled for deletion" in event.message
     ]
     assert len(removed) == len(made) and max(removed) < workload_ms, (removed, workload_ms)
     assert summary["warm_up"]["settled"] is warm["settled"]
@@ -155,11 +156,3 @@ def _overload_rule_held(summary: dict[str, Any], counts: dict[str, Any]) -> None
             continue
         assert over >= OVERLOAD_SHARE * window - 0.1, (metric, reason)
         assert rule == ONE_WINDOW or over >= OVERLOAD_MIN_S, (metric, reason)
-
-
-def _broker_log_ms(line: str) -> int:
-    """A broker log line's time (`[2026-12-07 12:39:49,942] ...`, the containers' UTC clock)
-    as epoch ms, the history's unit."""
-    stamp = line[1 : line.index("]")]
-    when = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=timezone.utc)
-    return int(when.timestamp() * 1000)
