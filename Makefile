@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 VENV_STAMP := .venv/.installed
 
-.PHONY: help docs incidents setup venv actionlint toxiproxy plfs chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak nightly nightly-merge nightly-explore weekly weekly-merge index calibrate
+.PHONY: help docs incidents setup venv actionlint toxiproxy plfs chromium docker images extra-versions spark-jars java-clients test test-unit test-integration test-slow lint-imports lint-workflows cleanup bench chaos-run soak bugs nightly nightly-merge nightly-explore weekly weekly-merge index calibrate
 
 help: ## this list (the default target: a bare `make` installs nothing)
 	@echo "kafka-chaos: make setup, then make test (docs: docs/, built by make docs)"
@@ -116,6 +116,10 @@ calibrate: venv ## the calibration still to run per experiment (docs/experiments
 SHARDS ?= $(wildcard shards/*-suite-nightly-shard-*)
 nightly-merge: venv ## join the nightly's shard folders (SHARDS, default shards/*-suite-nightly-shard-*) into one run under results/
 	$(PY) -m harness merge-shards $(or $(SHARDS),shards/) --out results $(ARGS)
+
+bugs: venv ## the bug suite (experiments/bugs/, docs/bugs.md): builds the Kafka releases its files name, then runs each bug on affected and fixed releases
+	$(MAKE) images java-clients VERSIONS="$$($(PY) scripts/bug_versions.py)"
+	$(PY) -m harness run experiments/suites/bugs.yaml $(ARGS)
 
 weekly: venv ## the weekly suite: the headline incidents on every listed Kafka version (make extra-versions first); a part: ARGS="--shard K/N --out shards"
 	$(PY) -m harness run experiments/suites/weekly.yaml $(ARGS)

@@ -28,6 +28,8 @@ import docs_faults  # noqa: E402
 import docs_incidents  # noqa: E402
 import docs_layout  # noqa: E402
 
+from harness.report import bug_table  # noqa: E402
+
 Render = Callable[[Path], str]
 
 # page -> block name -> how it is rendered from the code at a checkout's root
@@ -38,6 +40,9 @@ BLOCKS: dict[Path, dict[str, Render]] = {
         "fault-typo": lambda root: docs_faults.misspelt_kind_error(),
         "fault-kinds": docs_faults.kind_table,
         "capabilities": lambda root: docs_capabilities.capability_table(),
+    },
+    Path("docs/bugs.md"): {
+        "bugs": lambda root: bug_table.markdown(bug_table.bug_entries(root)),
     },
     Path("docs/experiments.md"): {
         "calibrated-bounds": docs_calibration.calibration_table,

@@ -21,13 +21,17 @@ def incidents(
         ),
     ] = False,
 ) -> None:
-    """The incident catalogue: each claim, what our runs measured, what makes it safe."""
+    """The incident catalogue: each claim, what our runs measured, what makes it safe; then
+    the published Kafka bugs of experiments/bugs/, with the releases that have them and that
+    fixed them (docs/bugs.md)."""
+    from harness.report.bug_table import bug_entries
     from harness.report.catalogue import catalogue
     from harness.report.catalogue import markdown as as_markdown
 
     root = Path(__file__).resolve().parents[2]
     try:
         entries = catalogue(root)
+        bugs = bug_entries(root)
     except ConfigError as exc:
         raise fail(EXIT_USAGE, str(exc)) from None
     if markdown:
@@ -44,3 +48,13 @@ def incidents(
                 f"[bold]calibrated[/bold] {e.calibrated.removeprefix('calibrated ')}",
                 highlight=False,
             )
+    for b in bugs:
+        out.rule(f"[bold]{b.bug.id}[/bold]  {b.file}", align="left")
+        out.print(f"[bold]mechanism[/bold] {b.bug.mechanism}", highlight=False)
+        out.print(
+            f"[bold]affected[/bold]  {', '.join(b.bug.affected)}   "
+            f"[bold]fixed[/bold] {', '.join(b.bug.fixed)}   [bold]status[/bold] {b.bug.status}",
+            highlight=False,
+        )
+        runs = "; ".join(t.text() for t in b.tallies) or "not calibrated yet"
+        out.print(f"[bold]our runs[/bold]  {runs}  ({b.bug.url})", highlight=False)

@@ -23,6 +23,7 @@ FOLDERS = (
     "experiments/network",
     "experiments/storage",
     "experiments/durability",
+    "experiments/bugs",  # a bug entry may tell an incident too (docs/bugs.md)
 )
 BEGIN, END = "<!-- incidents:begin -->", "<!-- incidents:end -->"
 CALIBRATED_LINK = "figures and margins in [Calibrated bounds](experiments.md#calibrated-bounds)"

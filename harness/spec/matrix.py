@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from harness.errors import ConfigError
+from harness.spec.bug import bug_problems
 from harness.spec.load import SpecError, loc_to_path, validation_problems
 from harness.spec.models import Override, Spec
 from harness.spec.paths import Segment, check_reachable, resolve_path, set_at
@@ -59,7 +60,7 @@ def expand_cells(spec: Spec, source: str = "<spec>") -> list[Cell]:
         cell_spec, problems = _validate(base)
         _raise_problems(source, [("01_main", p) for p in problems], [], {"01_main"})
         assert cell_spec is not None
-        return [Cell("01_main", {}, cell_spec)]
+        return _bug_checked(spec, [Cell("01_main", {}, cell_spec)], source)
 
     axes = _axes(spec, base, source)
     _check_overrides(matrix.expect, axes, source)
@@ -92,6 +93,14 @@ def expand_cells(spec: Spec, source: str = "<spec>") -> list[Cell]:
             typed.add(cell_id)
             cells.append(Cell(cell_id, params, cell_spec))
     _raise_problems(source, failures, axes, typed)
+    return _bug_checked(spec, cells, source)
+
+
+def _bug_checked(spec: Spec, cells: list[Cell], source: str) -> list[Cell]:
+    """The cells, once a `bug:` section's rule holds over them (harness.spec.bug)."""
+    problems = bug_problems(spec.bug, cells) if spec.bug is not None else []
+    if problems:
+        raise SpecError([f"{source}: {p}" for p in problems])
     return cells
 
 

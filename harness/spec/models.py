@@ -45,6 +45,7 @@ from harness.nodes.topology import DEFAULT_VERSION, MAX_BROKERS
 # The consumer kinds' models (harness.spec.consumers) and the producer's
 # (harness.spec.producer), re-exported: a child process imports only its own part.
 from harness.spec.broker_logs import BrokerLogsSpec
+from harness.spec.bug import BugSpec
 from harness.spec.consumers import CONSUMER_TAGS as CONSUMER_TAGS
 from harness.spec.consumers import AnyPipelineSpec as AnyPipelineSpec
 from harness.spec.consumers import CommandPipelineSpec as CommandPipelineSpec
@@ -233,6 +234,7 @@ class Spec(StrictModel):
     broker_logs: BrokerLogsSpec = BrokerLogsSpec()  # ERROR/FATAL lines the cell expects
     matrix: Matrix | None = None
     incident: IncidentSpec | None = None  # its row in the incident catalogue
+    bug: BugSpec | None = None  # a published bug it tests (harness.spec.bug, docs/bugs.md)
     explore: ExploreSpec | None = None  # what `harness explore` may draw (harness.spec.explore)
 
     def consumer_sets(self) -> list[tuple[str, ConsumerSetSpec]]:
