@@ -9,7 +9,11 @@ what was not fsynced. The cut, for each target: SIGSTOP its JVM from the host (p
 child, keeps serving), `plfs ctl cut --exit` (plfs freezes, rolls back, reports what it
 dropped, and exits: the FUSE connection is aborted, nothing more reaches the disk), SIGKILL. With `all`, every node is frozen before any is rolled back: one instant for the site.
 `writeback_s`: what the kernel would have written back by itself after that many seconds
-survives (unset: only what was fsynced, lazyfs's worst case). The heal starts the nodes;
+survives (unset: only what was fsynced, lazyfs's worst case). `unsynced_tail: zeros`: a
+file's unsynced growth keeps its size and reads as NUL bytes instead of being cut off - the
+inode's size reached the disk, its data did not (XFS, or ext4 with data=writeback, after a
+crash): what a file renamed into place without an fsync looks like then (KAFKA-16541's
+corrupt leader-epoch checkpoint). The heal starts the nodes;
 Kafka finds no clean-shutdown marker and recovers its logs, and its own log lines say how.
 
 History: `fault.discarded` right after the cut, per node what plfs dropped (`discarded`:
@@ -23,7 +27,7 @@ from __future__ import annotations
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
@@ -72,7 +76,12 @@ class PowerLossFault(Fault):
     kind = "power-loss"
 
     def __init__(
-        self, cluster: NodeControl, nodes: list[Node], whole: bool, writeback_s: float | None
+        self,
+        cluster: NodeControl,
+        nodes: list[Node],
+        whole: bool,
+        writeback_s: float | None,
+        unsynced_tail: str = "drop",
     ) -> None:
         super().__init__(cluster)
         if not cluster.has(PowerLossFs):
@@ -82,6 +91,7 @@ class PowerLossFault(Fault):
         self.nodes = nodes
         self.whole = whole
         self.writeback_s = writeback_s
+        self.unsynced_tail = unsynced_tail
         self.discarded: dict[str, dict[str, Any]] = {}
         self.healed: dict[str, Any] = {}
         self._log_len: dict[str, int] = {}
@@ -94,6 +104,8 @@ class PowerLossFault(Fault):
         }
         if self.writeback_s is not None:
             out["writeback_s"] = self.writeback_s
+        if self.unsynced_tail != "drop":
+            out["unsynced_tail"] = self.unsynced_tail
         if self.discarded:
             out["discarded"] = self.discarded
         return {**out, **self.healed}
@@ -134,6 +146,8 @@ class PowerLossFault(Fault):
             argv += ["--durable-before-ms", str(durable)]
         if self.writeback_s is not None:
             argv += ["--writeback-s", f"{self.writeback_s:g}"]
+        if self.unsynced_tail != "drop":
+            argv += ["--unsynced-tail", self.unsynced_tail]
         code, out = node.exec(*argv)
         if code != 0:
             raise FaultError(f"power-loss: plfs could not cut {node.name} (exit {code}): {out}")
@@ -169,14 +183,17 @@ class PowerLossFault(Fault):
 
 
 class PowerLoss(FaultKind):
-    """`{kind: power-loss, target: broker:1 | all, duration_s: 20, writeback_s: 5}`: the node
-    (or every Kafka node) dies and loses what it never fsynced; back at heal."""
+    """`{kind: power-loss, target: broker:1 | all, duration_s: 20, writeback_s: 5,
+    unsynced_tail: zeros}`: the node (or every Kafka node) dies and loses what it never
+    fsynced; back at heal."""
 
     name: ClassVar[str] = "power-loss"
     needs: ClassVar[tuple[type[PowerLossFs], ...]] = (PowerLossFs,)
 
     # What the kernel writes back by itself after this long survives (None: only fsynced data).
     writeback_s: float | None = Field(default=None, ge=0, le=MAX_SECONDS, allow_inf_nan=False)
+    # What a file's unsynced growth becomes: cut off (drop; None), or its size kept as zeros.
+    unsynced_tail: Literal["drop", "zeros"] | None = None
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []
@@ -208,4 +225,5 @@ class PowerLoss(FaultKind):
         )
         if not whole and not (nodes[0].is_broker or nodes[0].is_controller):
             raise ConfigError(f"power-loss: {nodes[0].name} is not a Kafka node (not on plfs)")
-        return PowerLossFault(cluster, nodes, whole, self.writeback_s)
+        tail = self.unsynced_tail or "drop"
+        return PowerLossFault(cluster, nodes, whole, self.writeback_s, tail)

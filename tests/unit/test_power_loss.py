@@ -51,6 +51,7 @@ def test_only_a_cell_that_plans_a_power_loss_runs_on_plfs(tmp_path: Path) -> Non
         ("cluster: {power_loss_fs: false}\n", FAULT[9:-2] % "all", "power_loss_fs is false"),
         ("", "{at_s: 5, kind: power-loss, duration_s: 5, writeback_s: -1}", "writeback_s"),
         ("", "{at_s: 5, kind: power-loss, duration_s: 5, target: nowhere}", "target"),
+        ("", "{at_s: 5, kind: power-loss, duration_s: 5, unsynced_tail: half}", "unsynced_tail"),
         ("cluster: {log_dir_size_mb: 64}\n", FAULT[9:-2] % "all", "with sized log directories"),
         (
             "cluster: {mode: zookeeper, version: 3.9.2}\n",
@@ -107,6 +108,21 @@ def test_a_whole_site_is_frozen_before_any_node_is_rolled_back_then_killed() -> 
     (healed,) = [e.fields for e in cluster.history.events if e.kind == "fault.heal"]
     assert healed["came_back"] == {n.name: True for n in cluster.nodes}
     assert healed["recovery"]["broker-1"]["unflushed_segments"] == 1
+
+
+def test_an_unsynced_tail_of_zeros_reaches_plfs_and_the_history() -> None:
+    cluster = FakeCluster(power_loss_fs=True)
+    cluster.nodes[1].plfs_answer = (0, json.dumps(REPORT))
+    fault = PowerLoss.of("broker:2", duration_s=10, unsynced_tail="zeros").make(cluster, 2)
+    fault.inject()
+    cut = cluster.nodes[1].commands[-1]
+    assert cut[cut.index("--unsynced-tail") + 1] == "zeros"
+    (event,) = [e.fields for e in cluster.history.events if e.kind == "fault.inject"]
+    assert event["unsynced_tail"] == "zeros"
+    plain = FakeCluster(power_loss_fs=True)
+    plain.nodes[1].plfs_answer = (0, json.dumps(REPORT))
+    PowerLoss.of("broker:2", duration_s=10).make(plain, 2).inject()
+    assert "--unsynced-tail" not in plain.nodes[1].commands[-1]  # plfs's default: dropped
 
 
 def test_a_failed_cut_still_kills_the_node_and_says_why() -> None:

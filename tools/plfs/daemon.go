@@ -296,9 +296,17 @@ type report struct {
 	CutMs      float64  `json:"cut_ms"`
 	WritebackS *float64 `json:"writeback_s"`
 	// DurableBeforeMs: changes before it were kept (the cut's --durable-before-ms).
-	DurableBeforeMs *int64        `json:"durable_before_ms,omitempty"`
-	Mounts          []mountReport `json:"mounts"`
+	DurableBeforeMs *int64 `json:"durable_before_ms,omitempty"`
+	// UnsyncedTail: "zeros" when the cut kept unsynced growth as zeros (ctlRequest).
+	UnsyncedTail string        `json:"unsynced_tail,omitempty"`
+	Mounts       []mountReport `json:"mounts"`
 }
+
+// What a cut makes of a file's unsynced growth (ctlRequest.UnsyncedTail).
+const (
+	tailDrop  = "drop"
+	tailZeros = "zeros"
+)
 
 func (d *daemon) writebackS() *float64 {
 	if d.cfg.writeback < 0 {
@@ -311,7 +319,7 @@ func (d *daemon) writebackS() *float64 {
 // cut freezes the daemon and rolls every mount back to its durable state, atomically
 // with respect to every FUSE request. A second cut with the same fault id returns the
 // first report.
-func (d *daemon) cut(faultID, reportPath string, writebackS *float64, durableBeforeMs *int64) ([]byte, error) {
+func (d *daemon) cut(faultID, reportPath string, writebackS *float64, durableBeforeMs *int64, zeros bool) ([]byte, error) {
 	if faultID == "" {
 		return nil, fmt.Errorf("cut: a fault id is required")
 	}
@@ -340,9 +348,12 @@ func (d *daemon) cut(faultID, reportPath string, writebackS *float64, durableBef
 		}
 	}
 	rep := report{FaultID: faultID, CutAt: at.UTC().Format(time.RFC3339Nano), WritebackS: wb, DurableBeforeMs: durableBeforeMs, Mounts: []mountReport{}}
+	if zeros {
+		rep.UnsyncedTail = tailZeros
+	}
 	for _, m := range d.mounts {
 		mr := mountReport{Backing: m.backing, Mountpoint: m.mountpoint}
-		m.j.cut(&mr)
+		m.j.cut(&mr, zeros)
 		rep.Mounts = append(rep.Mounts, mr)
 	}
 	rep.CutMs = float64(time.Since(at).Microseconds()) / 1000
@@ -428,6 +439,11 @@ type ctlRequest struct {
 	// daemon would instead hold the dying JVM's last flushes (the dirty pages of its mmapped
 	// indexes, written back at close) for ever, and the container could not be killed.
 	Exit bool `json:"exit,omitempty"`
+	// UnsyncedTail, on a cut: what a file's unsynced growth becomes. "" or "drop": gone,
+	// the file back at its synced size (lazyfs). "zeros": the size stays and the bytes read
+	// as zeros - the inode's new size reached the disk, its data never did (XFS, or ext4
+	// data=writeback, after a crash: the "NULL bytes in a renamed file" failure).
+	UnsyncedTail string `json:"unsynced_tail,omitempty"`
 }
 
 type ctlAnswer struct {
@@ -471,7 +487,11 @@ func (d *daemon) serveCtl(c net.Conn) {
 	if err == nil {
 		switch req.Cmd {
 		case "cut":
-			res, err = d.cut(req.FaultID, req.Report, req.WritebackS, req.DurableBeforeMs)
+			if req.UnsyncedTail != "" && req.UnsyncedTail != tailDrop && req.UnsyncedTail != tailZeros {
+				err = fmt.Errorf("cut: unsynced_tail: want %q or %q, got %q", tailDrop, tailZeros, req.UnsyncedTail)
+				break
+			}
+			res, err = d.cut(req.FaultID, req.Report, req.WritebackS, req.DurableBeforeMs, req.UnsyncedTail == tailZeros)
 		case "status":
 			res, err = d.status()
 		default:

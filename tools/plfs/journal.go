@@ -110,7 +110,10 @@ type fileReport struct {
 	Lost        [][2]int64 `json:"lost"`
 	Restored    [][2]int64 `json:"restored"`
 	Untruncated [][2]int64 `json:"untruncated"`
-	Error       string     `json:"error,omitempty"`
+	// Zeroed: the unsynced growth kept at its size as zeros (a cut with unsynced_tail
+	// zeros); then Lost names the same bytes, whose data is gone all the same.
+	Zeroed [][2]int64 `json:"zeroed,omitempty"`
+	Error  string     `json:"error,omitempty"`
 }
 
 type entryReport struct {
@@ -516,8 +519,10 @@ func (j *journal) status(ms *mountStatus) {
 // ---------------------------------------------------------------- the cut
 
 // cut undoes every unsynced change of the mount. The caller holds the daemon's gate
-// exclusively, so no request is in flight.
-func (j *journal) cut(mr *mountReport) {
+// exclusively, so no request is in flight. zeros: a file's unsynced growth keeps its size
+// and reads as zeros instead of being cut off (its entry operations are undone all the
+// same: a file whose creation never became durable is still removed).
+func (j *journal) cut(mr *mountReport, zeros bool) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	mr.Files = []fileReport{}
@@ -548,7 +553,12 @@ func (j *journal) cut(mr *mountReport) {
 		}
 		fr.Restored = f.pre.ranges()
 		var errs []string
-		if fr.SizeAtCut != f.synced {
+		if zeros && fr.SizeAtCut > f.synced {
+			if err := zeroRange(f.fd, f.synced, fr.SizeAtCut); err != nil {
+				errs = append(errs, "zero: "+err.Error())
+			}
+			fr.Zeroed = append(fr.Zeroed, [2]int64{f.synced, fr.SizeAtCut})
+		} else if fr.SizeAtCut != f.synced {
 			if err := unix.Ftruncate(f.fd, f.synced); err != nil {
 				errs = append(errs, "truncate: "+err.Error())
 			}
@@ -600,6 +610,22 @@ func (j *journal) cut(mr *mountReport) {
 	j.ops = nil
 	// Whatever is left in the graveyard was deleted durably before the cut.
 	j.emptyGrave()
+}
+
+// zeroRange makes [a, b) of the file read as zeros, its size unchanged: a punched hole,
+// or written zeros where the backing file system cannot punch.
+func zeroRange(fd int, a, b int64) error {
+	if unix.Fallocate(fd, unix.FALLOC_FL_PUNCH_HOLE|unix.FALLOC_FL_KEEP_SIZE, a, b-a) == nil {
+		return nil
+	}
+	buf := make([]byte, min(b-a, 1<<20))
+	for off := a; off < b; off += int64(len(buf)) {
+		n := min(int64(len(buf)), b-off)
+		if _, err := unix.Pwrite(fd, buf[:n], off); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // undo reverts one entry op and says how (or why not).

@@ -134,7 +134,7 @@ func cmdCtl(args []string) error {
 		return err
 	}
 	if *control == "" || fl.NArg() == 0 {
-		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] [--writeback-s N] [--durable-before-ms T] [--exit] | status")
+		return fmt.Errorf("usage: plfs ctl --control SOCK cut --fault-id F [--report FILE] [--writeback-s N] [--durable-before-ms T] [--unsynced-tail drop|zeros] [--exit] | status")
 	}
 	var req ctlRequest
 	switch fl.Arg(0) {
@@ -145,6 +145,7 @@ func cmdCtl(args []string) error {
 		wbs := cf.String("writeback-s", "", "keep what the kernel would have written back this many seconds before the cut")
 		durable := cf.Int64("durable-before-ms", -1, "keep every change made before this instant (ms since the epoch)")
 		exit := cf.Bool("exit", false, "the daemon exits once it has answered: the FUSE connection is aborted")
+		tail := cf.String("unsynced-tail", tailDrop, "what a file's unsynced growth becomes: drop (cut off) or zeros (its size kept, its bytes zeros)")
 		if err := cf.Parse(fl.Args()[1:]); err != nil {
 			return err
 		}
@@ -163,6 +164,12 @@ func cmdCtl(args []string) error {
 			req.DurableBeforeMs = durable
 		}
 		req.Exit = *exit
+		if *tail != tailDrop && *tail != tailZeros {
+			return fmt.Errorf("cut: --unsynced-tail: want %s or %s, got %q", tailDrop, tailZeros, *tail)
+		}
+		if *tail == tailZeros {
+			req.UnsyncedTail = tailZeros
+		}
 		if req.Report != "" {
 			if abs, err := absPath(req.Report); err == nil {
 				req.Report = abs

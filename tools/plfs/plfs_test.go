@@ -103,8 +103,14 @@ func (e *env) b(p string) string { return filepath.Join(e.backing, p) }
 // cut goes through the control socket, as plfs ctl does, and checks the report file.
 func (e *env) cut() report {
 	e.t.Helper()
+	return e.cutWith("")
+}
+
+// cutWith is cut with the request's unsynced_tail ("" the default, drop).
+func (e *env) cutWith(tail string) report {
+	e.t.Helper()
 	repPath := filepath.Join(e.root, "report.json")
-	raw, err := ctlCall(e.sock, ctlRequest{Cmd: "cut", FaultID: "f1", Report: repPath})
+	raw, err := ctlCall(e.sock, ctlRequest{Cmd: "cut", FaultID: "f1", Report: repPath, UnsyncedTail: tail})
 	if err != nil {
 		e.t.Fatalf("cut: %v", err)
 	}
@@ -429,6 +435,48 @@ func TestCreateWithDirFsyncKept(t *testing.T) {
 		t.Fatalf("entries: %+v", rep.Mounts[0].Entries)
 	}
 	wantRanges(t, "lost", fileRep(t, rep, "unsynced-data").Lost, [2]int64{0, 70})
+}
+
+// Kafka 3.7's leader-epoch checkpoint on truncation (KAFKA-16541): the new contents go to
+// a temporary file, unsynced, which is renamed over the old one; a later flush of the
+// directory (a segment roll) makes the rename durable. With the unsynced tail as zeros the
+// checkpoint keeps its new size and reads as NUL bytes; dropped, it is empty.
+func TestRenamedUnsyncedFileAfterDirFsync(t *testing.T) {
+	for _, tail := range []string{tailZeros, tailDrop, ""} {
+		t.Run("tail="+tail, func(t *testing.T) {
+			e := setup(t, -1, func(b string) { writeFile(t, filepath.Join(b, "cp"), []byte("0\n1\n0 0\n"), false) })
+			writeFile(t, e.m("cp.tmp"), []byte("0\n1\n0 42\n"), false)
+			must(t, os.Rename(e.m("cp.tmp"), e.m("cp")))
+			fsyncDir(t, e.mnt)
+			rep := e.cutWith(tail)
+			wantGone(t, e.b("cp.tmp"))
+			f := fileRep(t, rep, "cp")
+			wantRanges(t, "lost", f.Lost, [2]int64{0, 9})
+			if tail == tailZeros {
+				wantContent(t, e.b("cp"), make([]byte, 9))
+				wantRanges(t, "zeroed", f.Zeroed, [2]int64{0, 9})
+				if rep.UnsyncedTail != tailZeros {
+					t.Fatalf("report's unsynced_tail %q", rep.UnsyncedTail)
+				}
+			} else {
+				wantContent(t, e.b("cp"), []byte{})
+				if len(f.Zeroed) != 0 || rep.UnsyncedTail != "" {
+					t.Fatalf("zeroed %v, unsynced_tail %q without zeros", f.Zeroed, rep.UnsyncedTail)
+				}
+			}
+		})
+	}
+}
+
+func TestAnUnknownUnsyncedTailIsRefused(t *testing.T) {
+	e := setup(t, -1, nil)
+	if _, err := ctlCall(e.sock, ctlRequest{Cmd: "cut", FaultID: "f1", UnsyncedTail: "half"}); err == nil ||
+		!strings.Contains(err.Error(), "unsynced_tail") {
+		t.Fatalf("cut with unsynced_tail half: %v", err)
+	}
+	if st := e.status(); st.Frozen {
+		t.Fatalf("a refused cut froze the daemon")
+	}
 }
 
 func TestRenameWithoutDirFsyncRenamedBack(t *testing.T) {
