@@ -121,7 +121,7 @@ def markdown(entries: Sequence[BugEntry]) -> str:
         lines.append(
             f"| [{b.id}]({b.url}) | {_cell(b.mechanism)} | {', '.join(b.affected)} | "
             f"{', '.join(b.fixed)} | {runs} | {b.status} | "
-            f"[`{e.name}`]({e.file}): `harness run {e.file}` |"
+            f"[`{e.name}`]({e.file}): `python -m harness run {e.file}` |"
         )
     return "\n".join(lines) + "\n"
 
