@@ -30,6 +30,7 @@ from harness.cluster.wiring import NodeWiring, Wired
 from harness.common.client_log import CLIENT_LOGGER
 from harness.common.waiting import wait_until
 from harness.errors import ClusterStartError, ConfigError, HarnessError
+from harness.faults.base import refused_nodes
 from harness.faults.control import ActiveFaults, Node
 from harness.nodes.capabilities import AnyCapability, Capabilities, CapabilityOptions, Shape
 from harness.nodes.images import docker_client, require_image
@@ -245,8 +246,10 @@ class KafkaCluster(
             ) from exc
 
     def wait_registered(self, deadline: float) -> None:
-        """Until the cluster's metadata lists every broker (WaitTimeout names the ones seen)."""
-        expected = sorted(n.spec.kafka_id for n in self.broker_nodes)
+        """Until the cluster's metadata lists every broker (WaitTimeout names the ones seen)
+        but those Kafka refused to start at a heal (harness.faults.base.refused_nodes)."""
+        refused = refused_nodes(self)
+        expected = sorted(n.spec.kafka_id for n in self.broker_nodes if n.name not in refused)
         wait_until(
             lambda: sorted(self.admin.registered_brokers(timeout_s=5)),
             max(0.0, deadline - time.monotonic()),

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 from harness.errors import ConfigError
 from harness.faults.control import Node, NodeControl, NodeRef
 from harness.nodes.capabilities import AnyCapability
-from harness.nodes.supervised_start import start_supervised
+from harness.nodes.supervised_start import NodeRefusedStart, start_supervised
+from harness.results import events as ev
 
 _ids = itertools.count(1)
 
@@ -131,7 +132,19 @@ class NodeFault(Fault, ABC):
 
 def bring_back(cluster: NodeControl, node: Node) -> bool:
     """Start the node again, like a supervisor while it exits early
-    (harness.nodes.supervised_start); whether it is up."""
+    (harness.nodes.supervised_start); whether it is up. A node Kafka refuses to start (it
+    exits early again and again) is Kafka's outcome: `node.refused_start` in the history,
+    False, and no later heal starts it (refused_nodes)."""
     if not node.is_up():  # up: something else (an overlapping fault's heal) started it
-        start_supervised(node, cluster.history, cluster.start_timeout_s)
+        try:
+            start_supervised(node, cluster.history, cluster.start_timeout_s)
+        except NodeRefusedStart as exc:
+            cluster.history.append(ev.NODE_REFUSED_START, node=node.name, error=str(exc)[:500])
     return node.is_up()
+
+
+def refused_nodes(cluster: NodeControl) -> frozenset[str]:
+    """The nodes Kafka refused to start at a heal (bring_back): the cell goes on without them."""
+    return frozenset(
+        str(e.fields.get("node")) for e in cluster.history.events if e.kind == ev.NODE_REFUSED_START
+    )

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from harness.errors import HarnessError
 from harness.faults import iptables
-from harness.faults.base import Fault
+from harness.faults.base import Fault, refused_nodes
 from harness.faults.control import Node, NodeControl, NodeRef
 from harness.faults.kill import KillFault
 from harness.faults.pause import PauseFault
@@ -49,7 +49,8 @@ def unpause(cluster: NodeControl, ref: NodeRef) -> None:
 def heal_all(cluster: NodeControl, wait_registered: Callable[[float], None]) -> None:
     """Undo every fault, then sweep: nothing paused, stopped or partitioned remains.
 
-    `wait_registered(deadline)` waits until every broker is registered again. A heal
+    `wait_registered(deadline)` waits until every broker is registered again (but those
+    Kafka refused to start: harness.faults.base.refused_nodes). A heal
     that fails does not stop the others; the sweep runs anyway and the failures are
     raised at the end (after `cluster.healed` is in the history).
     """
@@ -61,11 +62,12 @@ def heal_all(cluster: NodeControl, wait_registered: Callable[[float], None]) -> 
             errors.append(f"{fault.kind} #{fault.id}: {exc}")
     restarted = []
     proxied = cluster.has(LinkProxies)
+    refused = refused_nodes(cluster)  # Kafka would not start them: not again, not waited for
     for node in cluster.nodes:
         status = node.status()
         if status == "paused":
             node.unpause()
-        elif status in DOWN:
+        elif status in DOWN and node.name not in refused:
             node.start()
             restarted.append(node)
         iptables.remove_all(node)

@@ -18,6 +18,17 @@ from harness.results import events as ev
 from harness.results.history import History
 
 RESTART_BACKOFF_S = 2.0
+# A node that exits before its start-up line this many times in a row is one Kafka refuses
+# to start (a log directory it cannot read takes the broker down at every start): a
+# supervisor stops trying after a burst (systemd's StartLimitBurst is 5), and so does the
+# harness, instead of restarting it until the timeout. A ZooKeeper-mode registration left by
+# a kill expires within zookeeper.session.timeout.ms (18 s by default): 3-5 early exits.
+MAX_EARLY_EXITS = 8
+
+
+class NodeRefusedStart(ClusterStartError):
+    """Kafka's process exited before its start-up line MAX_EARLY_EXITS times in a row: the
+    node's own outcome (KAFKA-16541's unreadable checkpoint), not the harness's failure."""
 
 
 class Startable(Protocol):
@@ -34,9 +45,11 @@ def start_supervised(
     """Start `node` (not the first time when `started`: its container was just started) and
     wait for its start-up line, starting it again while it exits before logging it; each
     early exit is a `node.start_failed` event. A node running but silent is not restarted:
-    its ClusterStartError is raised at once."""
+    its ClusterStartError is raised at once; one that exits early MAX_EARLY_EXITS times in a
+    row, NodeRefusedStart."""
     deadline = time.monotonic() + timeout_s
     pending_start = [not started]
+    exits = [0]
 
     def start_once() -> ClusterStartError | None:
         """None once started; the error if the node exited before logging start-up."""
@@ -48,6 +61,13 @@ def start_supervised(
         except ClusterStartError as exc:
             if node.is_up():
                 raise  # running but silent: starting it again would not help
+            exits[0] += 1
+            if exits[0] >= MAX_EARLY_EXITS:
+                reason = str(exc).splitlines()[0]
+                raise NodeRefusedStart(
+                    f"{node.name} exited before its start-up line {exits[0]} times in a row; "
+                    f"the last: {reason}"
+                ) from None
             return exc
         return None
 

@@ -99,6 +99,9 @@ BROKER_LOGS_SAVED = "broker_logs.saved"
 # broker_logs check reads it from here.
 BROKER_LOGS_ALLOW = "broker_logs.allow"
 NODE_START_FAILED = "node.start_failed"  # node, error (a start retried like a supervisor)
+# node, exits, error: Kafka exited before its start-up line MAX_EARLY_EXITS times in a row
+# (harness.nodes.supervised_start); the heals no longer start it, the cell goes on without it
+NODE_REFUSED_START = "node.refused_start"
 # A node run on a new container with its log directories: node, and from_version / to_version
 # (an upgrade) or phase (a migration's roll: broker-migrating, broker-kraft, controller-final).
 NODE_REPLACED = "node.replaced"

@@ -11,14 +11,22 @@ cell runs is only known once its matrix is applied.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import Annotated, Any, Literal, Protocol
 
 from pydantic import Field, StringConstraints, model_validator
 
 from harness.common.spec_base import StrictModel
 
-if TYPE_CHECKING:
-    from harness.spec.matrix import Cell
+
+class Cell(Protocol):
+    """A matrix cell as the rule reads it (harness.spec.matrix.Cell, which imports this
+    module: a protocol keeps the two apart)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def spec(self) -> Any: ...
+
 
 BUG_STATUSES = ("reproduced", "not-reproduced")
 # A Kafka release as the images are tagged (docker/versions.txt): 3.7.0, 4.3.1.

@@ -24,7 +24,12 @@ def resolve_path(path: str) -> tuple[Segment, ...]:
     for i, part in enumerate(parts):
         models = _models(node)
         if models:
-            fields = {f for m in models for f in m.model_fields} - {"matrix", "name", "incident", "bug"}
+            fields = {f for m in models for f in m.model_fields} - {
+                "matrix",
+                "name",
+                "incident",
+                "bug",
+            }
             if part not in fields:
                 where = ".".join(parts[:i]) or "the top level"
                 raise ValueError(

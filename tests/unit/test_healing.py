@@ -7,7 +7,10 @@ from __future__ import annotations
 import pytest
 
 from harness import HarnessError
+from harness.errors import ClusterStartError
 from harness.faults import KillFault, PartitionFault, PauseFault, StopFault, healing
+from harness.faults.base import refused_nodes
+from harness.nodes import supervised_start
 from tests.unit.fakes import FakeCluster
 
 
@@ -57,3 +60,25 @@ def test_unpause_heals_the_pause() -> None:
     pause = PauseFault(cluster, 2).inject()
     healing.unpause(cluster, 2)
     assert not pause.active and cluster.node(2).is_up() and len(cluster.faults) == 0
+
+
+def test_a_node_kafka_refuses_to_start_is_left_down_and_said(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(supervised_start, "RESTART_BACKOFF_S", 0.01)
+    cluster = FakeCluster()
+    node = cluster.node(1)
+
+    def exits_at_once(timeout_s: float) -> None:  # a log directory Kafka cannot read
+        node.state = "exited"
+        raise ClusterStartError("broker-1: container is exited before it logged start-up")
+
+    monkeypatch.setattr(node, "wait_started", exits_at_once)
+    KillFault(cluster, 1).inject()
+    healing.heal_all(cluster, lambda _deadline: None)  # no heal failed: Kafka said no
+    starts = [n for _, op, n in cluster.ops() if op == "start"]
+    assert starts == ["broker-1"] * supervised_start.MAX_EARLY_EXITS  # not once more after
+    assert not node.is_up() and refused_nodes(cluster) == {"broker-1"}
+    (refused,) = [e.fields for e in cluster.history.events if e.kind == "node.refused_start"]
+    assert "exited before its start-up line 8 times in a row" in refused["error"]
+    assert cluster.history.events[-1].fields["errors"] == []

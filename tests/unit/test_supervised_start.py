@@ -7,7 +7,7 @@ import pytest
 
 from harness.errors import ClusterStartError
 from harness.nodes import supervised_start
-from harness.nodes.supervised_start import start_supervised
+from harness.nodes.supervised_start import NodeRefusedStart, start_supervised
 from harness.results.history import History
 
 
@@ -65,8 +65,23 @@ def test_a_running_silent_node_is_not_started_again() -> None:
     assert node.starts == 1 and _failures(history) == []
 
 
-def test_a_node_that_keeps_exiting_fails_at_the_timeout() -> None:
+def test_a_node_that_keeps_exiting_fails_at_the_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(supervised_start, "MAX_EARLY_EXITS", 10**6)  # the timeout comes first
     node, history = ExitsEarly(exits=10**6), History()
     with pytest.raises(ClusterStartError, match="restarted while it exits early"):
         start_supervised(node, history, timeout_s=0.2)
     assert node.starts >= 1
+
+
+def test_a_node_that_exits_early_again_and_again_is_one_kafka_refuses_to_start() -> None:
+    node, history = ExitsEarly(exits=10**6), History()
+    with pytest.raises(NodeRefusedStart, match="8 times in a row; the last: broker-1: container"):
+        start_supervised(node, history, timeout_s=30)
+    assert node.starts == supervised_start.MAX_EARLY_EXITS == 8
+    assert len(_failures(history)) == 7  # the eighth exit is the refusal's, not a retry's
+
+
+def test_seven_early_exits_then_a_start_is_a_start() -> None:
+    node, history = ExitsEarly(exits=7), History()
+    start_supervised(node, history, timeout_s=30)
+    assert node.starts == 8 and node.is_up()
