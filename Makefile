@@ -118,7 +118,7 @@ nightly-merge: venv ## join the nightly's shard folders (SHARDS, default shards/
 	$(PY) -m harness merge-shards $(or $(SHARDS),shards/) --out results $(ARGS)
 
 bugs: venv ## the bug suite (experiments/bugs/, docs/bugs.md): builds the Kafka releases its files name, then runs each bug on affected and fixed releases
-	$(MAKE) images java-clients VERSIONS="$$($(PY) scripts/bug_versions.py)"
+	$(MAKE) images VERSIONS="$$($(PY) scripts/bug_versions.py)"
 	$(PY) -m harness run experiments/suites/bugs.yaml $(ARGS)
 
 weekly: venv ## the weekly suite: the headline incidents on every listed Kafka version (make extra-versions first); a part: ARGS="--shard K/N --out shards"
