@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import ConfigError
-from harness.results.calibration_record import read_record, record_path
+from harness.report.catalogue import spec_record, table_cell
 from harness.spec import load_spec
 from harness.spec.bug import BugSpec
 from harness.spec.matrix import expand_cells
@@ -76,14 +76,12 @@ def tallies(
     by_version: dict[str, list[str]] = {}
     for cell_id, version in cell_versions.items():
         by_version.setdefault(version, []).extend(newest.get(cell_id, []))
-    out = []
-    for version in [*bug.affected, *bug.fixed]:
-        if version not in by_version:
-            continue
-        verdicts = by_version[version]
-        side = bug.side(version) or "fixed"
-        out.append(Tally(version, side, sum(v == "pass" for v in verdicts), len(verdicts)))
-    return tuple(out)
+    sides = [*((v, "affected") for v in bug.affected), *((v, "fixed") for v in bug.fixed)]
+    return tuple(
+        Tally(v, side, sum(x == "pass" for x in by_version[v]), len(by_version[v]))
+        for v, side in sides
+        if v in by_version
+    )
 
 
 def bug_entries(root: Path) -> list[BugEntry]:
@@ -96,17 +94,10 @@ def bug_entries(root: Path) -> list[BugEntry]:
         if spec.bug is None:
             raise ConfigError(f"{rel}: no `bug:` section (experiments/bugs/ holds bugs only)")
         cells = expand_cells(spec, rel)
-        try:
-            record = read_record(record_path(path, spec.name))
-        except ValueError as exc:
-            raise ConfigError(str(exc)) from None
+        record = spec_record(path, spec.name)
         versions = {c.id: c.spec.cluster.version for c in cells}
         entries.append(BugEntry(rel, spec.name, spec.bug, tallies(spec.bug, versions, record)))
     return entries
-
-
-def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|") or "-"
 
 
 def markdown(entries: Sequence[BugEntry]) -> str:
@@ -119,7 +110,7 @@ def markdown(entries: Sequence[BugEntry]) -> str:
         b = e.bug
         runs = "<br>".join(t.text() for t in e.tallies) or "not calibrated yet"
         lines.append(
-            f"| [{b.id}]({b.url}) | {_cell(b.mechanism)} | {', '.join(b.affected)} | "
+            f"| [{b.id}]({b.url}) | {table_cell(b.mechanism)} | {', '.join(b.affected)} | "
             f"{', '.join(b.fixed)} | {runs} | {b.status} | "
             f"[`{e.name}`]({e.file}): `python -m harness run {e.file}` |"
         )

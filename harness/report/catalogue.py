@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from harness.errors import ConfigError
 from harness.results.calibration_record import headline, read_record, record_path
@@ -49,16 +50,23 @@ def catalogue(root: Path) -> list[Entry]:
                 continue
             i = spec.incident
             rel = path.relative_to(root).as_posix()
-            try:
-                record = read_record(record_path(path, spec.name))
-            except ValueError as exc:  # a damaged record: named, like a bad spec
-                raise ConfigError(str(exc)) from None
+            record = spec_record(path, spec.name)
             calibrated = headline(record) if record else ""
             entries.append(Entry(rel, spec.name, i.claim, i.measured, i.safe, calibrated))
     return entries
 
 
-def _cell(text: str) -> str:
+def spec_record(path: Path, name: str) -> dict[str, Any] | None:
+    """The spec's calibration record (None: none yet); a damaged one is a ConfigError naming
+    it, like a bad spec."""
+    try:
+        return read_record(record_path(path, name))
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def table_cell(text: str) -> str:
+    """Text as one Markdown table cell: one line, pipes escaped, "-" when empty."""
     return " ".join(text.split()).replace("|", "\\|") or "-"
 
 
@@ -69,11 +77,11 @@ def markdown(entries: list[Entry]) -> str:
         "|---|---|---|---|",
     ]
     for e in entries:
-        measured = _cell(e.measured)
+        measured = table_cell(e.measured)
         if e.calibrated:
             measured += f" *{e.calibrated[0].upper()}{e.calibrated[1:]}: {CALIBRATED_LINK}.*"
         lines.append(
-            f"| [`{e.name}`]({e.file}) | {_cell(e.claim)} | {measured} | {_cell(e.safe)} |"
+            f"| [`{e.name}`]({e.file}) | {table_cell(e.claim)} | {measured} | {table_cell(e.safe)} |"
         )
     return "\n".join(lines) + "\n"
 
