@@ -95,7 +95,9 @@ PER_SET_KEYS = {
 # Whether the cluster healed in the recovery phase (true / false; null: never got there).
 RECOVERED = "recovered"
 # The workload topic's ISR over the cell (summary "isr", harness.results.isr), from the
-# history's partition.state events: figures to read, not expectation metrics.
+# history's partition.state events. Expectations name them `isr.<figure>` (added
+# 2026-12-07: KAFKA-15665's reassignment that completes with one replica in sync shows as
+# `isr.min_isr_size`, a count no JMX metric gives).
 ISR_FIGURES = ("isr_shrinks", "isr_expands", "min_isr_size", "under_replicated_s")
 # Kafka's own view (summary "broker", spark_jobs/checks/broker_metrics.py), from metrics.parquet: what
 # the brokers' and controllers' JMX metrics said over the cell. Expectations name them
@@ -314,8 +316,13 @@ class LostPlace(TypedDict, total=False):
 # Where the lost records went (summary "lost_where", spark_jobs/checks/forensics.py).
 LOST_PLACES = ("never_appended", "truncated", "deleted", "unsynced", "corrupted", "unknown")
 # Summary sections whose keys expectations name as `<section>.<key>` (lost_where.truncated).
-# (`broker.<figure>`: Kafka's own metrics; `lost_where.<place>`: the forensics.)
-SECTION_FIGURES: dict[str, tuple[str, ...]] = {"broker": BROKER_FIGURES, "lost_where": LOST_PLACES}
+# (`broker.<figure>`: Kafka's own metrics; `lost_where.<place>`: the forensics; `isr.<figure>`:
+# the partition watch's view of the workload topic's ISR.)
+SECTION_FIGURES: dict[str, tuple[str, ...]] = {
+    "broker": BROKER_FIGURES,
+    "lost_where": LOST_PLACES,
+    "isr": ISR_FIGURES,
+}
 
 
 class BrokerLogTemplate(TypedDict):

@@ -215,7 +215,7 @@ def summarize(
     # The figures, then what the verdict adds below (mypy wants those among the ** items).
     summary: Summary = {"cell": cell.id, "params": cell_params(cell), **metrics}  # type: ignore[typeddict-item]
     summary["recovered"] = recovered(history)[0]  # RECOVERED
-    summary["isr"] = isr_figures(history)  # figures to read, no expectation bounds them
+    summary["isr"] = isr_figures(history)  # before the checks: `isr.<figure>` expectations
     plan = planned_kinds(cell.spec)
     expect = resolved_expect(cell.spec)
     checks = cell_checks(expect, history, summary, plan, measured)

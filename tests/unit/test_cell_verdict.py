@@ -100,20 +100,21 @@ def test_a_healed_cluster_passes_recovery(tmp_path: Path) -> None:
     assert checks(summary)["recovery"] == ("pass", "the cluster healed: every partition led")
 
 
-def test_the_summary_holds_the_isr_figures_of_the_history_and_they_decide_nothing(
+def state(ts: int, isr: list[int]) -> dict[str, Any]:
+    return {
+        "ts": ts,
+        "kind": "partition.state",
+        "topic": "chaos",
+        "partition": 0,
+        "leader": 1,
+        "isr": isr,
+        "replicas": [1, 2, 3],
+    }
+
+
+def test_the_summary_holds_the_isr_figures_of_the_history_and_unbounded_they_decide_nothing(
     tmp_path: Path,
 ) -> None:
-    def state(ts: int, isr: list[int]) -> dict[str, Any]:
-        return {
-            "ts": ts,
-            "kind": "partition.state",
-            "topic": "chaos",
-            "partition": 0,
-            "leader": 1,
-            "isr": isr,
-            "replicas": [1, 2, 3],
-        }
-
     events = [*history(True), state(T + 2100, [1, 2, 3]), state(T + 2600, [1, 3])]
     events += [state(T + 4100, [1, 2, 3]), {"ts": T + 5500, "kind": "partition.watch_end"}]
     summary = verdict_of(tmp_path, "{lost: 0}", sorted(events, key=lambda e: e["ts"]))
@@ -129,6 +130,27 @@ def test_the_summary_holds_the_isr_figures_of_the_history_and_they_decide_nothin
     # A history without partition states (older than the watch): undecided figures.
     (tmp_path / "old").mkdir()
     assert verdict_of(tmp_path / "old", "{lost: 0}", history(True))["isr"]["isr_shrinks"] is None
+
+
+@pytest.mark.parametrize(
+    ("isr", "expect", "verdict"),
+    [
+        ([1], "'>= 2'", "fail"),  # KAFKA-15665's fixed side: the ISR never down to one replica
+        ([1, 2], "'>= 2'", "pass"),
+        ([1], "1", "pass"),  # its affected side: a reassignment completed with one in sync
+        ([1, 2], "1", "fail"),
+        (None, "1", "unknown"),  # no partition.state event: nothing seen, nothing decided
+    ],
+)
+def test_an_isr_figure_bounded_by_an_expectation_decides_the_verdict(
+    tmp_path: Path, isr: list[int] | None, expect: str, verdict: str
+) -> None:
+    events = history(True)
+    if isr is not None:
+        events += [state(T + 2100, [1, 2, 3]), state(T + 2600, isr)]
+    summary = verdict_of(tmp_path, f"{{isr.min_isr_size: {expect}}}", events)
+    assert summary["verdict"] == verdict
+    assert checks(summary)["isr.min_isr_size"][0] == verdict
 
 
 def test_a_cell_that_expects_nothing_is_unknown(tmp_path: Path) -> None:
