@@ -323,6 +323,9 @@ SECTION_FIGURES: dict[str, tuple[str, ...]] = {
     "lost_where": LOST_PLACES,
     "isr": ISR_FIGURES,
 }
+# ... of which the verdict step computes these from the history itself (harness.results.isr),
+# as it does `recovered`: no Spark check decides them.
+HISTORY_SECTIONS = ("isr",)
 
 
 class BrokerLogTemplate(TypedDict):
