@@ -76,11 +76,10 @@ def tallies(
     by_version: dict[str, list[str]] = {}
     for cell_id, version in cell_versions.items():
         by_version.setdefault(version, []).extend(newest.get(cell_id, []))
-    sides = [*((v, "affected") for v in bug.affected), *((v, "fixed") for v in bug.fixed)]
     return tuple(
         Tally(v, side, sum(x == "pass" for x in by_version[v]), len(by_version[v]))
-        for v, side in sides
-        if v in by_version
+        for v in (*bug.affected, *bug.fixed)
+        if v in by_version and (side := bug.side(v)) is not None
     )
 
 
