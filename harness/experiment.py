@@ -16,7 +16,7 @@ from harness._version import revision
 from harness.cluster.kafka_cluster import KafkaCluster
 from harness.nemesis.schedule import PlannedFault, plan_faults
 from harness.report import write_run_summary
-from harness.runner.cell_runner import CellRunner
+from harness.runner.cell_runner import CellRunner, Parts
 from harness.runner.status import Reporter
 from harness.spec import (
     Cell,
@@ -73,6 +73,7 @@ def run_plan(
     on_cell_done: Callable[[dict[str, Any]], None],
     keep_cluster: bool = False,
     checks: SparkChecks | None = None,
+    parts: Parts | None = None,
 ) -> tuple[Path, dict[str, Any], KafkaCluster | None]:
     """Run every cell in turn; a cell that breaks is `unknown` and the next one still runs.
 
@@ -114,6 +115,7 @@ def run_plan(
                     checks_ready=behind.barrier,
                     checks_idle=behind.idle,
                     collect_behind=not last,
+                    parts=parts,
                 )
                 try:
                     runner.run()

@@ -22,6 +22,7 @@ import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.faults.drawing import Drawing
 from harness.faults.kind import FaultKind
 from harness.faults.registry import ALL_KINDS
 
@@ -86,6 +87,8 @@ def _cell(text: str) -> str:
 
 
 def _value(value: object) -> str:
+    if isinstance(value, Drawing):  # the roles it is drawn on
+        return ", ".join(value.roles) + ("" if value.by_default else " (not by default)")
     if isinstance(value, tuple):  # a class (a capability a kind needs) by its name
         return ", ".join(getattr(v, "__name__", str(v)) for v in value)
     return str(value)

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from rich.table import Table
 
     from harness.experiment import Plan
+    from harness.explore.guide import Drawing
     from harness.explore.summary import ExploreSummary
 
 DEFAULT_BUDGET_CELLS = 20
@@ -90,6 +91,21 @@ def explore(
             help="Draw at most this many schedules (shrinking counts on the budget only).",
         ),
     ] = None,
+    drawing: Annotated[
+        str,
+        typer.Option(
+            help="guided: breadth first, then mutate what reached a new state; random: the "
+            "uniform baseline.",
+        ),
+    ] = "guided",
+    fresh_clusters: Annotated[
+        bool,
+        typer.Option(
+            "--fresh-clusters",
+            help="A new cluster for every trial (by default a trial runs on the cluster the "
+            "one before left, when a health check passes).",
+        ),
+    ] = False,
     spark_master: SparkMasterOpt = None,
 ) -> None:
     """Search fault schedules for a violation of the spec's expectations and shrink it to a
@@ -98,6 +114,8 @@ def explore(
     if is_suite(spec):
         raise fail(EXIT_USAGE, f"explore searches one experiment; {spec} is a suite file")
     cell_budget, seconds = check_options(budget_cells, budget_minutes, runs, need)
+    if drawing not in ("guided", "random"):
+        raise fail(EXIT_USAGE, f"--drawing {drawing!r}: expected guided or random")
     plan = load_plan(spec, seed, cells)
     refuse_unbuilt(plan.cells)
     started = datetime.now(timezone.utc)
@@ -113,7 +131,14 @@ def explore(
     try:
         folder.mkdir(parents=True, exist_ok=True)
         summary = _search(
-            plan, spec, folder, (cell_budget, seconds, max_trials), runs, need, started
+            plan,
+            spec,
+            folder,
+            (cell_budget, seconds, max_trials),
+            (runs, need),
+            started,
+            "random" if drawing == "random" else "guided",
+            not fresh_clusters,
         )
     except KeyboardInterrupt:
         console.print("[yellow]interrupted[/yellow]: the running cell stopped, cluster removed")
@@ -129,12 +154,16 @@ def _search(
     spec: Path,
     folder: Path,
     limits: tuple[int | None, float | None, int | None],  # cells, seconds, trials
-    runs: int,
-    need: int,
+    repeats: tuple[int, int],  # runs of a shrink candidate, of which must violate
     started: datetime,
+    drawing: Drawing,
+    reuse: bool,
 ) -> ExploreSummary:
+    from contextlib import closing
+
     from harness.cli.progress import CellProgress
     from harness.explore.budget import Budget
+    from harness.explore.cluster_pool import ClusterPool
     from harness.explore.search import Search
     from harness.explore.summary import ExploreSummary, TrialRecord, write_summary
     from harness.explore.trial import plan_runner
@@ -142,12 +171,16 @@ def _search(
 
     def trial_done(record: TrialRecord) -> None:
         said = f" violated {', '.join(record.violated)}" if record.violated else ""
+        new = f"; new: {', '.join(record.new_states)}" if record.new_states else ""
+        idle = "" if record.counted else " (injected nothing: not counted)"
         console.print(
-            f"  trial {record.trial} ({len(record.faults)} faults): {record.verdict}{said}",
+            f"  trial {record.trial} ({len(record.faults)} faults, {record.origin}): "
+            f"{record.verdict}{said}{new}{idle}",
             highlight=False,
         )
 
     cells, seconds, max_trials = limits
+    runs, need = repeats
     budget = Budget(cells=cells, seconds=seconds, clock=time.monotonic)
     summary = ExploreSummary(
         spec=plan.spec.name,
@@ -158,12 +191,23 @@ def _search(
         need=need,
         budget=budget.describe(),
     )
-    with spark_checks(small=small_cells(plan.cells)) as checks:
-        runner = plan_runner(spec, plan.seed, folder / "trials", CellProgress(), checks)
+    pool = ClusterPool(enabled=reuse)
+    with spark_checks(small=small_cells(plan.cells)) as checks, closing(pool):
+        runner = plan_runner(spec, plan.seed, folder / "trials", CellProgress(), checks, pool=pool)
         search = Search(
-            plan.cells, plan.seed, runner, folder, budget, runs, need, max_trials, trial_done
+            plan.cells,
+            plan.seed,
+            runner,
+            folder,
+            budget,
+            runs,
+            need,
+            max_trials,
+            trial_done,
+            drawing,
         )
         search.explore(summary)
+        summary.budget["clusters"] = pool.describe()
     console.print(f"written: {write_summary(folder, summary)}", highlight=False)
     return summary
 
@@ -173,7 +217,9 @@ def print_summary(summary: ExploreSummary) -> None:
     reached, and each violation with its shrunk schedule."""
     console.print(coverage_table(summary))
     console.print(states_table(summary))
-    for v in summary.violations:
+    curve = " ".join(str(p.states) for p in summary.curve)
+    console.print(f"states reached after each counted trial: {curve or '-'}", highlight=False)
+    for v in [*summary.violations, *summary.unconfirmed]:
         shrunk = v.shrunk
         said = (
             "not shrunk"
@@ -181,7 +227,8 @@ def print_summary(summary: ExploreSummary) -> None:
             else f"shrunk {len(v.original)} -> {len(shrunk.faults)} fault(s), reproduced "
             f"{shrunk.reproduced}" + (f": {shrunk.file}" if shrunk.file else "")
         )
-        console.print(f"[red]{v.property}[/red] violated (trial {v.trial}, {v.cell}): {said}")
+        how = "[red]violated[/red]" if v in summary.violations else "[yellow]unconfirmed[/yellow]"
+        console.print(f"{v.property} {how} (trial {v.trial}, {v.cell}): {said}")
     console.print(f"explore verdict [bold]{summary.verdict}[/bold]", highlight=False)
 
 
@@ -217,14 +264,19 @@ def states_table(summary: ExploreSummary) -> Table:
 
 def print_first_schedules(plan: Any, count: int = SHOWN_SCHEDULES) -> None:
     """For `validate`: the first schedules explore would draw for each cell (its `explore:`)."""
-    from harness.explore.generator import draw
+    from harness.explore.guide import Guide
 
     for cell in plan.cells:
         if cell.spec.explore is None:
             continue
-        console.print(f"explore {cell.id}: first {count} schedules (seed {plan.seed})")
+        console.print(
+            f"explore {cell.id}: first {count} schedules (seed {plan.seed}, before any "
+            "trial reaches a state)"
+        )
+        guide = Guide(cell.spec, plan.seed)
         for trial in range(count):
-            schedule = draw(cell.spec, plan.seed, trial)
+            schedule, _ = guide.next(trial)
+            guide.record(schedule, [])
             faults = "; ".join(
                 f"t={f['at_s']}s {f['kind']} {f['target']}"
                 + (f" {f['side']}" if "side" in f else "")

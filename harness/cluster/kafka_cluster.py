@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Unpack, cast
+from typing import Any, Unpack, cast
 
 import docker
 from confluent_kafka import KafkaError, Producer
@@ -141,6 +141,8 @@ class KafkaCluster(
         # Broker forensics: where brokers' partitions are copied before they rejoin (set by
         # the runner; None: no copies).
         self.segment_capture: SegmentCapture | None = None
+        self.start_record: dict[str, Any] = {}  # cluster.start's fields (rebind repeats them)
+        self.served: list[str] = []  # the cells it ran (rebind): the first, then each reuse
 
     def has(self, capability: AnyCapability) -> bool:
         """NodeControl's: whether every node is built with this capability."""
@@ -154,6 +156,11 @@ class KafkaCluster(
         self.close()
 
     def up(self) -> KafkaCluster:
+        if self._guard is not None:  # reused (rebind): already up, its nodes checked then
+            self.history.append(
+                ev.CLUSTER_READY, run_id=self.run_id, bootstrap=self.bootstrap_servers, reused=True
+            )
+            return self
         disable_ryuk()
         client = docker_client()
         image = require_image(client, self.version)
@@ -170,6 +177,23 @@ class KafkaCluster(
         self.history.append(ev.CLUSTER_READY, run_id=self.run_id, bootstrap=self.bootstrap_servers)
         return self
 
+    def rebind(self, history: History, logs_dir: Path | None, cell: str) -> None:
+        """Hand this running cluster to the next cell (explore's reuse, harness.explore.
+        cluster_pool): its history and logs folder, every node's log cut here, and the
+        cell's history told which cluster it runs on (`cluster.start` again, `reused`: the
+        cells it served before, `first_cell`: the one that started it)."""
+        self.history = history
+        self.logs_dir = logs_dir
+        for node in self.nodes:
+            node.mark_logs()
+        self.served.append(cell)
+        self.history.append(
+            ev.CLUSTER_START,
+            **self.start_record,
+            reused=len(self.served) - 1,
+            first_cell=self.served[0],
+        )
+
     def _create(self, image: str, client: docker.DockerClient) -> None:
         """Network, then every node; on a port taken since it was picked, new ports and again."""
         network = Network(docker_network_kw={"labels": run_labels(self.run_id)})
@@ -177,8 +201,7 @@ class KafkaCluster(
         network.create()
         ports, specs = self._plan()
         cluster_id = new_cluster_id() if self.mode == "kraft" else None
-        self.history.append(
-            "cluster.start",
+        self.start_record = dict(
             run_id=self.run_id,
             mode=self.mode,
             version=self.version,
@@ -194,6 +217,7 @@ class KafkaCluster(
                 else {}
             ),
         )
+        self.history.append(ev.CLUSTER_START, **self.start_record)
         for attempt in range(1, PORT_ATTEMPTS + 1):
             try:
                 self._wired = Wired(image, network, specs, cluster_id)

@@ -11,12 +11,13 @@ spec's own rules, so a trial is an ordinary cell.
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from harness.errors import ConfigError
 from harness.explore.coverage import phase_of
+from harness.faults.cell_view import CellView
 from harness.faults.registry import is_operation
 from harness.spec import Spec, SpecError
 from harness.spec.explore import Role
@@ -67,40 +68,91 @@ def schedule_problems(spec: Spec, faults: list[Entry]) -> list[str]:
     return [f"{key}: {why}" for key, why in spec_problems(trial)]
 
 
-def draw(spec: Spec, seed: int, trial: int) -> Schedule:
+Pair = tuple[str, Role]
+# Picks the (kind, role) of the next slot among those that fit, knowing the schedule's faults
+# so far (harness.explore.guide's least-tried choice; by default a uniform one).
+Choose = Callable[[list[Pair], "list[Drawn]", random.Random], Pair]
+
+
+def uniform(fits: list[Pair], drawn: list[Drawn], rng: random.Random) -> Pair:
+    return rng.choice(fits)
+
+
+@dataclass(frozen=True)
+class Drawer:
+    """What one cell's draws need, worked out once: its base spec (no faults), its view,
+    the pairs it supports and how many entries each makes."""
+
+    spec: Spec
+    base: Spec
+    cell: CellView
+    pairs: list[Pair]
+    sizes: dict[Pair, int]
+
+    @classmethod
+    def of(cls, spec: Spec) -> Drawer:
+        if spec.matrix is not None:
+            raise ConfigError("explore draws for one cell: expand the spec's matrix first")
+        base = with_faults(spec, [])
+        cell = cell_view(base)
+        pairs = drawable_pairs(base, cell)
+        if not pairs:
+            raise SpecError([f"{spec.name}: explore: nothing to draw in this cluster"])
+        sizes = {p: len(role_entries(p[0], p[1], cell, None)) for p in pairs}
+        return cls(spec, base, cell, pairs, sizes)
+
+    def one(
+        self,
+        rng: random.Random,
+        at: float,
+        drawn: list[Drawn],
+        choose: Choose = uniform,
+        duration: float | None = None,
+        pairs: list[Pair] | None = None,
+    ) -> Drawn | None:
+        """One more fault at `at` that fits beside `drawn` (max_faults, the spec's rules, no
+        overlap that would leave it nothing to do); None after MAX_TRIES draws that did not.
+        `duration`: this one (else drawn); `pairs`: only these (else every supported one)."""
+        ex = section(self.spec)
+        used = sum(len(d.entries) for d in drawn)
+        fits = [p for p in pairs or self.pairs if used + self.sizes[p] <= ex.max_faults]
+        for _ in range(MAX_TRIES):
+            if not fits:
+                return None
+            kind, role = choose(fits, drawn, rng)
+            length = duration if duration is not None else _round(rng.uniform(*ex.duration_s))
+            length_or_none = None if is_operation(kind) else length
+            made = role_entries(kind, role, self.cell, rng)
+            entries = tuple(_entry(at, length_or_none, e) for e in made)
+            one = Drawn(kind, role, phase_of(at, self.spec.producer.planned_duration_s), entries)
+            if self.fits([*drawn, one]):
+                return one
+        return None
+
+    def fits(self, drawn: list[Drawn]) -> bool:
+        """Whether these faults make a runnable cell (the spec's rules, no dead overlap)."""
+        faults = [e for d in drawn for e in d.entries]
+        return not _overlaps(faults) and not schedule_problems(self.base, faults)
+
+
+def draw(spec: Spec, seed: int, trial: int, choose: Choose = uniform) -> Schedule:
     """Trial `trial`'s schedule for this cell's spec (a matrix cell's: no `matrix:`)."""
-    if spec.matrix is not None:
-        raise ConfigError("explore draws for one cell: expand the spec's matrix first")
-    ex = section(spec)
-    base = with_faults(spec, [])
-    cell = cell_view(base)
-    pairs = drawable_pairs(base, cell)
-    if not pairs:
-        raise SpecError([f"{spec.name}: explore: nothing to draw in this cluster"])
-    sizes = {p: len(role_entries(p[0], p[1], cell, None)) for p in pairs}
-    start, end = fault_window(spec)
-    workload_s = spec.producer.planned_duration_s
-    rng = random.Random(f"explore:{seed}:{trial}")
+    return fresh(Drawer.of(spec), random.Random(f"explore:{seed}:{trial}"), trial, choose)
+
+
+def fresh(drawer: Drawer, rng: random.Random, trial: int, choose: Choose = uniform) -> Schedule:
+    """A schedule drawn from nothing: 1..max_faults faults, the first inside the quiet
+    periods, each next one a gap after the last."""
+    ex = section(drawer.spec)
+    start, end = fault_window(drawer.spec)
     wanted = rng.randint(1, ex.max_faults)
     at = _round(rng.uniform(start, min(end, start + ex.gap_s[1])))
     drawn: list[Drawn] = []
-    used = 0
     while len(drawn) < wanted and at <= end:
-        fits = [p for p in pairs if used + sizes[p] <= ex.max_faults]
-        if not fits:
-            break
-        for _ in range(MAX_TRIES):
-            kind, role = rng.choice(fits)
-            duration = None if is_operation(kind) else _round(rng.uniform(*ex.duration_s))
-            entries = tuple(_entry(at, duration, e) for e in role_entries(kind, role, cell, rng))
-            one = Drawn(kind, role, phase_of(at, workload_s), entries)
-            faults = [e for d in (*drawn, one) for e in d.entries]
-            if not _overlaps(faults) and not schedule_problems(base, faults):
-                drawn.append(one)
-                used += len(entries)
-                break
-        else:
+        one = drawer.one(rng, at, drawn, choose)
+        if one is None:
             break  # MAX_TRIES draws for this slot broke a rule: the schedule ends here
+        drawn.append(one)
         at = _round(at + rng.uniform(*ex.gap_s))
     return Schedule(trial, tuple(drawn))
 
@@ -114,7 +166,8 @@ def schedules(spec: Spec, seed: int, first: int = 0) -> Iterator[Schedule]:
 
 
 SYMBOLIC = (CONTROLLER, LEADER_OF)  # targets resolved when the fault fires
-DOWN = ("kill", "stop")  # kinds that leave their node not running until they heal
+DOWN = ("kill", "stop", "power-loss")  # kinds that leave their node down until they heal
+SITE = "all"  # every Kafka node: may be any node
 
 
 def _overlaps(faults: list[Entry]) -> bool:
@@ -135,7 +188,9 @@ def _overlaps(faults: list[Entry]) -> bool:
                 continue
             if t == target:
                 return True
-            maybe_same = t.startswith(SYMBOLIC) or target.startswith(SYMBOLIC)
+            maybe_same = (
+                t.startswith(SYMBOLIC) or target.startswith(SYMBOLIC) or SITE in (t, target)
+            )
             down_first = k in DOWN or (kind in DOWN and s == start)  # at once: either order
             if maybe_same and (k == kind or down_first):
                 return True

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from harness.explore.budget import Budget
 from harness.explore.coverage import coverage_table
-from harness.explore.generator import draw, schedule_problems
+from harness.explore.generator import schedule_problems
+from harness.explore.guide import Drawing, Guide
 from harness.explore.oracle import failed_properties
 from harness.explore.repro import Found, write_repro
 from harness.explore.shrink import Shrinker
@@ -28,6 +29,7 @@ from harness.explore.summary import (
     ShrunkRecord,
     TrialRecord,
     ViolationRecord,
+    coverage_curve,
 )
 from harness.spec import Cell
 from harness.spec.explore_roles import Entry, simpler_targets
@@ -44,6 +46,7 @@ class TrialRun:
     folder: str | None = None
     error: str | None = None
     reached: tuple[str, ...] = ()  # the "sometimes" states its folder shows (explore.states)
+    injected: int | None = None  # faults its history shows injected (None: no history read)
 
 
 RunTrial = Callable[[Cell, list[Entry], str], TrialRun]  # (cell, faults, label)
@@ -60,15 +63,17 @@ class Search:
     need: int = 2
     max_trials: int | None = None  # drawn schedules at most (None: until the budget is spent)
     on_trial: Callable[[TrialRecord], None] = lambda record: None
+    drawing: Drawing = "guided"  # harness.explore.guide; "random": the uniform baseline
 
     def explore(self, summary: ExploreSummary) -> ExploreSummary:
         """Fill `summary` (spec, seed, started and budget already set) with what was found."""
-        shrunk: set[str] = set()
+        shrunk: dict[str, ViolationRecord] = {}  # each property's first violation, shrunk
         tried: list[tuple[str, str, str]] = []
+        guides = {c.id: Guide(c.spec, self.seed, self.drawing) for c in self.cells}
         trial = 0
         while not self.budget.exhausted() and (self.max_trials is None or trial < self.max_trials):
             cell = self.cells[trial % len(self.cells)]
-            schedule = draw(cell.spec, self.seed, trial)
+            schedule, origin = guides[cell.id].next(trial)
             result = self.run(cell, schedule.faults, f"trial-{trial:03d}")
             self.budget.spend()
             tried += schedule.tried()
@@ -82,21 +87,34 @@ class Search:
                 folder=result.folder,
                 error=result.error,
                 reached=list(result.reached),
+                injected=result.injected,
+                origin=origin,
+                new_states=guides[cell.id].record(schedule, result.reached),
+                cells_spent=self.budget.spent,
             )
             summary.trials.append(record)
             self.on_trial(record)
             for prop in props:
+                if prop in shrunk:  # shrunk once: a later trial only says it again
+                    shrunk[prop].seen_again.append(trial)
+                    continue
                 violation = ViolationRecord(
                     property=prop, trial=trial, cell=cell.id, original=schedule.faults
                 )
-                if prop not in shrunk and not self.budget.exhausted():
-                    shrunk.add(prop)
+                if not self.budget.exhausted():
                     violation.shrunk = self._shrink(cell, trial, prop, schedule.faults)
-                summary.violations.append(violation)
+                shrunk[prop] = violation
+                confirmed = violation.shrunk is not None and violation.shrunk.file is not None
+                (summary.violations if confirmed else summary.unconfirmed).append(violation)
             trial += 1
         summary.coverage = [CoverageRow.model_validate(r) for r in coverage_table(tried)]
         summary.reached = first_reached([(t.trial, t.reached) for t in summary.trials])
-        summary.budget = {**self.budget.describe(), "max_trials": self.max_trials}
+        summary.curve = coverage_curve(summary.trials)
+        summary.budget = {
+            **self.budget.describe(),
+            "max_trials": self.max_trials,
+            "drawing": self.drawing,
+        }
         return summary
 
     def _shrink(self, cell: Cell, trial: int, prop: str, faults: list[Entry]) -> ShrunkRecord:

@@ -29,6 +29,16 @@ class TrialRecord(_Model):
     folder: str | None = None  # its run folder (None: it did not run)
     error: str | None = None
     reached: list[str] = []  # the "sometimes" states its cell folder shows (explore.states)
+    new_states: list[str] = []  # of which no trial of its cell had reached before
+    injected: int | None = None  # faults its history shows injected (None: not read)
+    origin: str = "fresh"  # drawn afresh, or "<mutation> of trial <n>" (harness.explore.guide)
+    cells_spent: int | None = None  # the budget's cells spent once it ran (shrinks included)
+
+    @property
+    def counted(self) -> bool:
+        """A trial counts when it injected a fault (or its history was not read): one that
+        had faults and injected none tested nothing."""
+        return not (self.faults and self.injected == 0)
 
 
 class ShrunkRecord(_Model):
@@ -45,6 +55,7 @@ class ViolationRecord(_Model):
     cell: str
     original: list[dict[str, Any]]
     shrunk: ShrunkRecord | None = None  # None: the budget ended before shrinking began
+    seen_again: list[int] = []  # later trials that violated the same property
 
 
 class CoverageRow(_Model):
@@ -52,6 +63,12 @@ class CoverageRow(_Model):
     role: str
     phase: str
     trials: int
+
+
+class CurvePoint(_Model):
+    trial: int
+    cells_spent: int | None  # the budget spent by then (trials and shrinks)
+    states: int  # distinct states reached by the counted trials up to this one
 
 
 class ExploreSummary(_Model):
@@ -63,20 +80,39 @@ class ExploreSummary(_Model):
     need: int  # of which must violate for it to be kept
     budget: dict[str, Any]
     trials: list[TrialRecord] = []
+    # Violations whose shrunk schedule reproduced (`shrunk.reproduced` k/n, need of k) ...
     violations: list[ViolationRecord] = []
+    # ... and those whose shrink was not confirmed or never ran (budget): seen once, not shown.
+    unconfirmed: list[ViolationRecord] = []
     coverage: list[CoverageRow] = []
     # "sometimes" states (harness.explore.states.STATES: ISR at min.insync.replicas, a
     # leaderless partition...): each with the first trial that reached it, None: never.
     reached: dict[str, int | None] = {}
+    # The coverage curve: after each counted trial, the distinct states reached so far.
+    curve: list[CurvePoint] = []
 
     @property
     def verdict(self) -> str:
-        """fail with a violation, pass when every trial passed, else unknown."""
+        """fail with a confirmed violation; unknown with an unconfirmed one; pass when every
+        counted trial passed (and there was one); else unknown."""
         if self.violations:
             return "fail"
-        return (
-            "pass" if self.trials and all(t.verdict == "pass" for t in self.trials) else "unknown"
-        )
+        counted = [t for t in self.trials if t.counted]
+        if self.unconfirmed or not counted:
+            return "unknown"
+        return "pass" if all(t.verdict == "pass" for t in counted) else "unknown"
+
+
+def coverage_curve(trials: list[TrialRecord]) -> list[CurvePoint]:
+    """States reached against trials (Antithesis' coverage over time), counted trials only."""
+    seen: set[str] = set()
+    out: list[CurvePoint] = []
+    for t in trials:
+        if not t.counted:
+            continue
+        seen |= set(t.reached)
+        out.append(CurvePoint(trial=t.trial, cells_spent=t.cells_spent, states=len(seen)))
+    return out
 
 
 def write_summary(folder: Path, summary: ExploreSummary) -> Path:

@@ -11,15 +11,28 @@ from pathlib import Path
 from typing import Any
 
 from harness.experiment import Plan, run_plan
+from harness.explore.cluster_pool import ClusterPool
 from harness.explore.generator import with_faults
 from harness.explore.search import RunTrial, TrialRun
 from harness.explore.states import cell_states
 from harness.nemesis.schedule import plan_faults
+from harness.results import events as ev
+from harness.results.history_reader import read_jsonl
 from harness.results.layout import RunPaths
+from harness.runner.cell_runner import Parts
 from harness.runner.status import Reporter
 from harness.spec import Cell
 from harness.spec.explore_roles import Entry
 from harness.verdict.run_verify import SparkChecks
+
+
+def injected_faults(history: Path) -> int | None:
+    """How many faults the cell's history shows injected (None: it cannot be read)."""
+    try:
+        events = read_jsonl(history)[0]
+    except Exception:  # a history that cannot be read says nothing, either way
+        return None
+    return sum(1 for e in events if e.get("kind") in (ev.FAULT_INJECT, ev.CONSUMER_CRASH))
 
 
 def plan_runner(
@@ -29,18 +42,31 @@ def plan_runner(
     report: Reporter,
     checks: SparkChecks | None,
     on_cell_done: Callable[[dict[str, Any]], None] = lambda summary: None,
+    pool: ClusterPool | None = None,
 ) -> RunTrial:
     """A RunTrial that runs each schedule under `out/<label>/` with the explore seed; a
-    cell that breaks is `unknown` (its error kept), never a violation."""
+    cell that breaks is `unknown` (its error kept), never a violation. With a `pool`, a
+    trial runs on the cluster the one before left when it may (harness.explore.cluster_pool)."""
 
     def run(cell: Cell, faults: list[Entry], label: str) -> TrialRun:
         spec = with_faults(cell.spec, faults)
         one = Cell(cell.id, cell.params, spec)
         plan = Plan(spec_path, spec, seed, True, [one], {one.id: plan_faults(one, seed)})
         folder = out / label
+        parts = None if pool is None else Parts(cluster=pool.factory(spec, label))
         try:
             folder.mkdir(parents=True, exist_ok=True)
-            run_dir, _, _ = run_plan(plan, folder, report, on_cell_done, checks=checks)
+            run_dir, _, kept = run_plan(
+                plan,
+                folder,
+                report,
+                on_cell_done,
+                keep_cluster=pool is not None and pool.enabled,
+                checks=checks,
+                parts=parts,
+            )
+            if pool is not None:
+                pool.keep(kept, faults, label)
             cell_dir = RunPaths(run_dir).cell(one.id)
             summary = json.loads(cell_dir.summary.read_text())
         except Exception as exc:  # one trial lost, not the exploration
@@ -52,6 +78,7 @@ def plan_runner(
             str(summary.get("verdict", "unknown")),
             str(run_dir),
             reached=tuple(cell_states(cell_dir.root)),
+            injected=injected_faults(cell_dir.history),
         )
 
     return run

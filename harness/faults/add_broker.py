@@ -11,7 +11,8 @@ from typing import ClassVar
 
 from harness.errors import FaultError
 from harness.faults.control import ChaosTarget, NodeRef, Operable
-from harness.faults.kind import FaultKind, OperationTimeout, TargetStyle
+from harness.faults.drawing import Drawing
+from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
 
 
@@ -19,10 +20,26 @@ class AddBroker(FaultKind):
     """`{kind: add-broker}` (the next spare) or `{kind: add-broker, target: broker:5}`."""
 
     name: ClassVar[str] = "add-broker"
+    changes_cluster: ClassVar[bool] = True  # a member more
+    # The next spare broker (target `random`), no options; the rules want spares.
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("cluster",))
     target_style: ClassVar[TargetStyle] = "spare"
     operation: ClassVar[bool] = True
 
     timeout_s: OperationTimeout = None
+
+    def rules(self, cell: CellView) -> list[Problem]:
+        spares = len(cell.spares)
+        before = sum(1 for at_s, kind in cell.planned if kind == self.kind and at_s <= self.at_s)
+        if spares and before > spares:
+            return [
+                (
+                    "kind",
+                    f"no spare broker left for this add-broker: {before} planned by at_s "
+                    f"{self.at_s:g}, cluster.spare_brokers is {spares}",
+                )
+            ]
+        return []
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> AddBrokerFault:
         return AddBrokerFault(cluster, target, self)

@@ -19,6 +19,7 @@ from typing import ClassVar
 from harness.common.waiting import wait_until
 from harness.errors import FaultError, HarnessError
 from harness.faults.control import ChaosTarget, Node, NodeRef, QuorumControl
+from harness.faults.drawing import Drawing
 from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
 from harness.nodes.dynamic_quorum import QuorumStatus, add_controller_argv, gist
@@ -31,6 +32,9 @@ class AddController(FaultKind):
     """`{kind: add-controller}` (the next spare) or `{kind: add-controller, target: broker:104}`."""
 
     name: ClassVar[str] = "add-controller"
+    changes_cluster: ClassVar[bool] = True  # a voter more
+    # The next spare controller (target `random`), no options; the rules want spares.
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("cluster",))
     target_style: ClassVar[TargetStyle] = "spare"
     operation: ClassVar[bool] = True
     modes: ClassVar[tuple[Mode, ...]] = ("kraft",)

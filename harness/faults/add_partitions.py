@@ -8,13 +8,15 @@ The heal records topic, before and after (partition counts), completed and elaps
 
 from __future__ import annotations
 
-from typing import ClassVar
+import random
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from harness.common.spec_base import MAX_PARTITIONS
 from harness.errors import FaultError
 from harness.faults.control import ChaosTarget, NodeRef, Operable
+from harness.faults.drawing import Drawing, whole
 from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
 from harness.faults.reassign import parse_topic_target, require_topic
@@ -24,11 +26,23 @@ class AddPartitions(FaultKind):
     """`{kind: add-partitions, count: 9}`: the workload's topic grows to `count` partitions."""
 
     name: ClassVar[str] = "add-partitions"
+    # The spec's topic grown (drawn_target: its name).
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("cluster",))
     target_style: ClassVar[TargetStyle] = "topic"
     operation: ClassVar[bool] = True
 
     count: int | None = Field(default=None, ge=1, le=MAX_PARTITIONS)  # the new partition count
     timeout_s: OperationTimeout = None
+
+    @classmethod
+    def drawn_target(cls, rng: random.Random | None, cell: CellView) -> str:
+        """The spec's topic."""
+        return cell.topic
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """count: topic.partitions + 1 to + 3 (at most MAX_PARTITIONS)."""
+        return {"count": min(MAX_PARTITIONS, cell.partitions + whole(rng, 1, 3))}
 
     def rules(self, cell: CellView) -> list[Problem]:
         if self.count is None:

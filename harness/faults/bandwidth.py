@@ -8,13 +8,15 @@ writes to one broker. Toxiproxy counts in KB/s: the cap is rate_kbit / 8, at lea
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing, spread
 from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
-from harness.faults.link_rules import scope_problems
+from harness.faults.link_rules import drawn_scope, scope_problems
 from harness.faults.links import LinkFault, Scope
 from harness.nodes.capabilities import LinkProxies
 
@@ -51,11 +53,19 @@ class Bandwidth(FaultKind):
     """`{kind: bandwidth, target: ..., rate_kbit: 800, scope: replication}`."""
 
     name: ClassVar[str] = "bandwidth"
+    drawing: ClassVar[Drawing | None] = Drawing()
     zookeeper_target: ClassVar[bool] = True
     needs: ClassVar[Needs] = (LinkProxies,)
 
     rate_kbit: int | None = Field(default=None, ge=MIN_RATE_KBIT, le=MAX_RATE_KBIT)
     scope: Scope | None = None  # all (default), clients, replication, controller
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """rate_kbit: 64-8000, log-uniform (8 KB/s to 1 MB/s per connection: around the
+        default producer's 500 records/s of 100 bytes, ~400 kbit/s); scope: clients,
+        replication, controller or all (harness.faults.link_rules.drawn_scope)."""
+        return {"rate_kbit": spread(rng, 64, 8000), "scope": drawn_scope(rng, cell)}
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []

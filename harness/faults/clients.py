@@ -8,6 +8,7 @@ from harness.errors import ConfigError
 from harness.faults import iptables
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import FaultKind, required
 
 
@@ -36,6 +37,7 @@ class CutClients(FaultKind):
     """`{kind: cut-clients, target: ...}`: a broker's client listener drops every packet."""
 
     name: ClassVar[str] = "cut-clients"
+    drawing: ClassVar[Drawing | None] = Drawing()
     broker_only: ClassVar[bool] = True
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:

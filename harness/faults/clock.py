@@ -17,6 +17,7 @@ a member restarted during the skew comes back skewed too.
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 from typing import Any, ClassVar
@@ -29,6 +30,7 @@ from harness.faults import target_rules
 from harness.faults.base import Fault, NodeFault
 from harness.faults.consumer import CONSUMER_TARGET, consumer_target_problem
 from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
+from harness.faults.drawing import NODE_ROLES, Drawing, pick
 from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
 from harness.faults.producer import PRODUCER_TARGET
 from harness.faults.stage import Stage
@@ -37,6 +39,9 @@ from harness.nodes.capabilities import FakeClock
 MAX_OFFSET_S = 10 * 365 * 86_400  # ten years either way
 NODE_OFFSET_FILE = "/var/lib/kafka-chaos-clock/offset"  # inside a node (clock-entrypoint.sh)
 SPARK_SETS = re.compile(r"consumer:spark\d*/")
+# A drawn skew's size (either way): past the clients' timeouts, up to a day, never past
+# retention.ms (7 days by default), where a skew deletes segments by time.
+DRAWN_OFFSETS_S = (5, 30, 300, 3600, 86_400)
 
 
 def level_of(offset_s: float) -> str:
@@ -114,11 +119,31 @@ class ClockSkew(FaultKind):
     """`{kind: clock-skew, target: leader-of:chaos/0, offset_s: 3600, duration_s: 30}`."""
 
     name: ClassVar[str] = "clock-skew"
+    # A node (a broker, a few, the leader, the controller) or a client process.
+    drawing: ClassVar[Drawing | None] = Drawing(roles=(*NODE_ROLES, "client"))
     needs: ClassVar[Needs] = (FakeClock,)  # the skewed node's or process's
 
     offset_s: float | None = Field(
         default=None, ge=-MAX_OFFSET_S, le=MAX_OFFSET_S, allow_inf_nan=False
     )  # seconds added to the wall clock (negative: behind; 0: a control cell)
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """offset_s: 5, 30, 300, 3600 or 86400 s, ahead or behind (+5 s for a probe)."""
+        return {"offset_s": pick(rng, (1, -1)) * pick(rng, DRAWN_OFFSETS_S)}
+
+    @classmethod
+    def drawn_target(cls, rng: random.Random | None, cell: CellView) -> str:
+        """`client`: the producer (not a Java one: it keeps its schedule by the wall clock) or
+        a member of any consumer set but a Spark one, each process as likely."""
+        processes = [] if cell.producer_client == "java" else [PRODUCER_TARGET]
+        processes += [
+            f"consumer:{name}/{i}"
+            for name, members in cell.member_counts.items()
+            for i in range(members)
+            if not SPARK_SETS.match(f"consumer:{name}/")
+        ]
+        return pick(rng, processes) if processes else PRODUCER_TARGET
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []

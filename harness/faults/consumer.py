@@ -13,6 +13,7 @@ import re
 from typing import Any, ClassVar
 
 from harness.faults.control import NodeRef
+from harness.faults.drawing import Drawing, pick
 from harness.faults.kind import CellView, FaultKind, Plays, Problem
 from harness.faults.stage import ConsumerControl, Stage
 from harness.results.events import PIPELINE_SET
@@ -25,6 +26,7 @@ class ConsumerCrash(FaultKind):
 
     name: ClassVar[str] = "consumer-crash"
     plays: ClassVar[Plays] = "consumer"
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("client",))
 
     def problems(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = [(k, f"{self.kind} takes no {k}") for k in self.options_set()]
@@ -33,6 +35,12 @@ class ConsumerCrash(FaultKind):
 
     def target_problem(self, cell: CellView) -> str | None:
         return consumer_target_problem(cell, self.target)
+
+    @classmethod
+    def drawn_target(cls, rng: random.Random | None, cell: CellView) -> str:
+        """`client`: a member of any consumer set but the pipeline (pipeline-crash's), each
+        member as likely: consumer:<set>/<i>."""
+        return pick(rng, _members(cell, pipeline=False) or [NO_MEMBER])
 
     def process_target(self) -> str:
         return self.target
@@ -81,6 +89,7 @@ class PipelineCrash(ConsumerCrash):
     """`{kind: pipeline-crash, target: consumer:pipeline/0}` (random: a pipeline member)."""
 
     name: ClassVar[str] = "pipeline-crash"
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("client",))
 
     def target_problem(self, cell: CellView) -> str | None:
         text = self.target
@@ -90,11 +99,31 @@ class PipelineCrash(ConsumerCrash):
             return f"expected consumer:{PIPELINE_SET}/<member index> or random (got {text!r})"
         return consumer_target_problem(cell, text)
 
+    @classmethod
+    def drawn_target(cls, rng: random.Random | None, cell: CellView) -> str:
+        """`client`: a member of the pipeline, each as likely: consumer:pipeline/<i>."""
+        return pick(rng, _members(cell, pipeline=True) or [NO_MEMBER])
+
     def plan_target(self, cell: CellView, rng: random.Random) -> str:
         """`random`: one of the pipeline's members."""
         if self.target == "random" and cell.has_pipeline:
             return f"consumer:{PIPELINE_SET}/{rng.randrange(cell.member_counts[PIPELINE_SET])}"
         return super().plan_target(cell, rng)
+
+
+# A drawn target when the cell has no member to crash: its rules refuse it, so explore does not
+# draw the kind there (`random` would pass them and find no member when planned).
+NO_MEMBER = "consumer:none"
+
+
+def _members(cell: CellView, pipeline: bool) -> list[str]:
+    """consumer:<set>/<i> of every member of the pipeline's set, or of every other set."""
+    return [
+        f"consumer:{name}/{i}"
+        for name, members in cell.member_counts.items()
+        if (name == PIPELINE_SET) == pipeline
+        for i in range(members)
+    ]
 
 
 def consumer_target_problem(cell: CellView, text: str) -> str | None:

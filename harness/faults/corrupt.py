@@ -23,6 +23,7 @@ from pydantic import Field
 from harness.errors import FaultError
 from harness.faults.base import NodeFault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing, pick, whole
 from harness.faults.kind import CellView, FaultKind, Problem, required
 from harness.faults.power_loss import recovery_counts
 from harness.results.events import FAULT_DISCARDED
@@ -124,11 +125,23 @@ class Corrupt(FaultKind):
     duration_s: 10}`: the broker down, its newest segment of the partition damaged; back at heal."""
 
     name: ClassVar[str] = "corrupt"
+    changes_cluster: ClassVar[bool] = True  # a damaged segment stays on disk
+    # Only a partition's leader: its target names the partition (leader-of:<topic>/<p>), and
+    # the broker surely holds a segment of it (a broker:<id> may be no replica of it).
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("leader",))
     broker_only: ClassVar[bool] = True
 
     partition: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]+/\d+$")  # topic/p
     mode: Mode | None = None  # default bitflip
     bytes: int | None = Field(default=None, ge=1, le=MAX_BYTES)  # default 1
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """mode: bitflip (bytes 1-16, among the segment's last 4 KiB) or truncate (bytes
+        1-8192 off its end); the partition is the one the leader-of target names."""
+        mode = pick(rng, ("bitflip", "truncate"))
+        high = 16 if mode == "bitflip" else 8192
+        return {"mode": mode, "bytes": whole(rng, 1, high)}
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []

@@ -16,6 +16,7 @@ from typing import ClassVar, Protocol
 
 from harness.errors import FaultError
 from harness.faults.control import ChaosTarget, NodeRef, Operable
+from harness.faults.drawing import Drawing
 from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem
 from harness.faults.operation import Operation
 from harness.faults.reassignment import reassign_and_wait
@@ -136,6 +137,9 @@ class Decommission(FaultKind):
     """`{kind: decommission, target: broker:1}`: every replica moved off, then the broker retired."""
 
     name: ClassVar[str] = "decommission"
+    changes_cluster: ClassVar[bool] = True  # a member less
+    # One broker, no options (a cell with fewer brokers than its largest RF + 1: its rules).
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("one",))
     operation: ClassVar[bool] = True
     broker_only: ClassVar[bool] = True
 

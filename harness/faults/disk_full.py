@@ -20,6 +20,7 @@ fault's doing) is left to that fault: the heal only frees the space (`down_at_in
 from __future__ import annotations
 
 import contextlib
+import random
 import re
 from typing import Any, ClassVar
 
@@ -27,6 +28,7 @@ from pydantic import Field
 
 from harness.faults.base import NodeFault
 from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.drawing import Drawing, pick
 from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
 from harness.nodes.capabilities import LogDirs
 from harness.nodes.topology import MAX_LOG_DIRS
@@ -123,10 +125,20 @@ class DiskFull(FaultKind):
     """`{kind: disk-full, target: leader-of:chaos/0, log_dir: 0, duration_s: 20}`."""
 
     name: ClassVar[str] = "disk-full"
+    changes_cluster: ClassVar[bool] = True  # its log directories were filled (and sized)
+    drawing: ClassVar[Drawing | None] = Drawing()
     broker_only: ClassVar[bool] = True
     needs: ClassVar[Needs] = (LogDirs,)  # sized: never the machine's disk
 
     log_dir: int | None = Field(default=None, ge=0, le=MAX_LOG_DIRS - 1)  # default: all of them
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """log_dir: unset (every log directory) or, with cluster.log_dirs > 1, one index of
+        0..log_dirs-1, each as likely."""
+        choices: list[int | None] = [None, *range(cell.log_dirs)] if cell.log_dirs > 1 else [None]
+        log_dir = pick(rng, choices)
+        return {} if log_dir is None else {"log_dir": log_dir}
 
     def rules(self, cell: CellView) -> list[Problem]:
         if self.log_dir is not None and self.log_dir >= cell.log_dirs:

@@ -19,6 +19,7 @@ from typing import Any, ClassVar
 from harness.errors import ConfigError, FaultError
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import CellView, FaultKind, Problem, required
 from harness.nodes.topology import CONTROLLER_ID_BASE
 
@@ -100,9 +101,14 @@ class Kill(FaultKind):
     """`{kind: kill, target: ..., wipe: true}`: SIGKILL, back at heal (with wipe: on an empty disk)."""
 
     name: ClassVar[str] = "kill"
+    drawing: ClassVar[Drawing | None] = Drawing()
     zookeeper_target: ClassVar[bool] = True
 
     wipe: bool | None = None  # the broker returns with empty log directories
+
+    def leaves_changed(self) -> bool:
+        """A wiped broker came back on a new disk."""
+        return bool(self.wipe)
 
     def rules(self, cell: CellView) -> list[Problem]:
         """wipe empties a broker's log directories: only a broker that holds no controller state."""

@@ -22,6 +22,7 @@ from harness.faults import target_rules
 from harness.faults.base import Fault
 from harness.faults.cell_view import CellView as CellView  # re-exported: docs/adding-a-fault.md
 from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.stage import Act, Stage
 from harness.faults.targets import with_group
 from harness.nodes.capabilities import AnyCapability
@@ -90,6 +91,9 @@ class FaultKind(StrictModel):
     zookeeper_target: ClassVar[bool] = False  # may target ZooKeeper (mode zookeeper)
     needs: ClassVar[Needs] = ()  # capabilities its target is built with (the spec turns them on)
     own_options: ClassVar[tuple[str, ...]] = ()  # set from the fields the kind declares
+    drawing: ClassVar[Drawing | None] = None  # how explore draws it (None: never drawn)
+    # Explore runs the next trial on a fresh cluster after it (harness.explore.cluster_pool).
+    changes_cluster: ClassVar[bool] = False  # leaves members, versions or disks changed
 
     at_s: float = Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)
     kind: str
@@ -177,6 +181,22 @@ class FaultKind(StrictModel):
     def process_target(self) -> str | None:
         """The client process it acts on (producer, consumer:<set>/<i>); None: the cluster."""
         return None
+
+    def leaves_changed(self) -> bool:
+        """Whether the cluster differs from a fresh one after this fault healed."""
+        return self.changes_cluster
+
+    # --- how explore draws it (harness.faults.drawing) -------------------------------------
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """A drawn entry's options, each from the range the kind documents (docs/exploring.md);
+        rng None: a probe's, the mildest value of each. {}: none (the defaults)."""
+        return {}
+
+    @classmethod
+    def drawn_target(cls, rng: random.Random | None, cell: CellView) -> str:
+        """The target of an entry drawn on the `client` or `cluster` role (a probe: the first)."""
+        return "random"
 
     # --- how the nemesis plays it (harness.faults.stage: one protocol for every kind) ------
     def plan_target(self, cell: CellView, rng: random.Random) -> str:

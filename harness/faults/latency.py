@@ -7,13 +7,15 @@ from when it arrived, so pipelined requests are delayed, not throttled.
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
 from pydantic import Field
 
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing, spread, whole
 from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
-from harness.faults.link_rules import scope_problems
+from harness.faults.link_rules import drawn_scope, scope_problems
 from harness.faults.links import LinkFault, Scope, split
 from harness.nodes.capabilities import LinkProxies
 
@@ -53,6 +55,7 @@ class Latency(FaultKind):
     """`{kind: latency, target: ..., delay_ms: 200, jitter_ms: 50, scope: clients}`."""
 
     name: ClassVar[str] = "latency"
+    drawing: ClassVar[Drawing | None] = Drawing()
     zookeeper_target: ClassVar[bool] = True
     needs: ClassVar[Needs] = (LinkProxies,)
 
@@ -61,6 +64,18 @@ class Latency(FaultKind):
     )  # added per round trip (0: a control cell)
     jitter_ms: int | None = Field(default=None, ge=0, le=MAX_DELAY_MS)  # ± around it
     scope: Scope | None = None  # all (default), clients, replication, controller
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """delay_ms: 100-3000, log-uniform (past KRaft's 2 s fetch and heartbeat timeouts,
+        below the clients' 30 s request timeout); jitter_ms: 0 to half the delay; scope:
+        clients, replication, controller or all (harness.faults.link_rules.drawn_scope)."""
+        delay = spread(rng, 100, 3000)
+        return {
+            "delay_ms": delay,
+            "jitter_ms": whole(rng, 0, delay // 2),
+            "scope": drawn_scope(rng, cell),
+        }
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []

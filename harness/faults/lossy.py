@@ -8,6 +8,7 @@ how many packets were seen and how many dropped before the chain goes.
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar, Literal
 
 from pydantic import Field
@@ -16,6 +17,7 @@ from harness.errors import ConfigError, FaultError
 from harness.faults import iptables
 from harness.faults.base import NodeFault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing, between, pick
 from harness.faults.kind import CellView, FaultKind, Problem, required
 from harness.faults.links import Scope
 
@@ -92,10 +94,20 @@ class Lossy(FaultKind):
     """`{kind: lossy, target: ..., loss: 0.3, scope: replication}`."""
 
     name: ClassVar[str] = "lossy"
+    drawing: ClassVar[Drawing | None] = Drawing()
     broker_only: ClassVar[bool] = True
 
     loss: float | None = Field(default=None, gt=0, le=1, allow_inf_nan=False)  # packets dropped
     scope: Scope | None = None  # all links, only between brokers, only to clients
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """loss: 0.05-0.5 of the packets; scope: clients, replication (two brokers or more)
+        or all."""
+        scopes: list[LossScope] = ["clients", "replication", "all"]
+        if len(cell.brokers) < 2:
+            scopes.remove("replication")
+        return {"loss": between(rng, 0.05, 0.5, digits=2), "scope": pick(rng, scopes)}
 
     def rules(self, cell: CellView) -> list[Problem]:
         if self.scope == "controller":

@@ -106,6 +106,7 @@ class MigrateToKraft(FaultKind):
     """`{kind: migrate-to-kraft, timeout_s: 300}`: a ZooKeeper cluster migrated to KRaft."""
 
     name: ClassVar[str] = "migrate-to-kraft"
+    changes_cluster: ClassVar[bool] = True  # another mode
     target_style: ClassVar[TargetStyle] = "none"
     operation: ClassVar[bool] = True
     modes: ClassVar[tuple[Mode, ...]] = ("zookeeper",)

@@ -14,6 +14,7 @@ from harness.errors import ConfigError, FaultError
 from harness.faults import iptables
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import FaultKind, Mode, required
 
 
@@ -137,6 +138,7 @@ class Isolate(FaultKind):
     """`{kind: isolate, target: ...}` (also `partition`): one node cut off from every other."""
 
     name: ClassVar[str] = "isolate"
+    drawing: ClassVar[Drawing | None] = Drawing()
     aliases: ClassVar[tuple[str, ...]] = ("partition",)
     zookeeper_target: ClassVar[bool] = True
 
@@ -148,6 +150,7 @@ class CutReplication(FaultKind):
     """`{kind: cut-replication, target: ...}`: one broker cut off from the other brokers."""
 
     name: ClassVar[str] = "cut-replication"
+    drawing: ClassVar[Drawing | None] = Drawing()
     broker_only: ClassVar[bool] = True
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:
@@ -158,6 +161,7 @@ class CutZookeeper(FaultKind):
     """`{kind: cut-zookeeper, target: ...}`: one broker cut off from ZooKeeper."""
 
     name: ClassVar[str] = "cut-zookeeper"
+    drawing: ClassVar[Drawing | None] = Drawing()
     modes: ClassVar[tuple[Mode, ...]] = ("zookeeper",)
     broker_only: ClassVar[bool] = True
 

@@ -6,6 +6,7 @@ from typing import Any, ClassVar
 
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import FaultKind, required
 
 
@@ -37,6 +38,7 @@ class Pause(FaultKind):
     """`{kind: pause, target: ...}`: frozen at at_s, thawed at heal."""
 
     name: ClassVar[str] = "pause"
+    drawing: ClassVar[Drawing | None] = Drawing()
     zookeeper_target: ClassVar[bool] = True
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:

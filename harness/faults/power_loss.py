@@ -25,6 +25,7 @@ lines after the restart.
 from __future__ import annotations
 
 import json
+import random
 import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar, Literal
@@ -35,6 +36,7 @@ from harness.common.spec_base import MAX_SECONDS
 from harness.errors import ConfigError, FaultError
 from harness.faults.base import Fault, bring_back
 from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
+from harness.faults.drawing import Drawing, between, pick
 from harness.faults.kind import CellView, FaultKind, Problem
 from harness.nodes.capabilities.power_loss_fs import CONTROL, PLFS_DIR, STATE_DIR, PowerLossFs
 from harness.results.events import CLUSTER_READY, FAULT_DISCARDED, PHASE, PHASE_WORKLOAD
@@ -188,12 +190,23 @@ class PowerLoss(FaultKind):
     fsynced; back at heal."""
 
     name: ClassVar[str] = "power-loss"
+    changes_cluster: ClassVar[bool] = True  # its disks lose what was never fsynced
+    # A node, the leader, the active controller, or the whole site at one instant.
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("one", "leader", "controller", "all"))
     needs: ClassVar[tuple[type[PowerLossFs], ...]] = (PowerLossFs,)
 
     # What the kernel writes back by itself after this long survives (None: only fsynced data).
     writeback_s: float | None = Field(default=None, ge=0, le=MAX_SECONDS, allow_inf_nan=False)
     # What a file's unsynced growth becomes: cut off (drop; None), or its size kept as zeros.
     unsynced_tail: Literal["drop", "zeros"] | None = None
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """writeback_s: unset (only what was fsynced survives) half the time, else 1-10 s;
+        unsynced_tail: drop or zeros."""
+        writeback = None if rng is None or rng.random() < 0.5 else between(rng, 1.0, 10.0)
+        out: dict[str, Any] = {"unsynced_tail": pick(rng, ("drop", "zeros"))}
+        return out if writeback is None else {"writeback_s": writeback, **out}
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from harness.faults.base import Fault
 from harness.faults.control import Node, NodeControl, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import CellView, FaultKind, Plays, Problem
 from harness.faults.stage import ProducerControl, Stage
 
@@ -55,6 +56,7 @@ class ProducerCrash(FaultKind):
 
     name: ClassVar[str] = "producer-crash"
     plays: ClassVar[Plays] = "producer"
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("client",))  # the producer, no options
     worker: ClassVar[type[ProducerCrashFault]] = ProducerCrashFault
 
     def problems(self, cell: CellView) -> list[Problem]:
@@ -64,6 +66,11 @@ class ProducerCrash(FaultKind):
         return out
 
     def process_target(self) -> str:
+        return PRODUCER_TARGET
+
+    @classmethod
+    def drawn_target(cls, rng: random.Random | None, cell: CellView) -> str:
+        """`client`: the producer."""
         return PRODUCER_TARGET
 
     def plan_target(self, cell: CellView, rng: random.Random) -> str:

@@ -13,6 +13,7 @@ from typing import ClassVar
 from harness.errors import ConfigError
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import CellView, FaultKind, Mode, Problem, required
 from harness.faults.partition import PartitionFault
 from harness.nodes.topology import CONTROLLER_PORT
@@ -37,6 +38,7 @@ class CutQuorum(FaultKind):
     """`{kind: cut-quorum, target: ...}`: the target loses the controller quorum (KRaft)."""
 
     name: ClassVar[str] = "cut-quorum"
+    drawing: ClassVar[Drawing | None] = Drawing()
     modes: ClassVar[tuple[Mode, ...]] = ("kraft",)
 
     def rules(self, cell: CellView) -> list[Problem]:

@@ -10,12 +10,14 @@ and elapsed_s.
 
 from __future__ import annotations
 
-from typing import ClassVar
+import random
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from harness.errors import FaultError
 from harness.faults.control import ChaosTarget, NodeRef, Operable
+from harness.faults.drawing import Drawing, whole
 from harness.faults.kind import (
     CellView,
     FaultKind,
@@ -35,12 +37,31 @@ class Reassign(FaultKind):
     replication_factor: 3}`."""
 
     name: ClassVar[str] = "reassign"
+    # One partition of the spec's topic moved (drawn_target), onto drawn brokers.
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("cluster",))
     target_style: ClassVar[TargetStyle] = "topic"
     operation: ClassVar[bool] = True
 
     to: list[NodeId] | None = Field(default=None, min_length=1)  # replicas, leader first
     replication_factor: int | None = Field(default=None, ge=1, le=MAX_BROKERS)  # a topic's new
     timeout_s: OperationTimeout = None
+
+    @classmethod
+    def drawn_target(cls, rng: random.Random | None, cell: CellView) -> str:
+        """A partition of the spec's topic, each as likely: <topic>/<p>."""
+        return f"{cell.topic}/{whole(rng, 0, cell.partitions - 1)}"
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """to: topic.replication_factor distinct brokers of the cell's running ones, in a
+        random order (the first leads), so the replicas move, or only the preferred leader
+        does (what the partition has now is not known when drawing: a draw equal to it is
+        a reassignment Kafka has nothing to do for). Spares are left out: the operation
+        refuses a broker not running (a spare not yet added)."""
+        brokers = sorted(cell.brokers)
+        rf = min(cell.replication_factor, len(brokers))
+        to = brokers[:rf] if rng is None else rng.sample(brokers, rf)
+        return {"to": to}
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []

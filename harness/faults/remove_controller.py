@@ -11,14 +11,16 @@ log would still count itself a voter.
 
 from __future__ import annotations
 
+import random
 import re
 import time
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from harness.common.waiting import wait_until
 from harness.errors import FaultError
 from harness.faults.add_controller import NEEDS_DYNAMIC, described, left, tool_error
 from harness.faults.control import ChaosTarget, Node, NodeRef, QuorumControl
+from harness.faults.drawing import Drawing, pick
 from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, required
 from harness.faults.operation import Operation
 from harness.nodes.dynamic_quorum import QuorumStatus, remove_controller_argv
@@ -30,11 +32,21 @@ class RemoveController(FaultKind):
     """`{kind: remove-controller, target: broker:101}` (or `controller`: the active one)."""
 
     name: ClassVar[str] = "remove-controller"
+    changes_cluster: ClassVar[bool] = True  # a voter less
+    # The active controller: a node role's brokers are no controllers (a dynamic quorum's
+    # voters are dedicated controllers), so `controller` is the one role its target takes.
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("controller",))
     operation: ClassVar[bool] = True
     modes: ClassVar[tuple[Mode, ...]] = ("kraft",)
 
     keep_running: bool | None = None  # the removed controller is not stopped
     timeout_s: OperationTimeout = None
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """keep_running: false (the removed controller stopped) or true (left running, an
+        observer)."""
+        return {"keep_running": pick(rng, (False, True))}
 
     def rules(self, cell: CellView) -> list[Problem]:
         if not cell.dynamic_quorum:

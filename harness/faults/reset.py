@@ -10,6 +10,7 @@ Once (no duration: an operation), or every `every_s` for `duration_s`.
 
 from __future__ import annotations
 
+import random
 import threading
 from typing import Any, ClassVar
 
@@ -18,8 +19,9 @@ from pydantic import Field
 from harness.common.spec_base import MAX_SECONDS
 from harness.faults.base import Fault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
+from harness.faults.drawing import Drawing, between
 from harness.faults.kind import CellView, FaultKind, Needs, Problem, required
-from harness.faults.link_rules import scope_problems
+from harness.faults.link_rules import drawn_scope, scope_problems
 from harness.faults.links import LinkFault, Scope
 from harness.nodes.capabilities import LinkProxies
 
@@ -103,11 +105,19 @@ class Reset(FaultKind):
     """`{kind: reset, target: ..., scope: clients}` once, or with `every_s` for `duration_s`."""
 
     name: ClassVar[str] = "reset"
+    drawing: ClassVar[Drawing | None] = Drawing()
     zookeeper_target: ClassVar[bool] = True
     needs: ClassVar[Needs] = (LinkProxies,)
 
     every_s: float | None = Field(default=None, ge=MIN_EVERY_S, le=MAX_SECONDS, allow_inf_nan=False)
     scope: Scope | None = None  # all (default), clients, replication, controller
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """every_s: 2-10 s (explore draws a duration, so the resets repeat: a few to a dozen
+        of them in a 5-30 s fault); scope: clients, replication, controller or all
+        (harness.faults.link_rules.drawn_scope)."""
+        return {"every_s": between(rng, MIN_EVERY_S, 10.0), "scope": drawn_scope(rng, cell)}
 
     def rules(self, cell: CellView) -> list[Problem]:
         out: list[Problem] = []

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any, ClassVar
 
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeControl, NodeRef
-from harness.faults.kind import FaultKind, required
+from harness.faults.drawing import Drawing, pick
+from harness.faults.kind import CellView, FaultKind, required
 
 
 class RestartFault(NodeFault):
@@ -41,10 +43,16 @@ class Restart(FaultKind):
     """`{kind: restart, target: ..., hard: true}`: down and back up at once (an operation)."""
 
     name: ClassVar[str] = "restart"
+    drawing: ClassVar[Drawing | None] = Drawing()
     operation: ClassVar[bool] = True
     zookeeper_target: ClassVar[bool] = True
 
     hard: bool | None = None  # SIGKILL instead of a graceful stop
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """hard: false (a graceful stop) or true (SIGKILL)."""
+        return {"hard": pick(rng, (False, True))}
 
     def takes_turns(self) -> bool:
         """A one-node restart waits only for the faults on its node, as a kill does."""

@@ -7,12 +7,14 @@ is its own fault.inject / fault.heal on the timeline; before the next one the op
 
 from __future__ import annotations
 
-from typing import ClassVar
+import random
+from typing import Any, ClassVar
 
 from pydantic import Field
 
 from harness.errors import ConfigError
 from harness.faults.control import ChaosTarget, Node, NodeRef, Operable
+from harness.faults.drawing import Drawing, pick
 from harness.faults.kind import CellView, FaultKind, NodeId, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
 from harness.faults.restart import RestartFault
@@ -22,12 +24,19 @@ class RollingRestart(FaultKind):
     """`{kind: rolling-restart, brokers: [3, 1], hard: true}`: every broker (or these) in turn."""
 
     name: ClassVar[str] = "rolling-restart"
+    # Every broker in turn (no target: the role's drawn_target is the default `random`).
+    drawing: ClassVar[Drawing | None] = Drawing(roles=("cluster",))
     target_style: ClassVar[TargetStyle] = "none"
     operation: ClassVar[bool] = True
 
     brokers: list[NodeId] | None = Field(default=None, min_length=1)  # these, in this order
     hard: bool | None = None  # SIGKILL instead of a graceful stop
     timeout_s: OperationTimeout = None  # per broker: until every ISR is full again
+
+    @classmethod
+    def drawn_options(cls, rng: random.Random | None, cell: CellView) -> dict[str, Any]:
+        """hard: false (graceful stops) or true (SIGKILLs); every broker, in id order."""
+        return {"hard": pick(rng, (False, True))}
 
     def rules(self, cell: CellView) -> list[Problem]:
         if self.brokers is None:

@@ -16,6 +16,7 @@ from pydantic import Field
 from harness.errors import ConfigError
 from harness.faults import target_rules
 from harness.faults.control import ChaosTarget, Node, NodeControl, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import MAX_NODE_ID, CellView, FaultKind, Problem, TargetStyle
 from harness.faults.partition import PartitionFault
 
@@ -26,6 +27,7 @@ class Split(FaultKind):
     """`{kind: split, sides: [[1], [2, 3]]}` or `{kind: split, target: ..., side: minority}`."""
 
     name: ClassVar[str] = "split"
+    drawing: ClassVar[Drawing | None] = Drawing()
     target_style: ClassVar[TargetStyle] = "split"
     broker_only: ClassVar[bool] = True
 

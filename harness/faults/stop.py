@@ -6,6 +6,7 @@ from typing import ClassVar
 
 from harness.faults.base import Fault, NodeFault
 from harness.faults.control import ChaosTarget, NodeRef
+from harness.faults.drawing import Drawing
 from harness.faults.kind import FaultKind, required
 
 
@@ -24,6 +25,7 @@ class Stop(FaultKind):
     """`{kind: stop, target: ...}`: stopped at at_s, started again at heal."""
 
     name: ClassVar[str] = "stop"
+    drawing: ClassVar[Drawing | None] = Drawing()
     zookeeper_target: ClassVar[bool] = True
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> Fault:

@@ -159,6 +159,7 @@ class Upgrade(FaultKind):
     downgrade, to a lower version) of every Kafka node."""
 
     name: ClassVar[str] = "upgrade"
+    changes_cluster: ClassVar[bool] = True  # other versions
     target_style: ClassVar[TargetStyle] = "none"
     operation: ClassVar[bool] = True
     needs: ClassVar[Needs] = (PersistentData,)  # runs nodes on new containers

@@ -110,6 +110,7 @@ class ClusterNode:
         self.network = network
         self.starts = 0
         self._earlier_logs = ""  # the logs of the containers it ran in before a replace()
+        self._log_mark = 0  # logs() starts here: a reused cluster's trial sees its own lines
         self.earlier_ids: list[str] = []  # ... and their ids (the machine table names them)
         role = "zookeeper" if spec.role == "zookeeper" else "kafka"
         self._pattern = _STARTED[role]
@@ -370,7 +371,12 @@ class ClusterNode:
         """Its log across restarts, and across replaced containers when `tail` is None."""
         if tail is not None:
             return self._own_logs(tail)
-        return self._earlier_logs + self._own_logs()
+        return (self._earlier_logs + self._own_logs())[self._log_mark :]
+
+    def mark_logs(self) -> None:
+        """From now on logs() starts here (a cluster reused by the next cell: its broker logs,
+        the lines its checks count, are its own)."""
+        self._log_mark += len(self.logs())
 
     def _own_logs(self, tail: int | None = None) -> str:
         """The current container's log only (what its start-up lines are counted in)."""

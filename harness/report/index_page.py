@@ -128,6 +128,21 @@ class ExploreView:
     phases: tuple[str, ...] = ()
     coverage: list[tuple[str, str, list[int]]] = field(default_factory=list)
     states: list[tuple[str, int | None]] = field(default_factory=list)  # None: never reached
+    # Violations seen once whose shrink did not confirm them (the verdict is then unknown).
+    unconfirmed: list[tuple[str, str]] = field(default_factory=list)
+    # The coverage curve: distinct states reached after each counted trial, in order.
+    curve: list[int] = field(default_factory=list)
+
+    def curve_points(self, width: int = 240, height: int = 48) -> str:
+        """The curve as an SVG polyline's points (x: counted trials, y: states)."""
+        if not self.curve:
+            return ""
+        top = max(max(self.curve), 1)
+        step = width / max(len(self.curve) - 1, 1)
+        return " ".join(
+            f"{round(i * step, 1)},{round(height - height * n / top, 1)}"
+            for i, n in enumerate(self.curve)
+        )
 
 
 def short_commit(revision: str | None) -> str:

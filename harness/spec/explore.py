@@ -8,48 +8,41 @@ an optional key and nothing below the runner may import a layer above it.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, field_validator
 
 from harness.common.spec_base import MAX_SECONDS, StrictModel
+from harness.faults.drawing import ROLES, Role
 from harness.faults.registry import ALIASES, SPEC_KINDS
 
-# Targets by role (Jepsen's nemesis targets): one broker, a minority or a majority of the
-# brokers, the leader of a partition of the spec's topic, the active controller.
-Role = Literal["one", "minority", "majority", "leader", "controller"]
-ROLES: tuple[Role, ...] = get_args(Role)
-# Kinds drawn when `kinds` is not given, each kept only where the cell supports it: crashes,
-# pauses and network partitions of a node (Jepsen's kill / pause / partition packages).
-DEFAULT_KINDS = (
-    "kill",
-    "stop",
-    "pause",
-    "restart",
-    "isolate",
-    "split",
-    "cut-replication",
-    "cut-zookeeper",
-    "cut-quorum",
-)
+# Targets by role (Jepsen's nemesis targets; harness.faults.drawing): one broker, a minority or
+# a majority of the brokers, the leader of a partition of the spec's topic, the active
+# controller, every Kafka node at once, a workload process, a target the kind picks itself.
 MAX_FAULTS = 10  # a schedule of more is not a schedule a person can read, nor shrink cheaply
-_DRAWABLE_STYLES = ("node", "split")
 
 
 def drawable_kinds() -> tuple[str, ...]:
-    """Kinds explore can draw: played on the cluster, their target a node (not a topic, a
-    spare or a client process), so that a role names the target."""
+    """Kinds explore can draw: those whose module says how (`FaultKind.drawing`)."""
+    return tuple(k.name for k in SPEC_KINDS.values() if k.drawing is not None)
+
+
+def default_kinds() -> tuple[str, ...]:
+    """Kinds drawn when `explore.kinds` is not given (each kept where the cell supports it):
+    every drawable kind but those that change the cell's own subject (versions, mode)."""
     return tuple(
-        k.name
-        for k in SPEC_KINDS.values()
-        if k.plays == "cluster" and k.target_style in _DRAWABLE_STYLES
+        k.name for k in SPEC_KINDS.values() if k.drawing is not None and k.drawing.by_default
     )
 
 
 def _kind(raw: str) -> str:
     kind = ALIASES.get(raw, raw)
     if kind not in drawable_kinds():
-        why = "no fault kind" if kind not in SPEC_KINDS else "not drawable (its target is no node)"
+        why = (
+            "no fault kind"
+            if kind not in SPEC_KINDS
+            else "never drawn (it changes the cell itself)"
+        )
         raise ValueError(f"{raw!r}: {why}; explore draws {', '.join(drawable_kinds())}")
     return kind
 
@@ -104,3 +97,14 @@ class ExploreSpec(StrictModel):
         if value is not None and len(set(value)) != len(value):
             raise ValueError(f"expected each at most once (got {value})")
         return value
+
+
+__all__ = [
+    "MAX_FAULTS",
+    "ROLES",
+    "ExploreSpec",
+    "QuietSpec",
+    "Role",
+    "default_kinds",
+    "drawable_kinds",
+]

@@ -13,10 +13,13 @@ import random
 from typing import Any
 
 from harness.faults.cell_view import CellView
+from harness.faults.drawing import OWN_TARGET
+from harness.faults.registry import SPEC_KINDS
 from harness.spec.explore import Role
 
 Entry = dict[str, Any]  # a fault as a spec's `faults:` holds it
 CONTROLLER, LEADER_OF = "controller", "leader-of:"  # targets resolved when the fault fires
+ALL = "all"  # every Kafka node at one instant (power-loss)
 
 
 def minority_size(brokers: int) -> int:
@@ -29,17 +32,30 @@ def majority_size(brokers: int) -> int:
 
 
 def role_entries(kind: str, role: Role, cell: CellView, rng: random.Random | None) -> list[Entry]:
-    """The entries that play `kind` on `role` in this cell; brokers and partitions drawn from
-    `rng` (None: the first ones, for a probe). Empty when the role has no broker here (a
-    minority of fewer than three brokers)."""
+    """The entries that play `kind` on `role` in this cell, with the options its module draws
+    (harness.faults.drawing); brokers and partitions drawn from `rng` (None: the first ones,
+    for a probe). Empty when the kind is not drawn on that role, or the role has no node here
+    (a minority of fewer than three brokers)."""
+    spec_kind = SPEC_KINDS[kind]
+    if spec_kind.drawing is None or role not in spec_kind.drawing.roles:
+        return []
+    targets = _targets(kind, role, cell, rng)
+    return [{**t, **spec_kind.drawn_options(rng, cell)} for t in targets]
+
+
+def _targets(kind: str, role: Role, cell: CellView, rng: random.Random | None) -> list[Entry]:
     brokers = sorted(cell.brokers)
 
     def pick(n: int) -> list[int]:
         return sorted(rng.sample(brokers, n) if rng is not None else brokers[:n])
 
+    if role in OWN_TARGET:
+        return [{"kind": kind, "target": SPEC_KINDS[kind].drawn_target(rng, cell)}]
     if not brokers:
         return []
-    if role == "controller":
+    if role == "all":
+        target = ALL
+    elif role == "controller":
         target = "controller"
     elif role == "leader":
         partition = rng.randrange(cell.partitions) if rng is not None else 0
@@ -67,6 +83,13 @@ def role_of(entry: Entry) -> Role:
     target = str(entry.get("target", ""))
     if entry.get("side") == "majority":
         return "majority"
+    if target == ALL:
+        return "all"
+    kind = SPEC_KINDS.get(str(entry.get("kind", "")))
+    if target == "producer" or target.startswith("consumer:"):
+        return "client"
+    if kind is not None and kind.target_style in ("topic", "spare", "none"):
+        return "cluster"
     if target == CONTROLLER:
         return "controller"
     if target.startswith(LEADER_OF):

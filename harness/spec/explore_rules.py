@@ -10,8 +10,9 @@ is a schedule `validate` accepts. harness.spec.problems calls this per cell.
 from __future__ import annotations
 
 from harness.faults.kind import CellView
+from harness.faults.registry import SPEC_KINDS
 from harness.spec.expect import format_number
-from harness.spec.explore import DEFAULT_KINDS, ROLES, ExploreSpec, Role
+from harness.spec.explore import ROLES, ExploreSpec, Role, default_kinds
 from harness.spec.explore_roles import Entry, role_entries
 from harness.spec.models import Spec, parse_fault
 
@@ -25,7 +26,11 @@ def section(spec: Spec) -> ExploreSpec:
 
 def entry_problems(spec: Spec, entry: Entry, cell: CellView) -> list[str]:
     """Why this fault entry (without at_s) cannot be planned in the cell; [] when it can."""
-    fault = parse_fault({"at_s": 0, **entry})
+    # A probe entry has no duration yet: the shortest explore draws, where the kind has one.
+    duration = (
+        {} if SPEC_KINDS[entry["kind"]].operation else {"duration_s": section(spec).duration_s[0]}
+    )
+    fault = parse_fault({"at_s": 0, **duration, **entry})
     out = [f"{key}: {why}" for key, why in fault.problems(cell)]
     out += [
         need.refused.format(kind=fault.kind, title=need.title)
@@ -54,7 +59,7 @@ def drawable_pairs(spec: Spec, cell: CellView) -> list[tuple[str, Role]]:
     ex = section(spec)
     return [
         (kind, role)
-        for kind in ex.kinds or DEFAULT_KINDS
+        for kind in ex.kinds or default_kinds()
         for role in ex.targets or ROLES
         if pair_problem(spec, kind, role, cell) is None
     ]
@@ -73,12 +78,20 @@ def explore_problems(spec: Spec, cell: CellView) -> list[Problem]:
         return []
     ex = spec.explore
     out: list[Problem] = []
+    if not spec.expect:
+        out.append(
+            (
+                "explore",
+                "explore looks for violations of `expect:`, and this spec expects nothing: no "
+                "trial could fail (add e.g. `expect: {lost: 0}`)",
+            )
+        )
     roles = ex.targets or ROLES
     for i, kind in enumerate(ex.kinds or ()):
         whys = [pair_problem(spec, kind, role, cell) for role in roles]
         if all(whys):
             out.append((f"explore.kinds[{i}]", f"{kind} cannot be drawn here: {whys[0]}"))
-    kinds = ex.kinds or DEFAULT_KINDS
+    kinds = ex.kinds or default_kinds()
     for i, role in enumerate(ex.targets or ()):
         if all(pair_problem(spec, kind, role, cell) for kind in kinds):
             out.append((f"explore.targets[{i}]", f"no kind drawn can target {role} here"))

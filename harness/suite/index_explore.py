@@ -114,6 +114,15 @@ def explore_view(results: Path, folder: Path, summary: ExploreSummary) -> Explor
         phases=PHASES,
         coverage=[(k, r, [c[p] for p in PHASES]) for k, r, c in coverage_grid(rows)],
         states=[(s, summary.reached.get(s)) for s in states],
+        unconfirmed=[
+            (
+                v.property,
+                f"trial {v.trial} ({v.cell}), reproduced "
+                + (v.shrunk.reproduced if v.shrunk is not None else "- (not shrunk)"),
+            )
+            for v in summary.unconfirmed
+        ],
+        curve=[p.states for p in summary.curve],
     )
 
 

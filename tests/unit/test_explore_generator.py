@@ -63,8 +63,8 @@ def test_a_spec_without_explore_has_none_and_defaults_apply(tmp_path: Path) -> N
 
 
 def test_bad_values_name_their_key(tmp_path: Path) -> None:
-    assert "explore.kinds[1]: 'reassign': not drawable" in problems(
-        tmp_path, explore={"kinds": ["kill", "reassign"]}
+    assert "explore.kinds[1]: 'upgrade': never drawn" in problems(
+        tmp_path, explore={"kinds": ["kill", "upgrade"]}
     )
     assert "explore.kinds[0]: 'nap': no fault kind" in problems(
         tmp_path, explore={"kinds": ["nap"]}

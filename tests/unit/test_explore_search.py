@@ -162,4 +162,4 @@ def test_validate_prints_the_first_schedules(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump({**SPEC, "seed": 3}), encoding="utf-8")
     result = CliRunner().invoke(app, ["validate", str(path)])
     assert result.exit_code == 0, result.output
-    assert "first 3 schedules (seed 3)" in result.output and "trial 2:" in result.output
+    assert "first 3 schedules (seed 3," in result.output and "trial 2:" in result.output

@@ -1,0 +1,226 @@
+"""The guided drawing (breadth first by role, then kind; a corpus of schedules that reached a
+new state, mutated), the explore summary's verdict rules and the validation holes the issue
+named: all pure logic, with a fake runner where a trial runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from harness.explore.budget import Budget
+from harness.explore.generator import schedule_problems
+from harness.explore.guide import Guide
+from harness.explore.search import Search, TrialRun
+from harness.explore.summary import ExploreSummary, ShrunkRecord, TrialRecord, ViolationRecord
+from harness.spec import Cell, Spec, SpecError, expand_cells, load_spec
+from harness.spec.explore_roles import Entry, role_of
+
+SITE: dict[str, Any] = {
+    "name": "explore-site",
+    "cluster": {"mode": "kraft", "version": "3.9.2", "brokers": 3},
+    "topic": {
+        "name": "chaos",
+        "partitions": 3,
+        "replication_factor": 3,
+        "config": {"min.insync.replicas": 2},
+    },
+    "producer": {"acks": "all", "rate": 200, "duration_s": 30},
+    "consumer": {"kind": "group", "group": "chaos-group", "members": 1},
+    "expect": {"lost": 0},
+    "explore": {"max_faults": 3},
+}
+
+
+def cells_of(tmp_path: Path, data: dict[str, Any] = SITE) -> list[Cell]:
+    path = tmp_path / "spec.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    return expand_cells(load_spec(path), str(path))
+
+
+def spec_of(tmp_path: Path, data: dict[str, Any] = SITE) -> Spec:
+    return cells_of(tmp_path, data)[0].spec
+
+
+def site_cut(faults: list[Entry]) -> bool:
+    return any(f["kind"] == "power-loss" and f["target"] == "all" for f in faults)
+
+
+# --- breadth first ------------------------------------------------------------------------
+def test_every_role_is_drawn_before_any_twice(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path)
+    guide = Guide(spec, 7)
+    roles = {r for _, r in guide.drawer.pairs}
+    assert {"one", "minority", "majority", "leader", "controller", "all"} <= roles
+    drawn: list[str] = []
+    trial = 0
+    while len(drawn) < len(roles):
+        schedule, origin = guide.next(trial)
+        assert origin == "fresh"
+        guide.record(schedule, [])
+        drawn += [d.role for d in schedule.drawn]
+        trial += 1
+    assert set(drawn[: len(roles)]) == roles  # no role twice before every role once
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_site_power_cut_is_drawn_within_eight_trials_whatever_the_seed(
+    tmp_path: Path, seed: int
+) -> None:
+    """The spec never names power-loss: it is drawn because its module says it can be, on
+    the role `all` that no other kind has, and breadth draws each of the eight roles once
+    before any twice (a trial draws at least one)."""
+    guide = Guide(spec_of(tmp_path), seed)
+    firsts = []
+    for trial in range(8):
+        schedule, _ = guide.next(trial)
+        guide.record(schedule, [])
+        firsts.append(site_cut(schedule.faults))
+    assert any(firsts)
+
+
+def test_random_drawing_keeps_no_corpus_and_ignores_counts(tmp_path: Path) -> None:
+    guide = Guide(spec_of(tmp_path), 3, "random")
+    schedule, origin = guide.next(0)
+    assert guide.record(schedule, ["leaderless"]) == ["leaderless"]
+    assert not guide.corpus and origin == "fresh"
+
+
+# --- the corpus ---------------------------------------------------------------------------
+def test_a_new_state_keeps_the_schedule_and_later_trials_mutate_it(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path)
+    guide = Guide(spec, 11)
+    first, _ = guide.next(0)
+    assert guide.record(first, ["isr_at_min", "leaderless"]) == ["isr_at_min", "leaderless"]
+    assert guide.corpus == [first]
+    assert guide.record(first, ["leaderless"]) == []  # nothing new: not kept again
+    assert len(guide.corpus) == 1
+    origins = []
+    for trial in range(1, 30):
+        schedule, origin = guide.next(trial)
+        origins.append(origin)
+        assert schedule.drawn, origin
+        assert not schedule_problems(spec, schedule.faults), (origin, schedule.faults)
+        guide.record(schedule, [])
+    mutated = [o for o in origins if o != "fresh"]
+    assert mutated and all(o.endswith("of trial 0") for o in mutated)
+    assert 0.25 < len(mutated) / len(origins) < 0.75  # MUTATE_P 0.5
+    assert {o.split()[0] for o in mutated} >= {"shift", "drop", "add"} & {
+        o.split()[0] for o in mutated
+    }
+
+
+def test_same_seed_and_outcomes_give_the_same_schedules(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path)
+
+    def run(seed: int) -> list[list[Entry]]:
+        guide = Guide(spec, seed)
+        out = []
+        for trial in range(12):
+            schedule, _ = guide.next(trial)
+            guide.record(schedule, ["leaderless"] if trial == 2 else [])
+            out.append(schedule.faults)
+        return out
+
+    assert run(5) == run(5)
+    assert run(5) != run(6)
+
+
+def test_role_of_reads_the_site_and_the_client_roles() -> None:
+    assert role_of({"kind": "power-loss", "target": "all"}) == "all"
+    assert role_of({"kind": "kill", "target": "broker:2"}) == "one"
+
+
+# --- the summary's verdict ----------------------------------------------------------------
+def summary_with(**fields: Any) -> ExploreSummary:
+    base = ExploreSummary(spec="s", file="s.yaml", seed=1, started="now", k=3, need=2, budget={})
+    return base.model_copy(update=fields)
+
+
+def trial(n: int, verdict: str = "pass", injected: int | None = 1, **kw: Any) -> TrialRecord:
+    faults = [{"at_s": 5.0, "kind": "kill", "target": "broker:1", "duration_s": 5.0}]
+    return TrialRecord(
+        trial=n, cell="01_main", faults=faults, verdict=verdict, injected=injected, **kw
+    )
+
+
+def violation(file: str | None) -> ViolationRecord:
+    shrunk = ShrunkRecord(faults=[], reproduced="1/3", file=file, stopped="budget", log="l")
+    return ViolationRecord(property="lost", trial=0, cell="01_main", original=[], shrunk=shrunk)
+
+
+def test_an_unconfirmed_violation_makes_the_verdict_unknown_not_fail() -> None:
+    assert summary_with(trials=[trial(0)], unconfirmed=[violation(None)]).verdict == "unknown"
+    assert summary_with(trials=[trial(0)], violations=[violation("r.yaml")]).verdict == "fail"
+    assert summary_with(trials=[trial(0), trial(1)]).verdict == "pass"
+
+
+def test_a_trial_that_injected_nothing_does_not_count() -> None:
+    idle = trial(1, verdict="unknown", injected=0)
+    assert not idle.counted and trial(2, injected=None).counted
+    assert summary_with(trials=[trial(0), idle]).verdict == "pass"
+    assert summary_with(trials=[idle]).verdict == "unknown"  # nothing was tested
+
+
+def fake(loses: bool) -> Any:
+    def run(cell: Cell, faults: list[Entry], label: str) -> TrialRun:
+        lost = loses and site_cut(faults)
+        checks = [{"name": "lost", "verdict": "fail" if lost else "pass", "detail": "lost = 9"}]
+        reached = ("leaderless",) if any(f["kind"] == "kill" for f in faults) else ()
+        return TrialRun(checks, "fail" if lost else "pass", f"/r/{label}", None, reached, 1)
+
+    return run
+
+
+def test_the_search_finds_a_site_power_cut_it_was_never_told_of(tmp_path: Path) -> None:
+    found = Search(cells_of(tmp_path), 21, fake(True), tmp_path / "o", Budget(cells=40))
+    summary = found.explore(summary_with())
+    assert summary.verdict == "fail"
+    first = summary.violations[0]
+    assert first.shrunk is not None and first.shrunk.faults == [
+        f for f in first.shrunk.faults if f["kind"] == "power-loss"
+    ]
+    assert len(first.shrunk.faults) <= 2 and first.shrunk.reproduced in ("2/2", "3/3", "2/3")
+    assert summary.curve and summary.curve[-1].states == len(
+        {s for t in summary.trials for s in t.reached}
+    )
+    assert [p.states for p in summary.curve] == sorted(p.states for p in summary.curve)
+    assert summary.budget["drawing"] == "guided"
+
+
+def test_a_confirmation_that_fails_leaves_the_violation_unconfirmed(tmp_path: Path) -> None:
+    calls = iter(range(1000))
+
+    def once(cell: Cell, faults: list[Entry], label: str) -> TrialRun:
+        hit = label == "trial-000" and next(calls) == 0
+        checks = [{"name": "lost", "verdict": "fail" if hit else "pass", "detail": ""}]
+        return TrialRun(checks, "fail" if hit else "pass", f"/r/{label}", injected=1)
+
+    summary = Search(cells_of(tmp_path), 2, once, tmp_path / "o", Budget(cells=12)).explore(
+        summary_with()
+    )
+    assert not summary.violations and [v.trial for v in summary.unconfirmed] == [0]
+    assert summary.verdict == "unknown"
+
+
+# --- validation holes ---------------------------------------------------------------------
+def problems(tmp_path: Path, data: dict[str, Any]) -> str:
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    with pytest.raises(SpecError) as err:
+        load_spec(path)
+    return str(err.value)
+
+
+def test_explore_without_expect_is_refused(tmp_path: Path) -> None:
+    data = {k: v for k, v in SITE.items() if k != "expect"}
+    assert "expects nothing: no trial could fail" in problems(tmp_path, data)
+
+
+def test_a_kind_this_cell_cannot_draw_is_refused(tmp_path: Path) -> None:
+    data = {**SITE, "explore": {"kinds": ["cut-zookeeper"]}}  # KRaft: no ZooKeeper
+    assert "explore.kinds[0]: cut-zookeeper cannot be drawn here" in problems(tmp_path, data)
+    data = {**SITE, "explore": {"kinds": ["power-loss"], "targets": ["minority"]}}
+    assert "explore.kinds[0]: power-loss cannot be drawn here" in problems(tmp_path, data)
