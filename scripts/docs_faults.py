@@ -24,7 +24,7 @@ from pathlib import Path
 
 from harness.faults.drawing import Drawing
 from harness.faults.kind import FaultKind
-from harness.faults.registry import ALL_KINDS
+from harness.faults.registry import ALL_KINDS, SPEC_KINDS
 
 # Class variables of FaultKind that are not flags a kind sets: `own_options` is computed
 # from the kind's fields (FaultKind.__pydantic_init_subclass__).
@@ -189,3 +189,33 @@ def misspelt_kind_error() -> str:
     )
     wrapped = textwrap.fill(message, width=96, break_on_hyphens=False)
     return f"```text\n{wrapped}\n```\n"
+
+
+def drawing_table(root: Path | None = None) -> str:
+    """docs/exploring.md's table of what explore draws: each drawn kind's roles, the options
+    its module draws (its `drawn_options` docstring), the target it picks itself (its
+    `drawn_target` docstring) and whether the next trial needs a fresh cluster after it."""
+
+    def doc(kind: type[FaultKind], name: str) -> str:
+        method = kind.__dict__.get(name)
+        text = inspect.getdoc(method.__func__) if method is not None else None
+        return " ".join((text or "-").split()).replace("|", "\\|")
+
+    lines = [
+        "| kind | roles | options drawn | target picked | next trial |",
+        "|---|---|---|---|---|",
+    ]
+    for name, kind in SPEC_KINDS.items():
+        if kind.drawing is None:
+            continue
+        roles = ", ".join(kind.drawing.roles)
+        if not kind.drawing.by_default:
+            roles += " (not by default)"
+        fresh = "fresh cluster" if kind.changes_cluster else "may reuse"
+        if name == "kill":
+            fresh = "may reuse (fresh after `wipe`, never drawn)"
+        options, target = doc(kind, "drawn_options"), doc(kind, "drawn_target")
+        lines.append(f"| `{name}` | {roles} | {options} | {target} | {fresh} |")
+    never = [f"`{n}`" for n, k in SPEC_KINDS.items() if k.drawing is None]
+    lines += ["", f"Never drawn: {', '.join(never)} (they change the cell's own subject)."]
+    return "\n".join(lines) + "\n"

@@ -41,6 +41,9 @@ BLOCKS: dict[Path, dict[str, Render]] = {
         "fault-kinds": docs_faults.kind_table,
         "capabilities": lambda root: docs_capabilities.capability_table(),
     },
+    Path("docs/exploring.md"): {
+        "explore-drawings": docs_faults.drawing_table,
+    },
     Path("docs/bugs.md"): {
         "bugs": lambda root: bug_table.markdown(bug_table.bug_entries(root)),
     },

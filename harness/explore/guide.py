@@ -7,7 +7,7 @@ states): breadth first, then the schedules that found something new, mutated.
   every role is tried within the first few trials and every kind soon after, whatever the
   seed, instead of as often as the (kind, role) pairs that happen to exist.
 * Corpus: a trial whose folder reached a state none before it had (harness.explore.states)
-  keeps its schedule. From then on half the trials mutate a corpus schedule (shift a fault,
+  keeps its schedule. Once every role was tried, half the trials mutate a corpus schedule (shift a fault,
   stretch or shorten it, drop one, add one, move one to another role of its kind) instead of
   drawing afresh: the neighbourhood of a new state is where the next one tends to be.
 
@@ -61,7 +61,7 @@ class Guide:
         rng = random.Random(f"explore:{self.seed}:{trial}")
         if self.drawing == "random":
             return fresh(self.drawer, rng, trial, uniform), "fresh"
-        if self.corpus and rng.random() < MUTATE_P:
+        if self.corpus and self.breadth_done() and rng.random() < MUTATE_P:
             parent = rng.choice(self.corpus)
             for _ in range(MAX_MUTATION_TRIES):
                 how = rng.choice(MUTATIONS)
@@ -69,6 +69,10 @@ class Guide:
                 if drawn is not None and drawn != list(parent.drawn):
                     return Schedule(trial, tuple(drawn)), f"{how} of trial {parent.trial}"
         return fresh(self.drawer, rng, trial, self.least_tried), "fresh"
+
+    def breadth_done(self) -> bool:
+        """Every role this cell draws on tried once: only then may trials mutate the corpus."""
+        return all(self.roles[role] for _, role in self.drawer.pairs)
 
     def record(self, schedule: Schedule, reached: Iterable[str]) -> list[str]:
         """Count what the trial tried; keep its schedule if it reached a state none before
