@@ -8,7 +8,10 @@ A cluster start is a third of a short trial (containers, KRaft format, JVM start
   its members, versions or disks (the kind's `changes_cluster`, e.g. power-loss, corrupt,
   decommission, add-broker, a kill with wipe);
 * the next trial's cluster is built otherwise (mode, version, size, settings, capabilities:
-  a trial that draws power-loss needs plfs under its nodes);
+  a trial that draws power-loss needs plfs under its nodes). So that the others are built
+  alike, each trial's cluster has every on/off capability a drawable kind needs (link
+  proxies for latency, bandwidth and reset; the fake clock for clock-skew): see
+  `shared_capabilities`;
 * the health check fails: a fault still active, a node not running, a node retired or added,
   a broker not registered, a partition of any topic without a leader or with a short ISR, or
   the workload's topics not deleted in time.
@@ -29,10 +32,13 @@ from typing import Any
 
 from harness.cluster.kafka_cluster import KafkaCluster
 from harness.errors import HarnessError
+from harness.faults.registry import SPEC_KINDS
 from harness.results.history import History
 from harness.spec import Spec
 from harness.spec.explore_roles import Entry
+from harness.spec.explore_rules import drawable_pairs
 from harness.spec.models import parse_fault
+from harness.spec.problems import cell_view
 
 NOT_REUSED = "cluster.not_reused"  # history event: why a kept cluster was not taken
 HEALTH_TIMEOUT_S = 30.0
@@ -47,6 +53,28 @@ def changes_cluster(faults: Sequence[Entry]) -> list[str]:
         if fault.leaves_changed() and fault.kind not in out:
             out.append(fault.kind)
     return out
+
+
+def shared_capabilities(spec: Spec) -> Spec:
+    """The cell's spec with every on/off capability (link proxies, the fake clock) that a
+    drawable kind needs turned on, unless the spec says otherwise: each trial's cluster is
+    then built alike, whatever it drew, and may be reused. Not the disks' (plfs, sized log
+    directories): the kinds that need them change the disks, so the next trial needs a fresh
+    cluster anyway (and the two exclude each other)."""
+    base = spec.model_copy(update={"faults": []})
+    cell = cell_view(base)
+    turned: dict[str, bool] = {}
+    for kind, _role in drawable_pairs(base, cell):
+        spec_kind = SPEC_KINDS[kind]
+        if spec_kind.changes_cluster or spec_kind.plays != "cluster":
+            continue
+        for need in spec_kind.needs:
+            key = getattr(need, "key", None)
+            if isinstance(key, str) and getattr(spec.cluster, key, None) is None:
+                turned[key] = True
+    if not turned:
+        return spec
+    return spec.model_copy(update={"cluster": spec.cluster.model_copy(update=turned)})
 
 
 def _key(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.experiment import Plan, run_plan
-from harness.explore.cluster_pool import ClusterPool
+from harness.explore.cluster_pool import ClusterPool, shared_capabilities
 from harness.explore.generator import with_faults
 from harness.explore.search import RunTrial, TrialRun
 from harness.explore.states import cell_states
@@ -21,7 +21,7 @@ from harness.results.history_reader import read_jsonl
 from harness.results.layout import RunPaths
 from harness.runner.cell_runner import Parts
 from harness.runner.status import Reporter
-from harness.spec import Cell
+from harness.spec import Cell, Spec
 from harness.spec.explore_roles import Entry
 from harness.verdict.run_verify import SparkChecks
 
@@ -48,8 +48,12 @@ def plan_runner(
     cell that breaks is `unknown` (its error kept), never a violation. With a `pool`, a
     trial runs on the cluster the one before left when it may (harness.explore.cluster_pool)."""
 
+    shared: dict[str, Spec] = {}  # each cell's spec with the capabilities its trials share
+
     def run(cell: Cell, faults: list[Entry], label: str) -> TrialRun:
-        spec = with_faults(cell.spec, faults)
+        if pool is not None and pool.enabled and cell.id not in shared:
+            shared[cell.id] = shared_capabilities(cell.spec)
+        spec = with_faults(shared.get(cell.id, cell.spec), faults)
         one = Cell(cell.id, cell.params, spec)
         plan = Plan(spec_path, spec, seed, True, [one], {one.id: plan_faults(one, seed)})
         folder = out / label

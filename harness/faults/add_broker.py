@@ -14,6 +14,7 @@ from harness.faults.control import ChaosTarget, NodeRef, Operable
 from harness.faults.drawing import Drawing
 from harness.faults.kind import CellView, FaultKind, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
+from harness.faults.target_rules import spare_left
 
 
 class AddBroker(FaultKind):
@@ -29,17 +30,8 @@ class AddBroker(FaultKind):
     timeout_s: OperationTimeout = None
 
     def rules(self, cell: CellView) -> list[Problem]:
-        spares = len(cell.spares)
-        before = sum(1 for at_s, kind in cell.planned if kind == self.kind and at_s <= self.at_s)
-        if spares and before > spares:
-            return [
-                (
-                    "kind",
-                    f"no spare broker left for this add-broker: {before} planned by at_s "
-                    f"{self.at_s:g}, cluster.spare_brokers is {spares}",
-                )
-            ]
-        return []
+        why = spare_left(self.kind, self.at_s, cell, len(cell.spares), "broker")
+        return [("kind", why)] if why else []
 
     def make(self, cluster: ChaosTarget, target: NodeRef | None) -> AddBrokerFault:
         return AddBrokerFault(cluster, target, self)

@@ -22,6 +22,7 @@ from harness.faults.control import ChaosTarget, Node, NodeRef, QuorumControl
 from harness.faults.drawing import Drawing
 from harness.faults.kind import CellView, FaultKind, Mode, OperationTimeout, Problem, TargetStyle
 from harness.faults.operation import Operation
+from harness.faults.target_rules import spare_left
 from harness.nodes.dynamic_quorum import QuorumStatus, add_controller_argv, gist
 
 # What the tool says when the voter is in the set already (an earlier attempt got through).
@@ -44,17 +45,8 @@ class AddController(FaultKind):
     def rules(self, cell: CellView) -> list[Problem]:
         if not cell.dynamic_quorum:
             return [("kind", f"{self.kind} {NEEDS_DYNAMIC}")]
-        spares = len(cell.spare_controllers)
-        before = sum(1 for at_s, kind in cell.planned if kind == self.kind and at_s <= self.at_s)
-        if spares and before > spares:
-            return [
-                (
-                    "kind",
-                    f"no spare controller left for this add-controller: {before} planned by "
-                    f"at_s {self.at_s:g}, cluster.spare_controllers is {spares}",
-                )
-            ]
-        return []
+        why = spare_left(self.kind, self.at_s, cell, len(cell.spare_controllers), "controller")
+        return [("kind", why)] if why else []
 
     def target_problem(self, cell: CellView) -> str | None:
         spares = cell.spare_controllers

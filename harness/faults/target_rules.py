@@ -153,3 +153,16 @@ def no_target(fault: Targeted) -> str | None:
     if fault.target != "random":
         return f"{fault.kind} takes no target (got {fault.target!r})"
     return None
+
+
+def spare_left(kind: str, at_s: float, cell: CellView, spares: int, what: str) -> str | None:
+    """Why this add-<what> finds no spare left: more of its kind planned by its time than the
+    cluster declares spares (None: one is left, or none is declared, which its target rule
+    says)."""
+    before = sum(1 for t, k in cell.planned if k == kind and t <= at_s)
+    if spares and before > spares:
+        return (
+            f"no spare {what} left for this {kind}: {before} planned by at_s {at_s:g}, "
+            f"cluster.spare_{what}s is {spares}"
+        )
+    return None

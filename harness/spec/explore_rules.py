@@ -65,6 +65,14 @@ def drawable_pairs(spec: Spec, cell: CellView) -> list[tuple[str, Role]]:
     ]
 
 
+def on_written_faults(bound: object) -> bool:
+    """Whether an expectation's bound refers to the spec's own `faults:` (a relative bound
+    such as `'>= 0.55 * faults.1.duration_s'`): explore's trials leave it out, their faults
+    being drawn."""
+    ref = getattr(bound, "ref", None)
+    return isinstance(ref, str) and ref.startswith("faults")
+
+
 def fault_window(spec: Spec) -> tuple[float, float]:
     """When a drawn fault may start: after the quiet start, before the quiet end of the
     producer's planned workload."""
@@ -84,6 +92,14 @@ def explore_problems(spec: Spec, cell: CellView) -> list[Problem]:
                 "explore",
                 "explore looks for violations of `expect:`, and this spec expects nothing: no "
                 "trial could fail (add e.g. `expect: {lost: 0}`)",
+            )
+        )
+    elif all(on_written_faults(bound) for bound in spec.expect.values()):
+        out.append(
+            (
+                "explore",
+                "every expectation is bound to the spec's own faults (faults.<n>...), which "
+                "explore replaces: no trial could be judged (add e.g. `expect: {lost: 0}`)",
             )
         )
     roles = ex.targets or ROLES

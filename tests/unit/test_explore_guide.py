@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from harness.explore.budget import Budget
-from harness.explore.generator import schedule_problems
+from harness.explore.generator import schedule_problems, with_faults
 from harness.explore.guide import Guide
 from harness.explore.search import Search, TrialRun
 from harness.explore.summary import ExploreSummary, ShrunkRecord, TrialRecord, ViolationRecord
@@ -226,3 +226,39 @@ def test_a_kind_this_cell_cannot_draw_is_refused(tmp_path: Path) -> None:
     assert "explore.kinds[0]: cut-zookeeper cannot be drawn here" in problems(tmp_path, data)
     data = {**SITE, "explore": {"kinds": ["power-loss"], "targets": ["minority"]}}
     assert "explore.kinds[0]: power-loss cannot be drawn here" in problems(tmp_path, data)
+
+
+# --- any shipped workload ---------------------------------------------------------------------
+EXPERIMENTS = Path(__file__).resolve().parents[2] / "experiments"
+SHIPPED = sorted(
+    p
+    for p in EXPERIMENTS.rglob("*.yaml")
+    if p.relative_to(EXPERIMENTS).parts[0] not in ("suites", "calibrations")
+)
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: str(p.relative_to(EXPERIMENTS)))
+def test_every_shipped_experiment_can_be_explored(path: Path) -> None:
+    """Transactions, share groups, pipelines, Spark, Java clients, ZooKeeper, migrations:
+    every cell of every shipped experiment draws schedules its own rules accept, with the
+    defaults (its `explore:` where it has one)."""
+    for cell in expand_cells(load_spec(path), str(path)):
+        guide = Guide(cell.spec, 5)
+        for trial in range(6):
+            schedule, _ = guide.next(trial)
+            assert schedule.drawn, (cell.id, trial)
+            assert not schedule_problems(cell.spec, schedule.faults), (cell.id, schedule.faults)
+            guide.record(schedule, ["leaderless"] if trial == 0 else [])
+
+
+def test_expectations_bound_to_the_written_faults_are_left_out_of_a_trial(tmp_path: Path) -> None:
+    data = {
+        **SITE,
+        "faults": [{"at_s": 10, "kind": "kill", "target": "broker:1", "duration_s": 8}],
+        "expect": {"lost": 0, "max_stall_s": ">= 0.5 * faults.0.duration_s"},
+    }
+    spec = spec_of(tmp_path, data)
+    trial = with_faults(spec, [])
+    assert list(trial.expect) == ["lost"]
+    only = {**data, "expect": {"max_stall_s": ">= 0.5 * faults.0.duration_s"}}
+    assert "every expectation is bound to the spec's own faults" in problems(tmp_path, only)

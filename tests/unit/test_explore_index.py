@@ -10,6 +10,7 @@ from urllib.parse import unquote
 
 from harness.explore.summary import (
     CoverageRow,
+    CurvePoint,
     ExploreSummary,
     ShrunkRecord,
     TrialRecord,
@@ -114,3 +115,28 @@ def test_no_explore_run_no_section_and_a_damaged_summary_is_noted(tmp_path: Path
     assert page.explorations == []
     assert any("20261111T020000Z-explore-broken/summary.json left out" in n for n in page.notes)
     assert len(damaged) == 1 and not damaged[0].infra
+
+
+def test_the_coverage_curve_and_an_unconfirmed_violation_are_on_the_page(tmp_path: Path) -> None:
+    nightly_results(tmp_path)
+    folder = explore_folder(tmp_path, "20261112T010000Z-explore-explore-acks1", "2026-11-12", False)
+    path = folder / "summary.json"
+    doc = json.loads(path.read_text())
+    doc.pop("verdict")
+    summary = ExploreSummary.model_validate(doc)
+    summary.curve = [
+        CurvePoint(trial=0, cells_spent=1, states=0),
+        CurvePoint(trial=1, cells_spent=2, states=1),
+    ]
+    summary.unconfirmed.append(
+        ViolationRecord(property="lost", trial=1, cell="default", original=[KILL, PAUSE])
+    )
+    write_summary(folder, summary)
+    (x,) = build_index(tmp_path).explorations
+    assert x.verdict == "unknown" and x.curve == [0, 1]  # unconfirmed: not a fail
+    assert x.violations == [] and x.unconfirmed == [
+        ("lost", "trial 1 (default), reproduced - (not shrunk)")
+    ]
+    assert x.curve_points() == "0.0,48.0 240.0,0.0"
+    html = render_index(build_index(tmp_path))
+    assert 'class="explore-curve"' in html and "lost</strong> unconfirmed" in html
