@@ -147,7 +147,7 @@ FAULT_PREFIX = "fault."
 # --- the producer -------------------------------------------------------------------------
 PRODUCER_START = "producer.start"  # acks, rate, idempotence
 PRODUCER_ERRORS = "producer.errors"  # count, error: delivery errors of one second
-PRODUCER_END = "producer.end"  # attempted, acked, failed, undelivered
+PRODUCER_END = "producer.end"  # attempted, acked, failed, undelivered (+ fatal: the error)
 PRODUCER_CRASH = "producer.crash"  # error (the workload broke: the cell is unknown)
 # A producer process (transactional, or one the nemesis acts on; harness.results.producer_files).
 # Its own events carry `producer` ("p<k>", the incarnation) and are merged at collect.

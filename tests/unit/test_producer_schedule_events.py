@@ -68,3 +68,25 @@ def test_a_full_local_queue_is_time_blocked_in_the_client(
     # Seq 0 refused twice: its wait started at the first refusal, ended after the second.
     assert blocked == [{"seq": 0, "ms": 50}]
     assert len(client.produced) == 5
+
+
+class FatalAtFlushClient(FullQueueClient):
+    """Takes every record, then fails at flush() as a client in a fatal state does (the real
+    one raises a KafkaError, which is no exception type; a stand-in can only raise one)."""
+
+    def flush(self, timeout: float) -> int:
+        raise RuntimeError("KafkaError{FATAL,code=OUT_OF_ORDER_SEQUENCE_NUMBER}")
+
+    def __len__(self) -> int:
+        return 2  # still queued when it failed
+
+
+def test_a_fatal_client_at_the_end_still_closes_the_schedule(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every replica's power cut loses the idempotent producer's sequence: librdkafka's flush
+    fails fatally. producer.end must still come (with `fatal`), or `lost` cannot be decided."""
+    events = run_core(tmp_path, FatalAtFlushClient(0), monkeypatch)
+    (end,) = [f for kind, f in events if kind == ev.PRODUCER_END]
+    assert end["attempted"] == 5 and end["undelivered"] == 2
+    assert "OUT_OF_ORDER_SEQUENCE_NUMBER" in end["fatal"]

@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
+import sys
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -387,8 +388,7 @@ class ProducerCore:
             self.poll(producer, 0)
         if t is not None and in_txn > 0:
             producer = self.end_txn(producer, commit=not self._abort_this())
-        remaining = producer.flush(FLUSH_TIMEOUT_S)
-        self.poll(producer, 0)
+        remaining, fatal = self._flush(producer)
         if self.errors is not None:
             self.errors.flush()
         self.ended = True
@@ -398,7 +398,28 @@ class ProducerCore:
             acked=self.acked,
             failed=self.failed,
             undelivered=remaining,
+            **({"fatal": fatal} if fatal else {}),
         )
+
+    def _flush(self, producer: Producer) -> tuple[int, str | None]:
+        """The client's queue flushed at the end: (records still in it, the client's fatal
+        error or None). A client in a fatal state - an idempotent producer whose sequence the
+        brokers lost, OUT_OF_ORDER_SEQUENCE_NUMBER after every replica's power cut - makes
+        flush() raise: confluent-kafka raises the KafkaError itself, which no `except` with a
+        type matches (it is no BaseException), hence the bare one. The ledger then says what
+        became of each record (librdkafka purged the rest: `fail`), and producer.end still
+        closes the schedule (else `lost` could not be decided)."""
+        try:
+            remaining = producer.flush(FLUSH_TIMEOUT_S)
+            self.poll(producer, 0)
+            return int(remaining), None
+        except:  # noqa: E722 - see the docstring: the raised object is not an exception type
+            error = sys.exc_info()[1]
+        try:  # noqa: SIM105 - contextlib.suppress matches by type: not this object
+            self.poll(producer, 0)  # the purged records' reports
+        except:  # noqa: E722 - the same fatal error again
+            pass
+        return len(producer), str(error)
 
     def close(self) -> None:
         """The files, once (a report served after this is dropped)."""

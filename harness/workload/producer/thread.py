@@ -9,6 +9,7 @@ log lines into the cell's clients.log. `write` joins the files into ledger.parqu
 
 from __future__ import annotations
 
+import sys
 import threading
 from pathlib import Path
 
@@ -82,6 +83,10 @@ class ProducerThread:
         except BaseException as exc:  # recorded for the runner: a crashed workload is `unknown`
             self.crashed = exc
             self.history.append(ev.PRODUCER_CRASH, error=repr(exc))
+        except:  # noqa: E722 - confluent-kafka raises a KafkaError, no exception type
+            error = sys.exc_info()[1]
+            self.crashed = RuntimeError(repr(error))
+            self.history.append(ev.PRODUCER_CRASH, error=repr(error))
 
     def _unreported(self) -> tuple[str, str | None]:
         """Status and error of a record without a report: pending while the client may still
