@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from harness.explore.budget import Budget
-from harness.explore.generator import schedule_problems, with_faults
+from harness.explore.generator import _overlaps, schedule_problems, with_faults
 from harness.explore.guide import Guide
 from harness.explore.search import Search, TrialRun
 from harness.explore.summary import ExploreSummary, ShrunkRecord, TrialRecord, ViolationRecord
@@ -262,3 +262,13 @@ def test_expectations_bound_to_the_written_faults_are_left_out_of_a_trial(tmp_pa
     assert list(trial.expect) == ["lost"]
     only = {**data, "expect": {"max_stall_s": ">= 0.5 * faults.0.duration_s"}}
     assert "every expectation is bound to the spec's own faults" in problems(tmp_path, only)
+
+
+def test_a_power_cut_of_the_site_under_a_clock_skew_is_never_drawn() -> None:
+    """Seen: a clock skew of broker 3 whose heal ran into the site's power cut (409 Conflict)."""
+    skew = {"at_s": 9.8, "kind": "clock-skew", "target": "broker:3", "duration_s": 20.0}
+    cut = {"at_s": 18.6, "kind": "power-loss", "target": "all", "duration_s": 10.0}
+    pause = {"at_s": 9.8, "kind": "pause", "target": "leader-of:chaos/0", "duration_s": 20.0}
+    assert _overlaps([skew, cut])
+    assert not _overlaps([pause, {**cut, "kind": "kill", "target": "broker:3"}])
+    assert not _overlaps([skew, {**cut, "at_s": 30.0}])  # after the skew healed
