@@ -8,7 +8,8 @@ states): breadth first, then the schedules that found something new, mutated.
   seed, instead of as often as the (kind, role) pairs that happen to exist.
 * Corpus: a trial whose folder reached a state none before it had (harness.explore.states)
   keeps its schedule. Once every role was tried, half the trials mutate a corpus schedule (shift a fault,
-  stretch or shorten it, drop one, add one, move one to another role of its kind) instead of
+  stretch or shorten it, drop one, add one, move one to another role of its kind, draw its
+  options again) instead of
   drawing afresh: the neighbourhood of a new state is where the next one tends to be.
 
 Reproducible: trial n's rng is seeded from (seed, n) as the plain drawing's, and the corpus
@@ -35,7 +36,7 @@ from harness.spec.explore_rules import fault_window, section
 Drawing = Literal["guided", "random"]
 DRAWINGS: tuple[Drawing, ...] = ("guided", "random")
 MUTATE_P = 0.5  # of the trials once the corpus holds a schedule
-MUTATIONS = ("shift", "stretch", "drop", "add", "retarget")
+MUTATIONS = ("shift", "stretch", "drop", "add", "retarget", "reoption")
 SHIFT_S = (1.0, 10.0)  # a shift moves a fault by this much, either way
 MAX_MUTATION_TRIES = 8
 
@@ -127,6 +128,15 @@ class Guide:
                 return None
             low, high = ex.duration_s
             duration = _tenth(min(high, max(low, float(duration) * rng.uniform(0.5, 2.0))))
+        elif how == "reoption":  # the same fault, its options drawn again (its module's ranges)
+            made = role_entries(d.kind, d.role, self.drawer.cell, rng)
+            if len(made) != len(d.entries):
+                return None
+            entries = tuple(
+                _placed({**e, "target": old["target"]}, at, duration)
+                for e, old in zip(made, d.entries, strict=True)
+            )
+            return Drawn(d.kind, d.role, d.phase, entries)
         elif how == "retarget":
             roles = [r for k, r in self.drawer.pairs if k == d.kind and r != d.role]
             if not roles:
