@@ -4,6 +4,7 @@ named: all pure logic, with a fake runner where a trial runs."""
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 from typing import Any
 
@@ -272,3 +273,29 @@ def test_a_power_cut_of_the_site_under_a_clock_skew_is_never_drawn() -> None:
     assert _overlaps([skew, cut])
     assert not _overlaps([pause, {**cut, "kind": "kill", "target": "broker:3"}])
     assert not _overlaps([skew, {**cut, "at_s": 30.0}])  # after the skew healed
+
+
+def test_reoption_keeps_the_fault_and_draws_its_options_again(tmp_path: Path) -> None:
+    spec = spec_of(tmp_path)
+    guide = Guide(spec, 4)
+    cut = next(d for d in _site_cut_schedule(guide).drawn if d.role == "all")
+    changed = [guide._changed("reoption", cut, random.Random(i)) for i in range(20)]
+    assert all(c is not None and c.kind == "power-loss" and c.role == "all" for c in changed)
+    assert all(
+        c.entries[0]["at_s"] == cut.entries[0]["at_s"]
+        and c.entries[0]["duration_s"] == cut.entries[0]["duration_s"]
+        and c.entries[0]["target"] == "all"
+        for c in changed
+        if c is not None
+    )
+    tails = {c.entries[0].get("unsynced_tail") for c in changed if c is not None}
+    assert tails == {"drop", "zeros"}  # the options were drawn again
+
+
+def _site_cut_schedule(guide: Guide) -> Any:
+    for trial in range(20):
+        schedule, _ = guide.next(trial)
+        guide.record(schedule, [])
+        if site_cut(schedule.faults):
+            return schedule
+    raise AssertionError("no site power cut in 20 trials")
