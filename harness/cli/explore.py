@@ -141,7 +141,10 @@ def explore(
             not fresh_clusters,
         )
     except KeyboardInterrupt:
-        console.print("[yellow]interrupted[/yellow]: the running cell stopped, cluster removed")
+        console.print(
+            "[yellow]interrupted[/yellow]: the running cell stopped, cluster removed; "
+            "summary.json holds what was found so far"
+        )
         raise typer.Exit(EXIT_INTERRUPTED) from None
     except OSError as exc:
         raise fail(EXIT_INFRA, f"{folder}: {exc}") from None
@@ -206,9 +209,11 @@ def _search(
             trial_done,
             drawing,
         )
-        search.explore(summary)
-        summary.budget["clusters"] = pool.describe()
-    console.print(f"written: {write_summary(folder, summary)}", highlight=False)
+        try:
+            search.explore(summary)
+        finally:  # Ctrl-C too: what was found so far is kept (`interrupted`)
+            summary.budget["clusters"] = pool.describe()
+            console.print(f"written: {write_summary(folder, summary)}", highlight=False)
     return summary
 
 

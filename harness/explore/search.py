@@ -70,6 +70,29 @@ class Search:
         shrunk: dict[str, ViolationRecord] = {}  # each property's first violation, shrunk
         tried: list[tuple[str, str, str]] = []
         guides = {c.id: Guide(c.spec, self.seed, self.drawing) for c in self.cells}
+        try:
+            self._trials(summary, guides, shrunk, tried)
+        except KeyboardInterrupt:
+            summary.interrupted = True  # what was found so far is still written (the CLI)
+            raise
+        finally:
+            summary.coverage = [CoverageRow.model_validate(r) for r in coverage_table(tried)]
+            summary.reached = first_reached([(t.trial, t.reached) for t in summary.trials])
+            summary.curve = coverage_curve(summary.trials)
+            summary.budget = {
+                **self.budget.describe(),
+                "max_trials": self.max_trials,
+                "drawing": self.drawing,
+            }
+        return summary
+
+    def _trials(
+        self,
+        summary: ExploreSummary,
+        guides: dict[str, Guide],
+        shrunk: dict[str, ViolationRecord],
+        tried: list[tuple[str, str, str]],
+    ) -> None:
         trial = 0
         while not self.budget.exhausted() and (self.max_trials is None or trial < self.max_trials):
             cell = self.cells[trial % len(self.cells)]
@@ -107,15 +130,6 @@ class Search:
                 confirmed = violation.shrunk is not None and violation.shrunk.file is not None
                 (summary.violations if confirmed else summary.unconfirmed).append(violation)
             trial += 1
-        summary.coverage = [CoverageRow.model_validate(r) for r in coverage_table(tried)]
-        summary.reached = first_reached([(t.trial, t.reached) for t in summary.trials])
-        summary.curve = coverage_curve(summary.trials)
-        summary.budget = {
-            **self.budget.describe(),
-            "max_trials": self.max_trials,
-            "drawing": self.drawing,
-        }
-        return summary
 
     def _shrink(self, cell: Cell, trial: int, prop: str, faults: list[Entry]) -> ShrunkRecord:
         ex = section(cell.spec)

@@ -90,15 +90,16 @@ class ExploreSummary(_Model):
     reached: dict[str, int | None] = {}
     # The coverage curve: after each counted trial, the distinct states reached so far.
     curve: list[CurvePoint] = []
+    interrupted: bool = False  # Ctrl-C ended it: what it found so far
 
     @property
     def verdict(self) -> str:
-        """fail with a confirmed violation; unknown with an unconfirmed one; pass when every
-        counted trial passed (and there was one); else unknown."""
+        """fail with a confirmed violation; unknown with an unconfirmed one or when
+        interrupted; pass when every counted trial passed (and there was one); else unknown."""
         if self.violations:
             return "fail"
         counted = [t for t in self.trials if t.counted]
-        if self.unconfirmed or not counted:
+        if self.unconfirmed or not counted or self.interrupted:
             return "unknown"
         return "pass" if all(t.verdict == "pass" for t in counted) else "unknown"
 

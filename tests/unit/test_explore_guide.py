@@ -299,3 +299,20 @@ def _site_cut_schedule(guide: Guide) -> Any:
         if site_cut(schedule.faults):
             return schedule
     raise AssertionError("no site power cut in 20 trials")
+
+
+def test_ctrl_c_keeps_what_was_found_so_far(tmp_path: Path) -> None:
+    calls = iter(range(100))
+
+    def run(cell: Cell, faults: list[Entry], label: str) -> TrialRun:
+        if next(calls) == 2:
+            raise KeyboardInterrupt
+        checks = [{"name": "lost", "verdict": "pass", "detail": "lost = 0"}]
+        return TrialRun(checks, "pass", f"/r/{label}", None, ("leaderless",), 1)
+
+    summary = summary_with()
+    with pytest.raises(KeyboardInterrupt):
+        Search(cells_of(tmp_path), 1, run, tmp_path / "o", Budget(cells=10)).explore(summary)
+    assert summary.interrupted and len(summary.trials) == 2
+    assert summary.verdict == "unknown"  # every trial passed, but it did not end
+    assert [p.states for p in summary.curve] == [1, 1] and summary.budget["cells_run"] == 2
