@@ -177,6 +177,12 @@ class KafkaCluster(
         self.history.append(ev.CLUSTER_READY, run_id=self.run_id, bootstrap=self.bootstrap_servers)
         return self
 
+    @property
+    def warm(self) -> bool:
+        """Whether it ran a cell's workload before this one (rebind): its JVMs are warm, no
+        warm-up needed."""
+        return len(self.served) > 1
+
     def rebind(self, history: History, logs_dir: Path | None, cell: str) -> None:
         """Hand this running cluster to the next cell (explore's reuse, harness.explore.
         cluster_pool): its history and logs folder, every node's log cut here, and the

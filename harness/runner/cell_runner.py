@@ -292,7 +292,7 @@ class CellRunner:
         """The cluster and the ledger producer's client brought to pace on a topic of their
         own (harness.workload.warm_up), the topic deleted after; one WARM_UP_END event."""
         max_s = self.spec.warm_up.max_s
-        if max_s <= 0:
+        if max_s <= 0 or cluster.warm:  # a cluster that ran a workload is warm (explore's reuse)
             return
         self.phase(ev.PHASE_WARM_UP)
         t = self.spec.topic

@@ -57,6 +57,7 @@ class Fakes:
 
     bootstrap_servers = "fake:9092"
     dynamic_quorum = False  # a static quorum: the recovery records no quorum.status
+    warm = False  # a fresh cluster (a reused one, explore's, skips the warm-up)
 
     @property
     def admin(self) -> Fakes:
@@ -431,3 +432,14 @@ def test_a_cell_that_broke_finishes_at_once_even_with_collect_behind(tmp_path: P
         runner.run()
     assert runner.behind is None and fakes.calls[-1] == "cluster.close"
     assert "collect-behind" not in phases(read_jsonl(tmp_path / "cell" / "history.jsonl")[0])
+
+
+def test_a_warm_cluster_skips_the_warm_up(tmp_path: Path) -> None:
+    """A cluster that ran a workload before (explore's reuse) is warm: no warm-up phase, no
+    warm-up topic, the workload right after the steady state."""
+    fakes = Fakes()
+    fakes.warm = True
+    history, _ = run(tmp_path, fakes)
+    assert phases(history) == [p for p in PHASES if p != "warm-up"]
+    assert "warm_up" not in fakes.calls and "admin.delete_topic" not in fakes.calls
+    assert not [e for e in history if e["kind"] == "warm_up.end"]
