@@ -96,8 +96,8 @@ def health_problem(cluster: KafkaCluster) -> str | None:
         return f"faults still active on {sorted(cluster.faults.touched())}"
     if cluster.retired:
         return f"retired nodes: {[n.name for n in cluster.retired]}"
-    started = [str(n) for n in cluster.start_record.get("nodes", [])]
-    names = [n.name for n in cluster.nodes]
+    started = sorted(str(n) for n in cluster.start_record.get("nodes", []))
+    names = sorted(n.name for n in cluster.nodes)
     if names != started:
         return f"nodes {names}, started as {started}"
     down = [n.name for n in cluster.nodes if not n.is_up()]
@@ -160,6 +160,9 @@ class ClusterPool:
             key = _key(args, kwargs)
             history: History = kwargs["history"]
             kept, self.kept = self.kept, None
+            stale, self.current = self.current, None
+            if stale is not None and stale is not kept:  # a cell that broke never handed it back
+                _remove(stale)
             if kept is not None:
                 why = "built otherwise" if key != self.key else health_problem(kept)
                 why = why or reset_topics(kept, spec)
