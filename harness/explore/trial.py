@@ -14,7 +14,7 @@ from harness.experiment import Plan, run_plan
 from harness.explore.cluster_pool import ClusterPool, shared_capabilities
 from harness.explore.generator import with_faults
 from harness.explore.search import RunTrial, TrialRun
-from harness.explore.states import cell_states
+from harness.explore.states import states_of
 from harness.nemesis.schedule import plan_faults
 from harness.results import events as ev
 from harness.results.history_reader import read_jsonl
@@ -26,13 +26,18 @@ from harness.spec.explore_roles import Entry
 from harness.verdict.run_verify import SparkChecks
 
 
-def injected_faults(history: Path) -> int | None:
-    """How many faults the cell's history shows injected (None: it cannot be read)."""
-    try:
-        events = read_jsonl(history)[0]
-    except Exception:  # a history that cannot be read says nothing, either way
+def injected_faults(events: list[dict[str, Any]] | None) -> int | None:
+    """How many faults the cell's history shows injected (None: it could not be read)."""
+    if events is None:
         return None
     return sum(1 for e in events if e.get("kind") in (ev.FAULT_INJECT, ev.CONSUMER_CRASH))
+
+
+def _events(history: Path) -> list[dict[str, Any]] | None:
+    try:
+        return read_jsonl(history)[0]
+    except Exception:  # a history that cannot be read says nothing, either way
+        return None
 
 
 def plan_runner(
@@ -77,12 +82,13 @@ def plan_runner(
             first = (str(exc).splitlines() or [""])[0]
             return TrialRun([], "unknown", None, f"{type(exc).__name__}: {first}")
         found = [c for c in summary.get("checks") or [] if isinstance(c, dict)]
+        events = _events(cell_dir.history)  # read once: the states and the faults injected
         return TrialRun(
             [{k: str(c.get(k, "")) for k in ("name", "verdict", "detail")} for c in found],
             str(summary.get("verdict", "unknown")),
             str(run_dir),
-            reached=tuple(cell_states(cell_dir.root)),
-            injected=injected_faults(cell_dir.history),
+            reached=tuple(states_of(events or [], summary)),
+            injected=injected_faults(events),
         )
 
     return run

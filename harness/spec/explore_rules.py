@@ -10,7 +10,7 @@ is a schedule `validate` accepts. harness.spec.problems calls this per cell.
 from __future__ import annotations
 
 from harness.faults.kind import CellView
-from harness.faults.registry import SPEC_KINDS
+from harness.faults.registry import is_operation
 from harness.spec.expect import format_number
 from harness.spec.explore import ROLES, ExploreSpec, Role, default_kinds
 from harness.spec.explore_roles import Entry, role_entries
@@ -27,9 +27,7 @@ def section(spec: Spec) -> ExploreSpec:
 def entry_problems(spec: Spec, entry: Entry, cell: CellView) -> list[str]:
     """Why this fault entry (without at_s) cannot be planned in the cell; [] when it can."""
     # A probe entry has no duration yet: the shortest explore draws, where the kind has one.
-    duration = (
-        {} if SPEC_KINDS[entry["kind"]].operation else {"duration_s": section(spec).duration_s[0]}
-    )
+    duration = {} if is_operation(entry["kind"]) else {"duration_s": section(spec).duration_s[0]}
     fault = parse_fault({"at_s": 0, **duration, **entry})
     out = [f"{key}: {why}" for key, why in fault.problems(cell)]
     out += [

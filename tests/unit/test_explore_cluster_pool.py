@@ -5,13 +5,11 @@ itself, on a real cluster: tests/integration/test_explore_reuse.py."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, cast
-
-import yaml
+from typing import cast
 
 from harness.cluster.kafka_cluster import KafkaCluster
 from harness.explore.cluster_pool import ClusterPool, changes_cluster, shared_capabilities
-from harness.spec import expand_cells, load_spec
+from tests.unit.test_kind_drawings import spec_of
 
 
 class StandIn:
@@ -67,22 +65,10 @@ def test_ctrl_c_removes_the_running_trials_cluster_too() -> None:
     assert s.closed == 1 and pool.current is None
 
 
-def test_trials_share_the_capabilities_their_kinds_need(tmp_path: Path) -> None:
-    data: dict[str, Any] = {
-        "name": "pool",
-        "cluster": {"mode": "kraft", "version": "3.9.2", "brokers": 3},
-        "topic": {"name": "chaos", "partitions": 3, "replication_factor": 3},
-        "producer": {"acks": "all", "rate": 100, "duration_s": 30},
-        "expect": {"lost": 0},
-        "explore": {"kinds": ["latency", "clock-skew", "power-loss", "kill"]},
-    }
-    path = tmp_path / "spec.yaml"
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    spec = expand_cells(load_spec(path), str(path))[0].spec
+def test_trials_share_the_capabilities_their_kinds_need() -> None:
+    spec = spec_of(explore={"kinds": ["latency", "clock-skew", "power-loss", "kill"]})
     shared = shared_capabilities(spec).capabilities()
     assert shared["link_proxies"] and shared["fake_clock"]
     assert not shared["power_loss_fs"]  # a power cut changes the disks: a fresh cluster anyway
-    data["explore"] = {"kinds": ["kill", "pause"]}
-    path.write_text(yaml.safe_dump(data), encoding="utf-8")
-    plain = expand_cells(load_spec(path), str(path))[0].spec
+    plain = spec_of(explore={"kinds": ["kill", "pause"]})
     assert shared_capabilities(plain) == plain
