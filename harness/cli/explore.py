@@ -34,6 +34,10 @@ if TYPE_CHECKING:
 
 DEFAULT_BUDGET_CELLS = 20
 RUNS_MAX = 9
+# Two trials at a time: on two cores a trial on a kept cluster leaves the machine ~60 % idle
+# (docs/exploring.md, "Cost"); more would crowd the machine that times the faults.
+DEFAULT_PARALLEL = 2
+PARALLEL_MAX = 4
 SHOWN_SCHEDULES = 3
 EXIT_FOR_VERDICT = {"pass": EXIT_PASS, "fail": EXIT_FAIL}
 
@@ -106,6 +110,15 @@ def explore(
             "one before left, when a health check passes).",
         ),
     ] = False,
+    parallel: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=PARALLEL_MAX,
+            help="Trials at a time, each on a worker process with its own cluster (shrinking "
+            "and confirmation: one cell at a time).",
+        ),
+    ] = DEFAULT_PARALLEL,
     spark_master: SparkMasterOpt = None,
 ) -> None:
     """Search fault schedules for a violation of the spec's expectations and shrink it to a
@@ -139,6 +152,7 @@ def explore(
             started,
             "random" if drawing == "random" else "guided",
             not fresh_clusters,
+            parallel,
         )
     except KeyboardInterrupt:
         console.print(
@@ -161,6 +175,7 @@ def _search(
     started: datetime,
     drawing: Drawing,
     reuse: bool,
+    parallel: int = 1,
 ) -> ExploreSummary:
     from contextlib import closing
 
@@ -170,6 +185,7 @@ def _search(
     from harness.explore.search import Search
     from harness.explore.summary import ExploreSummary, TrialRecord, write_summary
     from harness.explore.trial import plan_runner
+    from harness.explore.workers import TrialWorkers, WorkerSetup
     from harness.verdict.run_verify import small_cells, spark_checks
 
     def trial_done(record: TrialRecord) -> None:
@@ -194,8 +210,23 @@ def _search(
         need=need,
         budget=budget.describe(),
     )
+    small = small_cells(plan.cells)
+    if parallel > 1:
+        workers = TrialWorkers(
+            parallel, WorkerSetup(spec, plan.seed, folder / "trials", reuse, small)
+        )
+        search = Search(plan.cells, plan.seed, workers.run, folder, budget, runs, need, max_trials)
+        search.on_trial, search.drawing = trial_done, drawing
+        search.parallel, search.start = parallel, workers.start
+        try:
+            search.explore(summary)
+        finally:  # Ctrl-C too: the workers stop their cells, then what was found is kept
+            workers.close()
+            summary.budget["clusters"] = workers.describe()
+            console.print(f"written: {write_summary(folder, summary)}", highlight=False)
+        return summary
     pool = ClusterPool(enabled=reuse)
-    with spark_checks(small=small_cells(plan.cells)) as checks, closing(pool):
+    with spark_checks(small=small) as checks, closing(pool):
         runner = plan_runner(spec, plan.seed, folder / "trials", CellProgress(), checks, pool=pool)
         search = Search(
             plan.cells,

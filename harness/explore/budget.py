@@ -31,15 +31,16 @@ class Budget:
     def elapsed_s(self) -> float:
         return self.clock() - self.started
 
-    def exhausted(self) -> bool:
-        """No cell may start any more (the reserved cells kept back: with a time limit, as
-        many times the mean cell so far)."""
-        if self.cells is not None and self.spent + self.reserved >= self.cells:
+    def exhausted(self, running: int = 0) -> bool:
+        """No cell may start any more (the reserved cells, and `running`: cells started and
+        not yet spent, kept back: with a time limit, as many times the mean cell so far)."""
+        held = self.reserved + running
+        if self.cells is not None and self.spent + held >= self.cells:
             return True
         if self.seconds is None:
             return False
         mean = self.elapsed_s / self.spent if self.spent else 0.0
-        return self.elapsed_s + self.reserved * mean >= self.seconds
+        return self.elapsed_s + held * mean >= self.seconds
 
     @contextmanager
     def reserve(self, cells: int) -> Iterator[None]:

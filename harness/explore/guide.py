@@ -12,9 +12,10 @@ states): breadth first, then the schedules that found something new, mutated.
   options again) instead of
   drawing afresh: the neighbourhood of a new state is where the next one tends to be.
 
-Reproducible: trial n's rng is seeded from (seed, n) as the plain drawing's, and the corpus
-and counts depend only on the trials before it, so the same seed with the same outcomes
-gives the same schedules. `random` drawing (the `--drawing random` baseline) keeps today's
+Reproducible: trial n's rng is seeded from (seed, n) as the plain drawing's, the counts depend
+only on the trials drawn before it and the corpus only on the outcomes recorded before it is
+drawn (in trial order: harness.explore.search), so the same seed, outcomes and `--parallel`
+give the same schedules. `random` drawing (the `--drawing random` baseline) keeps today's
 uniform choice of (kind, role) and no corpus.
 """
 
@@ -58,7 +59,17 @@ class Guide:
         self.drawer = Drawer.of(self.spec)
 
     def next(self, trial: int) -> tuple[Schedule, str]:
-        """Trial `trial`'s schedule and how it came: "fresh" or "<mutation> of trial <n>"."""
+        """Trial `trial`'s schedule and how it came: "fresh" or "<mutation> of trial <n>".
+        What it tries is counted now, not when its outcome is recorded: with trials run side
+        by side (`explore --parallel`), the next one is drawn before this one has ended, and
+        breadth must still not draw its role again."""
+        schedule, origin = self._draw(trial)
+        for d in schedule.drawn:
+            self.roles[d.role] += 1
+            self.kinds[d.kind] += 1
+        return schedule, origin
+
+    def _draw(self, trial: int) -> tuple[Schedule, str]:
         rng = random.Random(f"explore:{self.seed}:{trial}")
         if self.drawing == "random":
             return fresh(self.drawer, rng, trial, uniform), "fresh"
@@ -76,11 +87,8 @@ class Guide:
         return all(self.roles[role] for _, role in self.drawer.pairs)
 
     def record(self, schedule: Schedule, reached: Iterable[str]) -> list[str]:
-        """Count what the trial tried; keep its schedule if it reached a state none before
-        did. Returns those new states."""
-        for d in schedule.drawn:
-            self.roles[d.role] += 1
-            self.kinds[d.kind] += 1
+        """Keep the trial's schedule if it reached a state none before did (its faults were
+        counted when drawn). Returns those new states."""
         new = sorted(set(reached) - self.seen)
         self.seen |= set(new)
         if new and schedule.drawn and self.drawing == "guided":

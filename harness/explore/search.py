@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from harness.explore.budget import Budget
 from harness.explore.coverage import coverage_table
-from harness.explore.generator import schedule_problems
+from harness.explore.generator import Schedule, schedule_problems
 from harness.explore.guide import Drawing, Guide
 from harness.explore.oracle import failed_properties
 from harness.explore.repro import Found, write_repro
@@ -50,6 +51,16 @@ class TrialRun:
 
 
 RunTrial = Callable[[Cell, list[Entry], str], TrialRun]  # (cell, faults, label)
+# The same, started and not waited for (harness.explore.workers: on another process).
+StartTrial = Callable[[Cell, list[Entry], str], "Future[TrialRun]"]
+
+
+@dataclass(frozen=True)
+class _Running:
+    cell: Cell
+    schedule: Schedule
+    origin: str
+    result: Future[TrialRun]
 
 
 @dataclass
@@ -64,6 +75,8 @@ class Search:
     max_trials: int | None = None  # drawn schedules at most (None: until the budget is spent)
     on_trial: Callable[[TrialRecord], None] = lambda record: None
     drawing: Drawing = "guided"  # harness.explore.guide; "random": the uniform baseline
+    parallel: int = 1  # trials at a time (shrinking: one cell at a time, always)
+    start: StartTrial | None = None  # starts a trial without waiting (needed for parallel > 1)
 
     def explore(self, summary: ExploreSummary) -> ExploreSummary:
         """Fill `summary` (spec, seed, started and budget already set) with what was found."""
@@ -83,6 +96,7 @@ class Search:
                 **self.budget.describe(),
                 "max_trials": self.max_trials,
                 "drawing": self.drawing,
+                "parallel": self.parallel,
             }
         return summary
 
@@ -93,43 +107,77 @@ class Search:
         shrunk: dict[str, ViolationRecord],
         tried: list[tuple[str, str, str]],
     ) -> None:
+        """Up to `parallel` trials at a time, their outcomes taken in trial order (so trial n
+        is drawn knowing exactly the outcomes of trials 0..n-parallel, whichever ended
+        first: the same seed gives the same schedules). A violation stops the drawing; the
+        trials still running end, then each new violation is shrunk, alone on the machine
+        (a shrink candidate's reproduction is not to depend on a neighbour's load)."""
+        running: dict[int, _Running] = {}
+        to_shrink: list[tuple[Cell, ViolationRecord]] = []
         trial = 0
-        while not self.budget.exhausted() and (self.max_trials is None or trial < self.max_trials):
-            cell = self.cells[trial % len(self.cells)]
-            schedule, origin = guides[cell.id].next(trial)
-            result = self.run(cell, schedule.faults, f"trial-{trial:03d}")
+        while True:
+            while (
+                not to_shrink
+                and len(running) < max(1, self.parallel)
+                and not self.budget.exhausted(len(running))
+                and (self.max_trials is None or trial < self.max_trials)
+            ):
+                cell = self.cells[trial % len(self.cells)]
+                schedule, origin = guides[cell.id].next(trial)
+                started = self._start(cell, schedule.faults, f"trial-{trial:03d}")
+                running[trial] = _Running(cell, schedule, origin, started)
+                trial += 1
+            if not running:
+                if not to_shrink:
+                    return
+                for cell, violation in to_shrink:
+                    if not self.budget.exhausted():
+                        violation.shrunk = self._shrink(
+                            cell, violation.trial, violation.property, violation.original
+                        )
+                    confirmed = violation.shrunk is not None and violation.shrunk.file is not None
+                    (summary.violations if confirmed else summary.unconfirmed).append(violation)
+                to_shrink.clear()
+                continue
+            oldest = min(running)
+            one = running.pop(oldest)
+            result = one.result.result()
             self.budget.spend()
-            tried += schedule.tried()
+            tried += one.schedule.tried()
+            cell = one.cell
             props = failed_properties(result.checks, list(cell.spec.expect))
             record = TrialRecord(
-                trial=trial,
+                trial=oldest,
                 cell=cell.id,
-                faults=schedule.faults,
+                faults=one.schedule.faults,
                 verdict=result.verdict,
                 violated=props,
                 folder=result.folder,
                 error=result.error,
                 reached=list(result.reached),
                 injected=result.injected,
-                origin=origin,
-                new_states=guides[cell.id].record(schedule, result.reached),
+                origin=one.origin,
+                new_states=guides[cell.id].record(one.schedule, result.reached),
                 cells_spent=self.budget.spent,
             )
             summary.trials.append(record)
             self.on_trial(record)
             for prop in props:
                 if prop in shrunk:  # shrunk once: a later trial only says it again
-                    shrunk[prop].seen_again.append(trial)
+                    shrunk[prop].seen_again.append(oldest)
                     continue
-                violation = ViolationRecord(
-                    property=prop, trial=trial, cell=cell.id, original=schedule.faults
+                shrunk[prop] = ViolationRecord(
+                    property=prop, trial=oldest, cell=cell.id, original=one.schedule.faults
                 )
-                if not self.budget.exhausted():
-                    violation.shrunk = self._shrink(cell, trial, prop, schedule.faults)
-                shrunk[prop] = violation
-                confirmed = violation.shrunk is not None and violation.shrunk.file is not None
-                (summary.violations if confirmed else summary.unconfirmed).append(violation)
-            trial += 1
+                to_shrink.append((cell, shrunk[prop]))
+
+    def _start(self, cell: Cell, faults: list[Entry], label: str) -> Future[TrialRun]:
+        """The trial under way: on a worker (`start`), else run here and now."""
+        if self.start is not None:
+            return self.start(cell, faults, label)
+        done: Future[TrialRun] = Future()
+        done.set_result(self.run(cell, faults, label))
+        return done
 
     def _shrink(self, cell: Cell, trial: int, prop: str, faults: list[Entry]) -> ShrunkRecord:
         ex = section(cell.spec)
