@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 DEFAULT_BUDGET_CELLS = 20
 RUNS_MAX = 9
 # Two trials at a time: on two cores a trial on a kept cluster leaves the machine ~60 % idle
-# (docs/exploring.md, "Cost"); more would crowd the machine that times the faults.
+# (docs/exploring.md, "Two trials at a time"); more would crowd the machine that times the faults.
 DEFAULT_PARALLEL = 2
 PARALLEL_MAX = 4
 SHOWN_SCHEDULES = 3
