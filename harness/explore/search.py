@@ -110,8 +110,8 @@ class Search:
         """Up to `parallel` trials at a time, their outcomes taken in trial order (so trial n
         is drawn knowing exactly the outcomes of trials 0..n-parallel, whichever ended
         first: the same seed gives the same schedules). A violation stops the drawing; the
-        trials still running end, then each new violation is shrunk, alone on the machine
-        (a shrink candidate's reproduction is not to depend on a neighbour's load)."""
+        trials still running end, then each new violation is shrunk with no workload beside
+        it (a shrink candidate's reproduction is not to depend on a neighbour's load)."""
         running: dict[int, _Running] = {}
         to_shrink: list[tuple[Cell, ViolationRecord]] = []
         trial = 0
