@@ -213,7 +213,7 @@ def _search(
     small = small_cells(plan.cells)
     if parallel > 1:
         workers = TrialWorkers(
-            parallel, WorkerSetup(spec, plan.seed, folder / "trials", reuse, small)
+            parallel, WorkerSetup(spec, plan.seed, folder / "trials", reuse, small, CellProgress)
         )
         search = Search(plan.cells, plan.seed, workers.run, folder, budget, runs, need, max_trials)
         search.on_trial, search.drawing = trial_done, drawing

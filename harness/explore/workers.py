@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.explore.search import TrialRun
+from harness.runner.status import Reporter
 from harness.spec import Cell
 from harness.spec.explore_roles import Entry
 
@@ -45,6 +46,9 @@ class WorkerSetup:
     out: Path
     reuse: bool
     small_cells: bool
+    # Makes the worker's reporter of its cells' progress (the CLI's CellProgress: a class, so
+    # it crosses to the spawned process by name; explore does not import the CLI).
+    reporter: Callable[[], Reporter]
 
 
 def serve_trials(conn: Connection, setup: WorkerSetup, parent: int) -> None:
@@ -52,7 +56,6 @@ def serve_trials(conn: Connection, setup: WorkerSetup, parent: int) -> None:
     then its kept cluster is removed and what its pool did is sent back."""
     from contextlib import closing
 
-    from harness.cli.progress import CellProgress
     from harness.explore.cluster_pool import ClusterPool
     from harness.explore.trial import plan_runner
     from harness.verdict.run_verify import spark_checks
@@ -63,7 +66,7 @@ def serve_trials(conn: Connection, setup: WorkerSetup, parent: int) -> None:
     try:
         with spark_checks(small=setup.small_cells) as checks, closing(pool):
             run = plan_runner(
-                setup.spec_path, setup.seed, setup.out, CellProgress(), checks, pool=pool
+                setup.spec_path, setup.seed, setup.out, setup.reporter(), checks, pool=pool
             )
             while True:
                 try:

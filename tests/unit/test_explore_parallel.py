@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli.progress import CellProgress
 from harness.explore.budget import Budget
 from harness.explore.search import Search, TrialRun
 from harness.explore.summary import ExploreSummary, TrialRecord
@@ -131,7 +132,7 @@ def echo(conn: Connection, setup: WorkerSetup, parent: int) -> None:
 
 
 def workers(tmp_path: Path) -> TrialWorkers:
-    return TrialWorkers(2, WorkerSetup(tmp_path, 1, tmp_path, True, True), serve=echo)
+    return TrialWorkers(2, WorkerSetup(tmp_path, 1, tmp_path, True, True, CellProgress), serve=echo)
 
 
 def test_two_workers_run_trials_at_once_and_sum_their_pools(tmp_path: Path) -> None:
