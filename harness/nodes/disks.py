@@ -120,13 +120,22 @@ class NodeDisks:
             f"dd if=/dev/zero of={path} bs=1M oflag=append conv=notrunc 2>/dev/null; "
             f"stat -c %s {path}"
         )
-        return int(out.split()[-1])
+        return self._last_number(out, "fill")
 
     def free(self, index: int) -> int:
         """Delete what fill wrote; the bytes freed (0 if there was nothing)."""
         path = shlex.quote(f"{KEEP_DIR}/{index}/{FILL_FILE}")
         out = self._sh(f"s=$(stat -c %s {path} 2>/dev/null || echo 0); rm -f {path}; echo $s")
-        return int(out.split()[-1])
+        return self._last_number(out, "free")
+
+    def _last_number(self, out: str, what: str) -> int:
+        """The number a command ended its answer with; a FaultError naming what it said
+        instead (seen once, 2026-12-08: a free whose exec answered nothing, code 0, on a
+        machine at load 18; it was an IndexError then)."""
+        words = out.split()
+        if not words or not words[-1].isdigit():
+            raise FaultError(f"{self.container}: {what} answered {out!r}, expected a size")
+        return int(words[-1])
 
     def usage(self) -> list[tuple[int, int]]:
         """(used, size) bytes of each log directory."""

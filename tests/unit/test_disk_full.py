@@ -169,3 +169,17 @@ def test_a_broker_down_before_its_disk_filled_is_left_to_the_fault_that_downed_i
     assert _broker_ops(cluster) == ["fill 0", "free 0"]  # not started: the kill's heal does that
     heal = cluster.history.events[-1].fields
     assert heal["down_at_inject"] is True and heal["freed_mb"] == 32.0
+
+
+def test_a_size_command_that_answers_no_number_is_a_fault_error_naming_it() -> None:
+    """Seen once under load: a free's exec answered nothing (code 0): an IndexError then, a
+    FaultError naming the container and the answer now."""
+    from harness.errors import FaultError
+    from harness.nodes.disks import NodeDisks
+
+    disks = object.__new__(NodeDisks)
+    disks.container = "broker-1"
+    assert disks._last_number("1048576\n", "free") == 1048576
+    for answer in ("", "\n", "stat: cannot stat\n"):
+        with pytest.raises(FaultError, match=r"broker-1: free answered .*expected a size"):
+            disks._last_number(answer, "free")
