@@ -170,7 +170,9 @@ def schedules(spec: Spec, seed: int, first: int = 0) -> Iterator[Schedule]:
 
 
 SYMBOLIC = (CONTROLLER, LEADER_OF)  # targets resolved when the fault fires
-DOWN = ("kill", "stop", "power-loss")  # kinds that leave their node down until they heal
+# Kinds that leave their node down until they heal: a broker whose every log directory is full
+# shuts itself down (Kafka's own doing: seen, a reset of it then found it not running).
+DOWN = ("kill", "stop", "power-loss", "disk-full")
 SITE = "all"  # every Kafka node: may be any node
 ENDED_BY_DOWN = ("pause", "isolate")  # a kill of a paused or isolated node still plays
 
@@ -179,8 +181,9 @@ def _overlaps(faults: list[Entry]) -> bool:
     """Two faults whose windows overlap on what may be one node (the same target, or either
     target resolved only when it fires: `controller`, `leader-of:`), where the later one
     would find nothing to do and turn the trial `unknown`: the same kind (a pause of the
-    leader, broker 2, then of broker 2: "already paused"), or any fault on a node a kill or
-    stop holds down (a pause of a killed broker: "not running"), or a kill, stop or power cut
+    leader, broker 2, then of broker 2: "already paused"), or any fault on a node a kill,
+    stop or full disk holds down (a pause of a killed broker, a reset of a broker Kafka shut
+    down when its disk filled: "not running"), or a kill, stop, full disk or power cut
     of a node under any other fault but a pause or an isolation (a clock skew's heal cannot
     exec into a killed node). All seen in explore runs. A kill of a paused or isolated node
     still plays (it ends the pause: harness.faults.pause).

@@ -275,6 +275,15 @@ def test_a_power_cut_of_the_site_under_a_clock_skew_is_never_drawn() -> None:
     assert not _overlaps([skew, {**cut, "at_s": 30.0}])  # after the skew healed
 
 
+def test_no_fault_is_drawn_onto_a_node_its_full_disk_may_have_shut_down() -> None:
+    """Seen: a disk-full of the controller (broker 1, which Kafka shut down: every log
+    directory failed), then a reset of broker 1 inside it: "broker-1 is not running"."""
+    full = {"at_s": 9.8, "kind": "disk-full", "target": "controller", "duration_s": 23.8}
+    reset = {"at_s": 18.9, "kind": "reset", "target": "broker:1", "duration_s": 6.0}
+    assert _overlaps([full, reset])
+    assert not _overlaps([full, {**reset, "at_s": 34.0}])  # after the disk was freed
+
+
 def test_reoption_keeps_the_fault_and_draws_its_options_again(tmp_path: Path) -> None:
     spec = spec_of(tmp_path)
     guide = Guide(spec, 4)
