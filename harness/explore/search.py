@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -107,21 +107,39 @@ class Search:
         shrunk: dict[str, ViolationRecord],
         tried: list[tuple[str, str, str]],
     ) -> None:
-        """Up to `parallel` trials at a time, their outcomes taken in trial order (so trial n
-        is drawn knowing exactly the outcomes of trials 0..n-parallel, whichever ended
-        first: the same seed gives the same schedules). A violation stops the drawing; the
-        trials still running end, then each new violation is shrunk with no workload beside
-        it (a shrink candidate's reproduction is not to depend on a neighbour's load)."""
+        """Up to `parallel` trials at a time. Trial n is drawn once trials 0..n-lag have
+        ended, knowing exactly their outcomes, whichever ended first (the same seed gives the
+        same schedules): lag 1 one at a time; side by side, parallel + 1, so that a worker
+        whose trial ended draws its next one at once instead of waiting for the other's
+        older trial (which kept the two in step: each pair as long as its slower trial).
+        Records are made in trial order. A violation stops the drawing; the trials still
+        running end, then each new violation is shrunk with no workload beside it (a shrink
+        candidate's reproduction is not to depend on a neighbour's load)."""
+        width = max(1, self.parallel)
+        lag = 1 if width == 1 else width + 1
         running: dict[int, _Running] = {}
+        ended: dict[int, tuple[_Running, TrialRun]] = {}
+        outcomes: list[tuple[_Running, TrialRun]] = []  # recorded, in trial order
+        seen: dict[str, set[str]] = {c.id: set() for c in self.cells}
         to_shrink: list[tuple[Cell, ViolationRecord]] = []
-        trial = 0
+        trial = taught = 0
         while True:
+            while len(outcomes) in ended:  # the next trial in order has ended: its record
+                one, result = ended.pop(len(outcomes))
+                outcomes.append((one, result))
+                tried += one.schedule.tried()
+                self._record(summary, len(outcomes) - 1, one, result, seen, shrunk, to_shrink)
             while (
                 not to_shrink
-                and len(running) < max(1, self.parallel)
+                and len(running) < width
+                and len(outcomes) > trial - lag
                 and not self.budget.exhausted(len(running))
                 and (self.max_trials is None or trial < self.max_trials)
             ):
+                while taught <= trial - lag:  # the outcomes this trial is drawn knowing
+                    one, result = outcomes[taught]
+                    guides[one.cell.id].record(one.schedule, result.reached)
+                    taught += 1
                 cell = self.cells[trial % len(self.cells)]
                 schedule, origin = guides[cell.id].next(trial)
                 started = self._start(cell, schedule.faults, f"trial-{trial:03d}")
@@ -139,37 +157,52 @@ class Search:
                     (summary.violations if confirmed else summary.unconfirmed).append(violation)
                 to_shrink.clear()
                 continue
-            oldest = min(running)
-            one = running.pop(oldest)
-            result = one.result.result()
-            self.budget.spend()
-            tried += one.schedule.tried()
-            cell = one.cell
-            props = failed_properties(result.checks, list(cell.spec.expect))
-            record = TrialRecord(
-                trial=oldest,
-                cell=cell.id,
-                faults=one.schedule.faults,
-                verdict=result.verdict,
-                violated=props,
-                folder=result.folder,
-                error=result.error,
-                reached=list(result.reached),
-                injected=result.injected,
-                origin=one.origin,
-                new_states=guides[cell.id].record(one.schedule, result.reached),
-                cells_spent=self.budget.spent,
+            wait([r.result for r in running.values()], return_when=FIRST_COMPLETED)
+            for n in [n for n, r in running.items() if r.result.done()]:
+                one = running.pop(n)
+                ended[n] = (one, one.result.result())
+                self.budget.spend()
+
+    def _record(
+        self,
+        summary: ExploreSummary,
+        n: int,
+        one: _Running,
+        result: TrialRun,
+        seen: dict[str, set[str]],
+        shrunk: dict[str, ViolationRecord],
+        to_shrink: list[tuple[Cell, ViolationRecord]],
+    ) -> None:
+        """Trial n's record (its states new to its cell: as the guide will count them); its
+        violations not shrunk yet go to `to_shrink`."""
+        cell = one.cell
+        props = failed_properties(result.checks, list(cell.spec.expect))
+        new = sorted(set(result.reached) - seen[cell.id])
+        seen[cell.id] |= set(new)
+        record = TrialRecord(
+            trial=n,
+            cell=cell.id,
+            faults=one.schedule.faults,
+            verdict=result.verdict,
+            violated=props,
+            folder=result.folder,
+            error=result.error,
+            reached=list(result.reached),
+            injected=result.injected,
+            origin=one.origin,
+            new_states=new,
+            cells_spent=self.budget.spent,
+        )
+        summary.trials.append(record)
+        self.on_trial(record)
+        for prop in props:
+            if prop in shrunk:  # shrunk once: a later trial only says it again
+                shrunk[prop].seen_again.append(n)
+                continue
+            shrunk[prop] = ViolationRecord(
+                property=prop, trial=n, cell=cell.id, original=one.schedule.faults
             )
-            summary.trials.append(record)
-            self.on_trial(record)
-            for prop in props:
-                if prop in shrunk:  # shrunk once: a later trial only says it again
-                    shrunk[prop].seen_again.append(oldest)
-                    continue
-                shrunk[prop] = ViolationRecord(
-                    property=prop, trial=oldest, cell=cell.id, original=one.schedule.faults
-                )
-                to_shrink.append((cell, shrunk[prop]))
+            to_shrink.append((cell, shrunk[prop]))
 
     def _start(self, cell: Cell, faults: list[Entry], label: str) -> Future[TrialRun]:
         """The trial under way: on a worker (`start`), else run here and now."""

@@ -28,19 +28,22 @@ from tests.unit.test_explore_search import SPEC, cells, fake_cluster, summary_of
 
 class Shuffled:
     """Starts each trial at once and ends it after a seeded random delay: trials end out of
-    order. Counts what is under way (started, its record not yet made)."""
+    order. Counts what is under way (started, not ended)."""
 
     def __init__(self, seed: int) -> None:
         self.rng = random.Random(seed)
-        self.started = 0
+        self.futures: list[Future[TrialRun]] = []
         self.recorded = 0
         self.most = 0
         self.shrink_beside: list[int] = []  # trials under way when a shrink cell ran
 
+    def under_way(self) -> int:
+        return sum(1 for f in self.futures if not f.done())
+
     def start(self, cell: Cell, faults: list[Entry], label: str) -> Future[TrialRun]:
-        self.started += 1
-        self.most = max(self.most, self.started - self.recorded)
         future: Future[TrialRun] = Future()
+        self.futures.append(future)
+        self.most = max(self.most, self.under_way())
         delay = self.rng.uniform(0.0, 0.02)
 
         def end() -> None:
@@ -51,7 +54,7 @@ class Shuffled:
         return future
 
     def run(self, cell: Cell, faults: list[Entry], label: str) -> TrialRun:
-        self.shrink_beside.append(self.started - self.recorded)
+        self.shrink_beside.append(self.under_way())
         return fake_cluster(cell, faults, label)
 
     def on_trial(self, record: TrialRecord) -> None:
@@ -97,6 +100,38 @@ def test_the_same_seed_draws_the_same_schedules_whatever_order_trials_end_in(
         summary = search.explore(summary_of())
         runs.append([(t.faults, t.origin) for t in summary.trials])
     assert len(runs[0]) == 12 and runs[0] == runs[1] == runs[2]
+
+
+def test_a_worker_draws_its_next_trial_while_an_older_one_still_runs(tmp_path: Path) -> None:
+    """Trial 0 runs until trial 2 has started: with two workers, trial 2 (drawn knowing no
+    outcome) starts as soon as trial 1 ends; trial 3 waits for trial 0 (it is drawn knowing
+    it)."""
+    third = threading.Event()
+    order: list[str] = []
+
+    def start(cell: Cell, faults: list[Entry], label: str) -> Future[TrialRun]:
+        order.append(f"start {label}")
+        if label == "trial-002":
+            third.set()
+        future: Future[TrialRun] = Future()
+
+        def end() -> None:
+            if label == "trial-000":
+                third.wait(timeout=30)
+            order.append(f"end {label}")
+            future.set_result(fake_cluster(cell, faults, label))
+
+        threading.Thread(target=end, daemon=True).start()
+        return future
+
+    safe = {**SPEC, "matrix": None, "producer": {**SPEC["producer"], "acks": "all"}}
+    safe = {k: v for k, v in safe.items() if v is not None}
+    search = Search(cells(tmp_path, safe), 5, fake_cluster, tmp_path, Budget(cells=4))
+    search.parallel, search.start = 2, start
+    summary = search.explore(summary_of())
+    assert [t.trial for t in summary.trials] == [0, 1, 2, 3]
+    assert order.index("start trial-002") < order.index("end trial-000")
+    assert order.index("end trial-000") < order.index("start trial-003")
 
 
 def test_running_trials_count_against_the_budget() -> None:
