@@ -136,7 +136,12 @@ class Drawer:
     def fits(self, drawn: list[Drawn]) -> bool:
         """Whether these faults make a runnable cell (the spec's rules, no dead overlap)."""
         faults = [e for d in drawn for e in d.entries]
-        return not _overlaps(faults) and not schedule_problems(self.base, faults)
+        nodes = len(self.cell.brokers) + len(self.cell.controllers)
+        return (
+            not _overlaps(faults)
+            and not _cut_with_no_peer_up(faults, nodes)
+            and not schedule_problems(self.base, faults)
+        )
 
 
 def draw(spec: Spec, seed: int, trial: int, choose: Choose = uniform) -> Schedule:
@@ -208,6 +213,32 @@ def _overlaps(faults: list[Entry]) -> bool:
             if maybe_same and (k == kind or down_first or down_under):
                 return True
         held.append((target, kind, start, end))
+    return False
+
+
+# Kinds that cut nodes off their peers with iptables rules in the nodes still running.
+CUTS = ("isolate", "split", "cut-replication", "cut-quorum", "cut-zookeeper")
+
+
+def _cut_with_no_peer_up(faults: list[Entry], nodes: int) -> bool:
+    """A cut that starts while every node but its target is held down (kill, stop, power
+    cut or full disk of each, or of `all`): no running peer to install its rules in, and the
+    trial is `unknown` (seen twice: a stop of brokers 1 and 3, then an isolation of broker 2).
+    A target resolved when it fires counts as one node down."""
+    for cut in faults:
+        if cut["kind"] not in CUTS:
+            continue
+        at = float(cut["at_s"])
+        down: set[str] = set()
+        for f in faults:
+            start = float(f["at_s"])
+            if f["kind"] in DOWN and start <= at <= start + float(f.get("duration_s") or 0.0):
+                if f["target"] == SITE:
+                    return True
+                down.add(str(f["target"]))
+        others = down - {str(cut["target"])}
+        if others and len(others) >= nodes - 1:
+            return True
     return False
 
 

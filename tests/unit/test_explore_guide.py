@@ -12,7 +12,12 @@ import pytest
 import yaml
 
 from harness.explore.budget import Budget
-from harness.explore.generator import _overlaps, schedule_problems, with_faults
+from harness.explore.generator import (
+    _cut_with_no_peer_up,
+    _overlaps,
+    schedule_problems,
+    with_faults,
+)
 from harness.explore.guide import Guide
 from harness.explore.search import Search, TrialRun
 from harness.explore.summary import ExploreSummary, ShrunkRecord, TrialRecord, ViolationRecord
@@ -282,6 +287,21 @@ def test_no_fault_is_drawn_onto_a_node_its_full_disk_may_have_shut_down() -> Non
     reset = {"at_s": 18.9, "kind": "reset", "target": "broker:1", "duration_s": 6.0}
     assert _overlaps([full, reset])
     assert not _overlaps([full, {**reset, "at_s": 34.0}])  # after the disk was freed
+
+
+def test_no_cut_is_drawn_while_every_peer_of_its_target_is_down() -> None:
+    """Seen (issue 64, and the parallel control run): brokers 1 and 3 stopped, then broker 2
+    isolated: "no running node to install rules in"."""
+    stops = [
+        {"at_s": 17.6, "kind": "stop", "target": f"broker:{n}", "duration_s": 14.2} for n in (1, 3)
+    ]
+    isolate = {"at_s": 22.1, "kind": "isolate", "target": "broker:2", "duration_s": 9.0}
+    assert _cut_with_no_peer_up([*stops, isolate], nodes=3)
+    assert not _cut_with_no_peer_up([stops[0], isolate], nodes=3)  # broker 3 still up
+    assert not _cut_with_no_peer_up([*stops, isolate], nodes=4)  # a controller still up
+    assert not _cut_with_no_peer_up([*stops, {**isolate, "at_s": 32.0}], nodes=3)  # after
+    site = {"at_s": 20.0, "kind": "power-loss", "target": "all", "duration_s": 5.0}
+    assert _cut_with_no_peer_up([site, isolate], nodes=3)
 
 
 def test_reoption_keeps_the_fault_and_draws_its_options_again(tmp_path: Path) -> None:
