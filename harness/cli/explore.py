@@ -6,6 +6,7 @@ first schedules it would draw (`print_first_schedules`)."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -182,7 +183,7 @@ def _search(
     from harness.cli.progress import CellProgress
     from harness.explore.budget import Budget
     from harness.explore.cluster_pool import ClusterPool
-    from harness.explore.search import Search
+    from harness.explore.search import RunTrial, Search, StartTrial
     from harness.explore.summary import ExploreSummary, TrialRecord, write_summary
     from harness.explore.trial import plan_runner
     from harness.explore.workers import TrialWorkers, WorkerSetup
@@ -211,40 +212,34 @@ def _search(
         budget=budget.describe(),
     )
     small = small_cells(plan.cells)
+
+    def search_with(
+        run: RunTrial,
+        start: StartTrial | None,
+        stop: Callable[[], None],
+        clusters: Callable[[], dict[str, Any]],
+    ) -> None:
+        search = Search(
+            plan.cells, plan.seed, run, folder, budget, runs, need, max_trials, trial_done,
+            drawing, parallel, start,
+        )  # fmt: skip
+        try:
+            search.explore(summary)
+        finally:  # Ctrl-C too: running cells stop, then what was found so far is kept
+            stop()
+            summary.budget["clusters"] = clusters()
+            console.print(f"written: {write_summary(folder, summary)}", highlight=False)
+
     if parallel > 1:
         workers = TrialWorkers(
             parallel, WorkerSetup(spec, plan.seed, folder / "trials", reuse, small, CellProgress)
         )
-        search = Search(plan.cells, plan.seed, workers.run, folder, budget, runs, need, max_trials)
-        search.on_trial, search.drawing = trial_done, drawing
-        search.parallel, search.start = parallel, workers.start
-        try:
-            search.explore(summary)
-        finally:  # Ctrl-C too: the workers stop their cells, then what was found is kept
-            workers.close()
-            summary.budget["clusters"] = workers.describe()
-            console.print(f"written: {write_summary(folder, summary)}", highlight=False)
+        search_with(workers.run, workers.start, workers.close, workers.describe)
         return summary
     pool = ClusterPool(enabled=reuse)
     with spark_checks(small=small) as checks, closing(pool):
         runner = plan_runner(spec, plan.seed, folder / "trials", CellProgress(), checks, pool=pool)
-        search = Search(
-            plan.cells,
-            plan.seed,
-            runner,
-            folder,
-            budget,
-            runs,
-            need,
-            max_trials,
-            trial_done,
-            drawing,
-        )
-        try:
-            search.explore(summary)
-        finally:  # Ctrl-C too: what was found so far is kept (`interrupted`)
-            summary.budget["clusters"] = pool.describe()
-            console.print(f"written: {write_summary(folder, summary)}", highlight=False)
+        search_with(runner, None, lambda: None, pool.describe)
     return summary
 
 
